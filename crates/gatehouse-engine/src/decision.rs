@@ -1,0 +1,157 @@
+//! Decisions: what a reviewer (or a policy, or the system) decided on a
+//! gate, who, when, how long the gate waited, and for edits the diff
+//! against the agent's original so the edit can be shown and undone.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::diff::PayloadDiff;
+use crate::ids::{DecisionId, GateId, RunId};
+use crate::policy::DecisionType;
+use crate::scoring::QualityScore;
+
+/// What was decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DecisionAction {
+    /// Go ahead as proposed (seed 001's `accept` too).
+    #[serde(alias = "accept", alias = "approved")]
+    Approve,
+    /// Go ahead with the reviewer's edited payload.
+    Edit,
+    /// Do not go ahead.
+    #[serde(alias = "rejected")]
+    Reject,
+    /// A free-text answer (a blocker's answer, feedback).
+    Respond,
+    /// Rework and ask again (seed 001's `refine`, `modify` with feedback).
+    #[serde(alias = "refine", alias = "modify")]
+    NeedsRevision,
+    /// Not now: the agent continues without the answer.
+    #[serde(alias = "deferred")]
+    Defer,
+    /// Try the step again (with changes).
+    Retry,
+}
+
+impl DecisionAction {
+    /// The snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Approve => "approve",
+            Self::Edit => "edit",
+            Self::Reject => "reject",
+            Self::Respond => "respond",
+            Self::NeedsRevision => "needs_revision",
+            Self::Defer => "defer",
+            Self::Retry => "retry",
+        }
+    }
+    /// Whether the agent may proceed with the (possibly edited) proposal.
+    pub fn lets_agent_proceed(self) -> bool {
+        matches!(self, Self::Approve | Self::Edit | Self::Respond | Self::Defer)
+    }
+    /// All actions.
+    pub const ALL: [DecisionAction; 7] =
+        [Self::Approve, Self::Edit, Self::Reject, Self::Respond, Self::NeedsRevision, Self::Defer, Self::Retry];
+}
+
+/// Who stands behind a decision.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "by", rename_all = "snake_case")]
+pub enum DecisionOrigin {
+    /// A reviewer decided.
+    Human,
+    /// A run policy or handoff protocol passed the gate without a human.
+    Auto {
+        /// Why it passed.
+        reason: String,
+    },
+    /// Gatehouse decided (a timeout fallback, a quorum tally).
+    System {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// A reviewer's decision as submitted, before the engine checks it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DecisionInput {
+    /// What is decided.
+    pub action: DecisionAction,
+    /// The edited payload, for `edit`.
+    #[serde(default)]
+    pub payload: Option<serde_json::Value>,
+    /// The answer, feedback or reason.
+    #[serde(default)]
+    pub text: Option<String>,
+    /// A quality score (quality gates).
+    #[serde(default)]
+    pub score: Option<QualityScore>,
+}
+
+impl DecisionInput {
+    /// A bare decision.
+    pub fn new(action: DecisionAction) -> Self {
+        Self { action, payload: None, text: None, score: None }
+    }
+    /// Approve as proposed.
+    pub fn approve() -> Self {
+        Self::new(DecisionAction::Approve)
+    }
+    /// Reject with a reason.
+    pub fn reject(reason: impl Into<String>) -> Self {
+        Self { text: Some(reason.into()), ..Self::new(DecisionAction::Reject) }
+    }
+    /// Answer in free text.
+    pub fn respond(text: impl Into<String>) -> Self {
+        Self { text: Some(text.into()), ..Self::new(DecisionAction::Respond) }
+    }
+    /// Approve an edited payload.
+    pub fn edit(payload: serde_json::Value) -> Self {
+        Self { payload: Some(payload), ..Self::new(DecisionAction::Edit) }
+    }
+}
+
+/// A recorded decision.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Decision {
+    /// Its id.
+    pub id: DecisionId,
+    /// The gate decided.
+    pub gate_id: GateId,
+    /// The gate's run.
+    pub run_id: RunId,
+    /// What was decided.
+    pub action: DecisionAction,
+    /// The identity that decided (a token's identity, `policy`, `system`).
+    pub decided_by: String,
+    /// Human, auto or system.
+    pub origin: DecisionOrigin,
+    /// Answer, feedback or reason.
+    pub text: Option<String>,
+    /// The edited payload.
+    pub payload: Option<serde_json::Value>,
+    /// For edits: the change against the agent's original.
+    pub diff: Option<PayloadDiff>,
+    /// The score given.
+    pub score: Option<QualityScore>,
+    /// When.
+    pub decided_at: DateTime<Utc>,
+    /// Milliseconds from the gate opening to this decision.
+    pub latency_ms: i64,
+}
+
+impl Decision {
+    /// The audit trail's classification (seed 004).
+    pub fn decision_type(&self) -> DecisionType {
+        match (&self.origin, self.action) {
+            (DecisionOrigin::Auto { .. }, _) => DecisionType::AutoApproved,
+            (DecisionOrigin::System { .. }, _) => DecisionType::SystemDecided,
+            (DecisionOrigin::Human, DecisionAction::Approve) => DecisionType::HumanApproved,
+            (DecisionOrigin::Human, DecisionAction::Edit) => DecisionType::HumanEdited,
+            (DecisionOrigin::Human, DecisionAction::Reject) => DecisionType::HumanRejected,
+            (DecisionOrigin::Human, _) => DecisionType::HumanResponded,
+        }
+    }
+}

@@ -1,0 +1,194 @@
+//! Shared context, the plan and progress of a run, and agents' ratings:
+//! the collaborative state around gates. Every context change and plan
+//! revision is logged with its actor and time, so both have full history.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::engine::runs::{ensure_live, load_run};
+use crate::engine::{emit, Engine};
+use crate::error::{EngineError, Result};
+use crate::event::EventKind;
+use crate::gate::GateStatus;
+use crate::ids::RunId;
+use crate::plan::{PlanOperation, PlanRevision, ProgressState, ProgressStatus};
+use crate::run::{Run, RunStatus};
+use crate::scoring::CapabilityRating;
+use crate::store::{EventFilter, GateFilter, Store, WriteTx};
+
+/// One change of a shared-context key (seed 000's audited key-value store).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContextChange {
+    /// The key.
+    pub key: String,
+    /// Before (absent when the key was new).
+    pub old: Option<serde_json::Value>,
+    /// After (absent when the key was deleted).
+    pub new: Option<serde_json::Value>,
+    /// Who changed it.
+    pub actor: String,
+    /// When, in UTC.
+    pub at: DateTime<Utc>,
+}
+
+fn check_key(key: &str) -> Result<()> {
+    if key.trim().is_empty() || key.len() > 512 {
+        return Err(EngineError::invalid("key", "a context key must be 1 to 512 characters"));
+    }
+    Ok(())
+}
+
+impl<S: Store> Engine<S> {
+    /// Sets a shared-context key; returns the previous value.
+    pub fn context_set(
+        &self,
+        run_id: &RunId,
+        key: &str,
+        value: serde_json::Value,
+        actor: &str,
+    ) -> Result<Option<serde_json::Value>> {
+        check_key(key)?;
+        let value = self.redactor().redact_value(&value);
+        let (run_id, key, actor, now) = (run_id.clone(), key.to_owned(), actor.to_owned(), self.now());
+        self.store().write(move |tx| {
+            let run = load_run(tx, &run_id)?;
+            ensure_live(&run, "context changes")?;
+            let old = tx.context(&run.id)?.remove(&key);
+            tx.put_context(&run.id, &key, Some(&value))?;
+            emit(tx, &run, &actor, now, EventKind::ContextSet { key, old: old.clone(), new: value })?;
+            Ok(old)
+        })
+    }
+
+    /// Deletes a shared-context key; returns its last value.
+    pub fn context_delete(&self, run_id: &RunId, key: &str, actor: &str) -> Result<Option<serde_json::Value>> {
+        check_key(key)?;
+        let (run_id, key, actor, now) = (run_id.clone(), key.to_owned(), actor.to_owned(), self.now());
+        self.store().write(move |tx| {
+            let run = load_run(tx, &run_id)?;
+            ensure_live(&run, "context changes")?;
+            let Some(old) = tx.context(&run.id)?.remove(&key) else {
+                return Err(EngineError::NotFound { what: "context key", id: key });
+            };
+            tx.put_context(&run.id, &key, None)?;
+            emit(tx, &run, &actor, now, EventKind::ContextDeleted { key, old: Some(old.clone()) })?;
+            Ok(Some(old))
+        })
+    }
+
+    /// The current shared context of a run.
+    pub fn context(&self, run_id: &RunId) -> Result<BTreeMap<String, serde_json::Value>> {
+        self.run(run_id)?;
+        self.store().read(|r| r.context(run_id))
+    }
+
+    /// Every set and delete of a run's context, oldest first.
+    pub fn context_history(&self, run_id: &RunId) -> Result<Vec<ContextChange>> {
+        self.run(run_id)?;
+        let filter = EventFilter { run_id: Some(run_id.clone()), ..EventFilter::default() };
+        let mut out = Vec::new();
+        let mut after = 0;
+        loop {
+            let page = self.events_after(after, &filter, 10_000)?;
+            let Some(last) = page.last() else { break };
+            after = last.seq;
+            for e in page {
+                let (key, old, new) = match e.body.kind {
+                    EventKind::ContextSet { key, old, new } => (key, old, Some(new)),
+                    EventKind::ContextDeleted { key, old } => (key, old, None),
+                    _ => continue,
+                };
+                out.push(ContextChange { key, old, new, actor: e.body.actor, at: e.body.at });
+            }
+        }
+        Ok(out)
+    }
+
+    /// The run's current plan (seed 003's `plan_read`), if it has one.
+    pub fn plan(&self, run_id: &RunId) -> Result<Option<PlanRevision>> {
+        self.run(run_id)?;
+        self.store().read(|r| r.latest_plan(run_id))
+    }
+
+    /// Every revision of the run's plan with its change log (seed 001).
+    pub fn plan_revisions(&self, run_id: &RunId) -> Result<Vec<PlanRevision>> {
+        self.run(run_id)?;
+        self.store().read(|r| r.plan_revisions(run_id))
+    }
+
+    /// Applies a plan operation, keeping the new revision and its change
+    /// log. An operation that changes nothing returns the current revision.
+    pub fn plan_apply(&self, run_id: &RunId, op: PlanOperation, actor: &str) -> Result<PlanRevision> {
+        let (run_id, actor, now) = (run_id.clone(), actor.to_owned(), self.now());
+        self.store().write(move |tx| {
+            let run = load_run(tx, &run_id)?;
+            ensure_live(&run, "plan changes")?;
+            apply_plan_op(tx, &run, &op, &actor, now)
+        })
+    }
+
+    /// Progress of a run: its plan's tasks when it has a plan, otherwise
+    /// its gates (closed of all opened); a completed run is complete.
+    pub fn progress(&self, run_id: &RunId) -> Result<ProgressState> {
+        self.store().read(|r| {
+            let run = r.run(run_id)?.ok_or_else(|| crate::engine::runs::not_found_run(run_id))?;
+            let mut progress = match r.latest_plan(run_id)? {
+                Some(rev) => rev.plan.progress(),
+                None => {
+                    let all = GateFilter { run_id: Some(run_id.clone()), ..GateFilter::default() };
+                    let total = r.count_gates(&all)?;
+                    let pending = r.count_gates(&GateFilter { status: Some(GateStatus::Pending), ..all })?;
+                    let total = u32::try_from(total).unwrap_or(u32::MAX);
+                    let closed = total.saturating_sub(u32::try_from(pending).unwrap_or(u32::MAX));
+                    ProgressState::from_counts(total, closed)
+                }
+            };
+            if run.status == RunStatus::Completed {
+                progress.status = ProgressStatus::Completed;
+            } else if progress.status == ProgressStatus::Completed && !run.status.is_terminal() {
+                progress.status = ProgressStatus::InProgress;
+            }
+            Ok(progress)
+        })
+    }
+
+    /// One agent's capability rating.
+    pub fn rating(&self, agent: &str) -> Result<CapabilityRating> {
+        self.store()
+            .read(|r| r.rating(agent))?
+            .ok_or_else(|| EngineError::NotFound { what: "rating for agent", id: agent.to_owned() })
+    }
+
+    /// Every agent's capability rating.
+    pub fn ratings(&self) -> Result<Vec<CapabilityRating>> {
+        self.store().read(|r| r.ratings())
+    }
+}
+
+/// Applies `op` to the run's newest plan inside a transaction.
+pub(crate) fn apply_plan_op(
+    tx: &mut dyn WriteTx,
+    run: &Run,
+    op: &PlanOperation,
+    actor: &str,
+    now: DateTime<Utc>,
+) -> Result<PlanRevision> {
+    let current = tx.latest_plan(&run.id)?;
+    let base = current.as_ref().map(|r| r.plan.clone()).unwrap_or_default();
+    let (plan, change_log) = base.apply(op)?;
+    if let (Some(current), true) = (&current, change_log.is_empty()) {
+        return Ok(current.clone());
+    }
+    let revision = PlanRevision {
+        revision: current.map_or(1, |c| c.revision + 1),
+        plan,
+        change_log,
+        actor: actor.to_owned(),
+        at: now,
+    };
+    tx.insert_plan_revision(&run.id, &revision)?;
+    emit(tx, run, actor, now, EventKind::PlanRevised { revision: Box::new(revision.clone()) })?;
+    Ok(revision)
+}

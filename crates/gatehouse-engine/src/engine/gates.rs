@@ -1,0 +1,468 @@
+//! The hot path: an agent opens a gate, a policy may pass it at once, a
+//! reviewer resolves it, the first resolver wins through one conditional
+//! update, and every refused attempt is still written to the audit log.
+
+use chrono::{DateTime, Utc};
+
+use crate::decision::{Decision, DecisionAction, DecisionInput, DecisionOrigin};
+use crate::diff::{count_changes, diff_values};
+use crate::engine::runs::{after_gate_closed, ensure_live, load_run, record_score, set_status};
+use crate::engine::{emit, Engine};
+use crate::error::{EngineError, Result};
+use crate::event::EventKind;
+use crate::gate::{BlockingMode, Gate, GateSpec, GateStatus, NewGate, Vote};
+use crate::ids::{DecisionId, GateId, RunId};
+use crate::policy::{decide, GateSignals, PolicyOutcome};
+use crate::run::{Role, Run, RunStatus, RunTransition};
+use crate::scoring::{evaluate, CapabilityRating, QualityScore, ScoreVerdict};
+use crate::store::{GateFilter, Store, WriteTx};
+
+/// What became of a resolution attempt inside the transaction.
+enum Attempt {
+    /// The gate is decided (or, for a quorum gate, the vote is counted).
+    Done(Box<Gate>),
+    /// The gate had already closed; the attempt was logged.
+    Refused(EngineError),
+}
+
+impl<S: Store> Engine<S> {
+    /// Opens a gate on `run_id`. A retry carrying the same idempotency key
+    /// returns the first gate unchanged. Under the run's policy the gate may
+    /// pass at once, recorded as `auto_approved` with the reason.
+    pub fn open_gate(&self, run_id: &RunId, new: NewGate, actor: &str) -> Result<Gate> {
+        validate_new_gate(&new)?;
+        let now = self.now();
+        let r = self.redactor();
+        let payload = new.payload.as_ref().map(|v| r.redact_value(v));
+        let example_input = new.example_input.as_ref().map(|v| r.redact_value(v));
+        let text = r.redact_str(&new.text).into_owned();
+        let spec = match new.spec.clone() {
+            GateSpec::ResponseReview { raw, audited, indicators } => GateSpec::ResponseReview {
+                raw: r.redact_str(&raw).into_owned(),
+                audited: r.redact_str(&audited).into_owned(),
+                indicators,
+            },
+            GateSpec::GoalReview { goal, round } => GateSpec::GoalReview { goal: r.redact_value(&goal), round },
+            other => other,
+        };
+        let (run_id, actor) = (run_id.clone(), actor.to_owned());
+        self.store().write(move |tx| {
+            let mut run = load_run(tx, &run_id)?;
+            ensure_live(&run, "gates")?;
+            if let Some(key) = &new.idempotency_key {
+                if let Some(existing) = tx.gate_by_idempotency_key(&run.id, key)? {
+                    return Ok(existing);
+                }
+            }
+            let kind = spec.kind();
+            let allowed_actions =
+                if new.allowed_actions.is_empty() { kind.default_actions() } else { new.allowed_actions.clone() };
+            let mut gate = Gate {
+                id: GateId::new(),
+                run_id: run.id.clone(),
+                spec,
+                mode: new.mode,
+                priority: new.priority,
+                agent: new.agent.clone().unwrap_or_else(|| run.agent.clone()),
+                text,
+                context: new.context.clone(),
+                payload,
+                example_input,
+                allowed_actions,
+                requires_human: new.requires_human,
+                quorum: new.quorum.clone(),
+                votes: Vec::new(),
+                status: GateStatus::Pending,
+                decision: None,
+                status_reason: None,
+                idempotency_key: new.idempotency_key.clone(),
+                created_at: now,
+                expires_at: new.expiry(now),
+                closed_at: None,
+            };
+            if run.status == RunStatus::Created {
+                set_status(tx, &mut run, RunTransition::Start, &actor, None, now)?;
+            }
+            if let PolicyOutcome::AutoPass { reason } = policy_outcome(&run, &gate) {
+                let decision = Decision {
+                    id: DecisionId::new(),
+                    gate_id: gate.id.clone(),
+                    run_id: run.id.clone(),
+                    action: DecisionAction::Approve,
+                    decided_by: "policy".into(),
+                    origin: DecisionOrigin::Auto { reason },
+                    text: None,
+                    payload: None,
+                    diff: None,
+                    score: None,
+                    decided_at: now,
+                    latency_ms: 0,
+                };
+                gate.status = GateStatus::Resolved;
+                gate.closed_at = Some(now);
+                gate.decision = Some(decision.clone());
+                tx.insert_gate(&gate)?;
+                tx.insert_decision(&decision)?;
+                let kind = EventKind::GateAutoPassed { gate: Box::new(gate.clone()), decision: Box::new(decision) };
+                emit(tx, &run, &actor, now, kind)?;
+                return Ok(gate);
+            }
+            if !tx.insert_gate(&gate)? {
+                // A concurrent retry with the same key won the insert.
+                let key = gate.idempotency_key.as_deref().unwrap_or_default();
+                return tx
+                    .gate_by_idempotency_key(&run.id, key)?
+                    .ok_or_else(|| EngineError::Storage("idempotency key conflict without a gate".into()));
+            }
+            emit(tx, &run, &actor, now, EventKind::GateOpened { gate: Box::new(gate.clone()) })?;
+            if gate.mode == BlockingMode::Sync && run.status == RunStatus::Active {
+                set_status(tx, &mut run, RunTransition::AwaitHuman, &actor, None, now)?;
+            }
+            Ok(gate)
+        })
+    }
+
+    /// One gate.
+    pub fn gate(&self, id: &GateId) -> Result<Gate> {
+        self.store().read(|r| r.gate(id))?.ok_or_else(|| not_found_gate(id))
+    }
+
+    /// Gates matching `filter`; pending ones in panel order.
+    pub fn gates(&self, filter: &GateFilter) -> Result<Vec<Gate>> {
+        self.store().read(|r| r.gates(filter))
+    }
+
+    /// How many gates match `filter`.
+    pub fn count_gates(&self, filter: &GateFilter) -> Result<u64> {
+        self.store().read(|r| r.count_gates(filter))
+    }
+
+    /// Decides a gate for `reviewer`. The first decision wins; a later one
+    /// gets [`EngineError::GateClosed`] naming who decided and when, and its
+    /// attempted answer is kept in the audit log. On a quorum gate each call
+    /// is one reviewer's vote until the quorum or the rejection rule is met.
+    pub fn resolve_gate(&self, id: &GateId, input: DecisionInput, reviewer: &str) -> Result<Gate> {
+        if let Some(score) = &input.score {
+            score.validate()?;
+        }
+        let r = self.redactor();
+        let input = DecisionInput {
+            payload: input.payload.map(|v| r.redact_value(&v)),
+            text: input.text.map(|t| r.redact_str(&t).into_owned()),
+            ..input
+        };
+        let (id, reviewer, now) = (id.clone(), reviewer.to_owned(), self.now());
+        let attempt = self.store().write(move |tx| {
+            let gate = tx.gate(&id)?.ok_or_else(|| not_found_gate(&id))?;
+            if gate.status.is_terminal() {
+                return refuse(tx, gate, input, &reviewer, now);
+            }
+            check_decision(&gate, &input)?;
+            if gate.quorum.is_some() {
+                return vote(tx, gate, input, &reviewer, now);
+            }
+            let gate = decide_gate(tx, gate, input, &reviewer, DecisionOrigin::Human, now)?;
+            Ok(Attempt::Done(Box::new(gate)))
+        })?;
+        match attempt {
+            Attempt::Done(gate) => Ok(*gate),
+            Attempt::Refused(e) => Err(e),
+        }
+    }
+
+    /// Seed 000's `evaluate_at_gate`: scores the deliverable of a quality
+    /// gate. A human's score decides the gate (approve at or above
+    /// `required_score`, otherwise needs revision). An agent's or the
+    /// system's score decides it only when the run's handoff protocol has an
+    /// auto-approve threshold the score meets and the gate does not require
+    /// a human; otherwise the score is recorded and the gate stays pending.
+    pub fn evaluate_quality_gate(&self, id: &GateId, score: QualityScore, role: Role) -> Result<(Gate, ScoreVerdict)> {
+        score.validate()?;
+        let (id, now) = (id.clone(), self.now());
+        self.store().write(move |tx| {
+            let gate = tx.gate(&id)?.ok_or_else(|| not_found_gate(&id))?;
+            let GateSpec::QualityScore { required_score, .. } = gate.spec else {
+                return Err(EngineError::invalid("gate_id", format!("gate {id} is not a quality_score gate")));
+            };
+            let verdict = evaluate(score.score, required_score);
+            let action = match verdict {
+                ScoreVerdict::Passes => DecisionAction::Approve,
+                ScoreVerdict::NeedsRevision => DecisionAction::NeedsRevision,
+            };
+            let scorer = score.scorer.clone();
+            let input =
+                DecisionInput { action, payload: None, text: Some(score.justification.clone()), score: Some(score) };
+            if gate.status.is_terminal() {
+                return match refuse(tx, gate, input, &scorer, now)? {
+                    Attempt::Refused(e) => Err(e),
+                    Attempt::Done(g) => Ok((*g, verdict)),
+                };
+            }
+            let run = load_run(tx, &gate.run_id)?;
+            let origin = match role {
+                Role::Human => Some(DecisionOrigin::Human),
+                Role::Agent | Role::System => match run.protocol.auto_approve_threshold {
+                    Some(t) if !gate.requires_human && verdict == ScoreVerdict::Passes && score_at_least(&input, t) => {
+                        Some(DecisionOrigin::Auto { reason: format!("score meets the auto-approve threshold {t}") })
+                    }
+                    _ => None,
+                },
+            };
+            match origin {
+                Some(origin) => Ok((decide_gate(tx, gate, input, &scorer, origin, now)?, verdict)),
+                None => {
+                    let qs = input.score.unwrap_or_else(|| unreachable_score(&scorer, now));
+                    record_score(tx, &run, &gate.agent, Some(gate.id.clone()), qs, &scorer, now)?;
+                    Ok((gate, verdict))
+                }
+            }
+        })
+    }
+
+    /// Withdraws a pending gate.
+    pub fn cancel_gate(&self, id: &GateId, reason: &str, actor: &str) -> Result<Gate> {
+        let (id, reason, actor, now) = (id.clone(), reason.to_owned(), actor.to_owned(), self.now());
+        self.store().write(move |tx| {
+            let mut gate = tx.gate(&id)?.ok_or_else(|| not_found_gate(&id))?;
+            let closed = closed_error(&gate);
+            gate.status = gate.status.transition(GateStatus::Cancelled).map_err(|_| closed)?;
+            gate.status_reason = Some(reason.clone());
+            gate.closed_at = Some(now);
+            if !tx.update_gate_if(&gate, GateStatus::Pending)? {
+                return Err(closed_error(&gate));
+            }
+            let mut run = load_run(tx, &gate.run_id)?;
+            emit(tx, &run, &actor, now, EventKind::GateCancelled { gate_id: gate.id.clone(), reason })?;
+            after_gate_closed(tx, &mut run, gate.mode, &actor, now)?;
+            Ok(gate)
+        })
+    }
+}
+
+fn score_at_least(input: &DecisionInput, threshold: f64) -> bool {
+    input.score.as_ref().is_some_and(|s| s.score + 1e-9 >= threshold)
+}
+
+fn unreachable_score(scorer: &str, now: DateTime<Utc>) -> QualityScore {
+    // evaluate_quality_gate always builds its input with a score.
+    QualityScore::new("", scorer, 1.0, now).unwrap_or_else(|_| unreachable!("1.0 is in range"))
+}
+
+pub(crate) fn not_found_gate(id: &GateId) -> EngineError {
+    EngineError::NotFound { what: "gate", id: id.to_string() }
+}
+
+fn closed_error(gate: &Gate) -> EngineError {
+    EngineError::GateClosed {
+        gate_id: gate.id.clone(),
+        status: gate.status,
+        resolved_by: gate.decision.as_ref().map(|d| d.decided_by.clone()),
+        resolved_at: gate.closed_at,
+    }
+}
+
+fn validate_new_gate(new: &NewGate) -> Result<()> {
+    if new.text.trim().is_empty() {
+        return Err(EngineError::invalid("text", "the question or action text must not be empty"));
+    }
+    if new.expires_in_secs == Some(0) {
+        return Err(EngineError::invalid("expires_in_secs", "must be at least 1 second"));
+    }
+    if let Some(q) = &new.quorum {
+        if q.required == 0 || q.rejections_to_reject == 0 {
+            return Err(EngineError::invalid("quorum", "required and rejections_to_reject must be at least 1"));
+        }
+    }
+    if new.idempotency_key.as_ref().is_some_and(|k| k.is_empty() || k.len() > 255) {
+        return Err(EngineError::invalid("idempotency_key", "must be 1 to 255 characters"));
+    }
+    match &new.spec {
+        GateSpec::QualityScore { required_score, .. } if !(1.0..=5.0).contains(required_score) => {
+            Err(EngineError::invalid("required_score", format!("must be from 1 to 5, got {required_score}")))
+        }
+        GateSpec::InformationReview { confidence: Some(c), .. } if !(0.0..=1.0).contains(c) => {
+            Err(EngineError::invalid("confidence", format!("must be from 0 to 1, got {c}")))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// What the run's policy says about a freshly built gate.
+fn policy_outcome(run: &Run, gate: &Gate) -> PolicyOutcome {
+    if !gate.kind().policy_may_auto_pass() || gate.quorum.is_some() {
+        return PolicyOutcome::Wait { reason: format!("{} gates always wait for a human", gate.kind().as_str()) };
+    }
+    let (confidence, safety_flags) = match &gate.spec {
+        GateSpec::InformationReview { confidence, safety_flags, .. } => (*confidence, safety_flags.clone()),
+        _ => (None, Vec::new()),
+    };
+    let payload_changes = match (&gate.example_input, &gate.payload) {
+        (Some(example), Some(payload)) => Some(count_changes(example, payload)),
+        _ => None,
+    };
+    let signals = GateSignals {
+        kind: gate.kind().as_str().to_owned(),
+        requires_human: gate.requires_human,
+        confidence,
+        safety_flags,
+        payload_changes,
+    };
+    decide(&run.hitl_config, &signals)
+}
+
+/// Checks a decision against what the gate offers.
+fn check_decision(gate: &Gate, input: &DecisionInput) -> Result<()> {
+    if !gate.allowed_actions.contains(&input.action) {
+        return Err(EngineError::ActionNotAllowed {
+            gate_id: gate.id.clone(),
+            action: input.action,
+            allowed: gate.allowed_actions.clone(),
+        });
+    }
+    let text_empty = input.text.as_deref().is_none_or(|t| t.trim().is_empty());
+    match input.action {
+        DecisionAction::Edit if input.payload.is_none() => {
+            return Err(EngineError::invalid("payload", "an edit needs the edited payload"));
+        }
+        DecisionAction::Respond if text_empty => {
+            return Err(EngineError::invalid("text", "a response needs its text"));
+        }
+        DecisionAction::NeedsRevision if text_empty && input.payload.is_none() => {
+            return Err(EngineError::invalid("text", "asking for a revision needs feedback saying what to change"));
+        }
+        _ => {}
+    }
+    if let (GateSpec::QualityScore { required_score, .. }, Some(score)) = (&gate.spec, &input.score) {
+        if input.action == DecisionAction::Approve && evaluate(score.score, *required_score) != ScoreVerdict::Passes {
+            return Err(EngineError::invalid(
+                "score",
+                format!(
+                    "score {} is below the required {required_score}; choose needs_revision or reject",
+                    score.score
+                ),
+            ));
+        }
+    }
+    if gate.quorum.is_some() && !matches!(input.action, DecisionAction::Approve | DecisionAction::Reject) {
+        return Err(EngineError::invalid("action", "a quorum gate takes approve or reject votes only"));
+    }
+    Ok(())
+}
+
+/// Logs an attempt on a closed gate and returns the conflict for the caller.
+fn refuse(tx: &mut dyn WriteTx, gate: Gate, input: DecisionInput, by: &str, now: DateTime<Utc>) -> Result<Attempt> {
+    let run = load_run(tx, &gate.run_id)?;
+    let error = closed_error(&gate);
+    let kind = EventKind::ResolutionRefused {
+        gate_id: gate.id.clone(),
+        attempted_by: by.to_owned(),
+        attempted: Box::new(input),
+        status: gate.status,
+        resolved_by: gate.decision.as_ref().map(|d| d.decided_by.clone()),
+    };
+    emit(tx, &run, by, now, kind)?;
+    Ok(Attempt::Refused(error))
+}
+
+/// Counts one reviewer's vote; decides the gate when the quorum or the
+/// rejection rule is met.
+fn vote(
+    tx: &mut dyn WriteTx,
+    mut gate: Gate,
+    input: DecisionInput,
+    reviewer: &str,
+    now: DateTime<Utc>,
+) -> Result<Attempt> {
+    if gate.votes.iter().any(|v| v.reviewer == reviewer) {
+        return Err(EngineError::AlreadyVoted { gate_id: gate.id.clone(), reviewer: reviewer.to_owned() });
+    }
+    let quorum = gate.quorum.clone().unwrap_or(crate::gate::Quorum { required: 1, rejections_to_reject: 1 });
+    let vote = Vote { reviewer: reviewer.to_owned(), action: input.action, reason: input.text.clone(), at: now };
+    gate.votes.push(vote.clone());
+    let count = |a: DecisionAction| gate.votes.iter().filter(|v| v.action == a).count() as u32;
+    let (approvals, rejections) = (count(DecisionAction::Approve), count(DecisionAction::Reject));
+    let voters = || gate.votes.iter().map(|v| v.reviewer.as_str()).collect::<Vec<_>>().join(", ");
+    let outcome = if rejections >= quorum.rejections_to_reject {
+        Some((DecisionAction::Reject, format!("{rejections} rejection(s) reject the gate (votes: {})", voters())))
+    } else if approvals >= quorum.required {
+        Some((
+            DecisionAction::Approve,
+            format!("quorum of {} approvals reached (votes: {})", quorum.required, voters()),
+        ))
+    } else {
+        None
+    };
+    let run = load_run(tx, &gate.run_id)?;
+    emit(tx, &run, reviewer, now, EventKind::VoteRecorded { gate_id: gate.id.clone(), vote })?;
+    match outcome {
+        Some((action, tally)) => {
+            let text = match input.text {
+                Some(t) if !t.trim().is_empty() => format!("{t}\n\n{tally}"),
+                _ => tally,
+            };
+            let input = DecisionInput { action, text: Some(text), ..input };
+            Ok(Attempt::Done(Box::new(decide_gate(tx, gate, input, reviewer, DecisionOrigin::Human, now)?)))
+        }
+        None => {
+            if !tx.update_gate_if(&gate, GateStatus::Pending)? {
+                return Err(closed_error(&gate));
+            }
+            Ok(Attempt::Done(Box::new(gate)))
+        }
+    }
+}
+
+/// Resolves a pending gate with a decision: the one conditional update,
+/// the decision row, the event, the agent's rating and the run's status.
+pub(crate) fn decide_gate(
+    tx: &mut dyn WriteTx,
+    mut gate: Gate,
+    input: DecisionInput,
+    by: &str,
+    origin: DecisionOrigin,
+    now: DateTime<Utc>,
+) -> Result<Gate> {
+    let diff = match (input.action, &input.payload) {
+        (DecisionAction::Edit, Some(edited)) => {
+            Some(diff_values(gate.payload.as_ref().unwrap_or(&serde_json::Value::Null), edited))
+        }
+        _ => None,
+    };
+    let decision = Decision {
+        id: DecisionId::new(),
+        gate_id: gate.id.clone(),
+        run_id: gate.run_id.clone(),
+        action: input.action,
+        decided_by: by.to_owned(),
+        origin: origin.clone(),
+        text: input.text,
+        payload: input.payload,
+        diff,
+        score: input.score.clone(),
+        decided_at: now,
+        latency_ms: (now - gate.created_at).num_milliseconds().max(0),
+    };
+    gate.status = gate.status.transition(GateStatus::Resolved)?;
+    gate.closed_at = Some(now);
+    gate.decision = Some(decision.clone());
+    if !tx.update_gate_if(&gate, GateStatus::Pending)? {
+        let current = tx.gate(&gate.id)?.ok_or_else(|| not_found_gate(&gate.id))?;
+        return Err(closed_error(&current));
+    }
+    tx.insert_decision(&decision)?;
+    let mut run = load_run(tx, &gate.run_id)?;
+    emit(tx, &run, by, now, EventKind::GateResolved { gate_id: gate.id.clone(), decision: Box::new(decision) })?;
+    if origin == DecisionOrigin::Human {
+        let mut rating = tx.rating(&gate.agent)?.unwrap_or_else(|| CapabilityRating::new(&gate.agent));
+        rating.record_decision(matches!(input.action, DecisionAction::Approve | DecisionAction::Edit));
+        tx.put_rating(&rating)?;
+        run.consecutive_agent_turns = 0;
+        run.updated_at = now;
+        tx.update_run(&run)?;
+    }
+    if let Some(score) = input.score {
+        record_score(tx, &run, &gate.agent, Some(gate.id.clone()), score, by, now)?;
+    }
+    after_gate_closed(tx, &mut run, gate.mode, by, now)?;
+    Ok(gate)
+}

@@ -1,0 +1,245 @@
+//! Housekeeping that keeps the store bounded and honest: the expiry sweep
+//! (each stale gate expires exactly once and fails its task), retention
+//! (purges old terminal runs, never pending work) and audit verification
+//! of the hash-chained event log.
+
+use std::collections::{BTreeSet, HashSet};
+
+use chrono::{DateTime, Duration, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::engine::collab::apply_plan_op;
+use crate::engine::runs::{after_gate_closed, load_run, set_status};
+use crate::engine::{emit, Engine};
+use crate::error::Result;
+use crate::event::{self, EventBody, EventKind};
+use crate::gate::{BlockingMode, GateStatus};
+use crate::ids::{GateId, RunId};
+use crate::plan::{PlanOperation, TaskStatus};
+use crate::run::RunTransition;
+use crate::store::Store;
+
+/// What a retention purge removed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PurgeReport {
+    /// Runs removed.
+    pub runs: Vec<RunId>,
+    /// Terminal runs last changed before this were purged.
+    pub older_than: DateTime<Utc>,
+}
+
+/// The result of verifying the audit log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AuditReport {
+    /// Events checked.
+    pub events: u64,
+    /// Events whose bodies retention removed (hashes still checked).
+    pub purged_events: u64,
+    /// Resolved gates cross-checked against their logged decisions.
+    pub decisions_checked: u64,
+    /// The newest hash, hex: anchor it elsewhere to detect a rewritten log.
+    pub head_hash: String,
+    /// Everything found wrong; empty when the log is intact.
+    pub problems: Vec<String>,
+}
+
+impl AuditReport {
+    /// Whether nothing was found wrong.
+    pub fn is_intact(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+impl<S: Store> Engine<S> {
+    /// Expires every pending gate whose deadline has passed, exactly once
+    /// each. A blocking gate's run fails with the reason; a gate tied to a
+    /// plan task marks that task failed.
+    pub fn sweep_expired(&self) -> Result<Vec<GateId>> {
+        let mut expired = Vec::new();
+        loop {
+            let now = self.now();
+            let batch = self.store().write(move |tx| {
+                let ids = tx.expired_gate_ids(now, 256)?;
+                let mut done = Vec::new();
+                for id in ids {
+                    let Some(mut gate) = tx.gate(&id)? else { continue };
+                    let waited = now - gate.created_at;
+                    let reason = format!("expired after {} without resolution", human_duration(waited));
+                    gate.status = gate.status.transition(GateStatus::Expired)?;
+                    gate.status_reason = Some(reason.clone());
+                    gate.closed_at = Some(now);
+                    if !tx.update_gate_if(&gate, GateStatus::Pending)? {
+                        continue;
+                    }
+                    let mut run = load_run(tx, &gate.run_id)?;
+                    emit(
+                        tx,
+                        &run,
+                        "system",
+                        now,
+                        EventKind::GateExpired { gate_id: id.clone(), reason: reason.clone() },
+                    )?;
+                    let failure = format!("gate {} {reason}: {}", gate.id, gate.preview());
+                    if let Some(task_id) = &gate.context.task_id {
+                        let has_task = tx.latest_plan(&run.id)?.is_some_and(|p| p.plan.task(task_id).is_some());
+                        if has_task && !run.status.is_terminal() {
+                            let mut metadata = serde_json::Map::new();
+                            metadata.insert("failure_reason".into(), failure.clone().into());
+                            let op = PlanOperation::UpdateTask {
+                                task_id: task_id.clone(),
+                                status: Some(TaskStatus::Failed),
+                                metadata,
+                            };
+                            apply_plan_op(tx, &run, &op, "system", now)?;
+                        }
+                    }
+                    if gate.mode == BlockingMode::Sync && !run.status.is_terminal() {
+                        set_status(tx, &mut run, RunTransition::Fail, "system", Some(failure), now)?;
+                    } else {
+                        after_gate_closed(tx, &mut run, gate.mode, "system", now)?;
+                    }
+                    done.push(id);
+                }
+                Ok(done)
+            })?;
+            let n = batch.len();
+            expired.extend(batch);
+            if n < 256 {
+                return Ok(expired);
+            }
+        }
+    }
+
+    /// Purges terminal runs last changed more than `days` ago. Runs with
+    /// pending gates are never purged. Their events keep their place and
+    /// hash in the chain but lose their bodies.
+    pub fn purge_terminal_runs(&self, days: u32) -> Result<PurgeReport> {
+        let older_than = self.now() - Duration::days(i64::from(days));
+        let now = self.now();
+        self.store().write(move |tx| {
+            let runs = tx.terminal_runs_before(older_than)?;
+            for run in &runs {
+                tx.purge_run(run)?;
+            }
+            if !runs.is_empty() {
+                tx.append_event(EventBody {
+                    at: now,
+                    run_id: None,
+                    session_id: None,
+                    user_id: None,
+                    actor: "retention".into(),
+                    kind: EventKind::RetentionPurged { runs: runs.clone(), older_than },
+                })?;
+            }
+            Ok(PurgeReport { runs, older_than })
+        })
+    }
+
+    /// Verifies the whole event log: gap-free sequence numbers, every body
+    /// matching its hash, every hash chained to the one before, bodies
+    /// missing only where retention recorded a purge, and every resolved
+    /// gate's stored decision equal to the decision logged for it.
+    pub fn verify_audit(&self) -> Result<AuditReport> {
+        self.store().read(|r| {
+            let mut report = AuditReport {
+                events: 0,
+                purged_events: 0,
+                decisions_checked: 0,
+                head_hash: hex::encode(event::GENESIS),
+                problems: Vec::new(),
+            };
+            let mut prev = event::GENESIS;
+            let mut expected_seq = 1u64;
+            let mut purged_runs: HashSet<String> = HashSet::new();
+            let mut bodiless: Vec<(u64, Option<String>)> = Vec::new();
+            let mut decided: BTreeSet<(String, Option<RunId>, String)> = BTreeSet::new();
+            loop {
+                let rows = r.event_rows(expected_seq - 1, 10_000)?;
+                if rows.is_empty() {
+                    break;
+                }
+                for row in rows {
+                    if row.seq != expected_seq {
+                        report.problems.push(format!("events {expected_seq} to {} are missing", row.seq - 1));
+                    }
+                    expected_seq = row.seq + 1;
+                    report.events += 1;
+                    let stored_body_hash: [u8; 32] = row.body_hash.as_slice().try_into().unwrap_or([0; 32]);
+                    match &row.body {
+                        Some(body) => {
+                            if event::body_hash(body) != stored_body_hash {
+                                report.problems.push(format!(
+                                    "event {} was altered: its body no longer matches its hash",
+                                    row.seq
+                                ));
+                            }
+                            match serde_json::from_str::<EventBody>(body) {
+                                Ok(b) => match b.kind {
+                                    EventKind::RetentionPurged { runs, .. } => {
+                                        purged_runs.extend(runs.into_iter().map(|r| r.to_string()));
+                                    }
+                                    EventKind::GateResolved { gate_id, decision } => {
+                                        decided.insert((
+                                            gate_id.to_string(),
+                                            b.run_id,
+                                            serde_json::to_string(&decision)?,
+                                        ));
+                                    }
+                                    EventKind::GateAutoPassed { gate, decision } => {
+                                        decided.insert((
+                                            gate.id.to_string(),
+                                            b.run_id,
+                                            serde_json::to_string(&decision)?,
+                                        ));
+                                    }
+                                    _ => {}
+                                },
+                                Err(e) => report.problems.push(format!("event {} is unreadable: {e}", row.seq)),
+                            }
+                        }
+                        None => {
+                            report.purged_events += 1;
+                            bodiless.push((row.seq, row.run_id.clone()));
+                        }
+                    }
+                    let hash = event::chain(&prev, row.seq, &stored_body_hash);
+                    if row.hash != hash {
+                        report.problems.push(format!("event {} breaks the hash chain", row.seq));
+                    }
+                    prev = row.hash.as_slice().try_into().unwrap_or([0; 32]);
+                }
+            }
+            for (seq, run) in bodiless {
+                if !run.as_ref().is_some_and(|r| purged_runs.contains(r)) {
+                    report.problems.push(format!("event {seq} lost its body without a recorded retention purge"));
+                }
+            }
+            for (gate_id, run_id, logged) in decided {
+                report.decisions_checked += 1;
+                let gate = r.gate(&GateId::from_string(gate_id.clone()))?;
+                match gate {
+                    Some(g) => {
+                        let stored = g.decision.as_ref().map(serde_json::to_string).transpose()?;
+                        if stored.as_deref() != Some(logged.as_str()) {
+                            report.problems.push(format!("the decision on gate {gate_id} differs from the one logged"));
+                        }
+                    }
+                    None if run_id.is_some_and(|r| purged_runs.contains(r.as_str())) => {}
+                    None => report.problems.push(format!("gate {gate_id} and its decision were removed")),
+                }
+            }
+            report.head_hash = hex::encode(prev);
+            Ok(report)
+        })
+    }
+}
+
+fn human_duration(d: Duration) -> String {
+    let secs = d.num_seconds().max(0);
+    match secs {
+        s if s >= 86_400 && s % 3_600 == 0 => format!("{}h", s / 3_600),
+        s if s >= 3_600 => format!("{}h {}m", s / 3_600, (s % 3_600) / 60),
+        s if s >= 60 => format!("{}m", s / 60),
+        s => format!("{s}s"),
+    }
+}

@@ -1,0 +1,209 @@
+//! The engine: the one place where Gatehouse's rules are applied. Each
+//! public operation validates its input, then runs as one store transaction
+//! that changes state and appends the matching events; callers receive
+//! immutable snapshots. It knows nothing of HTTP, Tauri or any network.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use tokio::sync::broadcast::{self, error::TryRecvError};
+
+use crate::error::Result;
+use crate::event::{Event, EventBody, EventKind};
+use crate::ids::{Clock, SystemClock};
+use crate::redact::{RedactionConfig, Redactor};
+use crate::run::Run;
+use crate::store::{EventFilter, SqliteStore, Store, StoreOptions, WriteTx};
+
+pub mod collab;
+mod gates;
+mod maintenance;
+pub(crate) mod runs;
+
+pub use maintenance::{AuditReport, PurgeReport};
+
+/// How to run an engine.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct EngineConfig {
+    /// Durability and batching.
+    #[serde(skip)]
+    pub store: StoreOptions,
+    /// Secret patterns removed before anything is stored or exported.
+    #[serde(default)]
+    pub redaction: RedactionConfig,
+}
+
+/// The HITL engine over a store `S`. Cheap to clone; clones share state.
+pub struct Engine<S: Store = SqliteStore> {
+    inner: Arc<Inner<S>>,
+}
+
+impl<S: Store> Clone for Engine<S> {
+    fn clone(&self) -> Self {
+        Self { inner: Arc::clone(&self.inner) }
+    }
+}
+
+struct Inner<S> {
+    store: S,
+    clock: Arc<dyn Clock>,
+    redactor: Redactor,
+}
+
+impl Engine<SqliteStore> {
+    /// Opens the SQLite database at `path`, creating and migrating it.
+    pub fn open(path: impl AsRef<Path>, config: EngineConfig) -> Result<Self> {
+        Self::open_with_clock(path, config, Arc::new(SystemClock))
+    }
+
+    /// Opens with an injected clock (tests cross expiry deadlines with it).
+    pub fn open_with_clock(path: impl AsRef<Path>, config: EngineConfig, clock: Arc<dyn Clock>) -> Result<Self> {
+        let redactor = Redactor::new(&config.redaction)?;
+        let store = SqliteStore::open(path, config.store)?;
+        Ok(Self::with_store(store, clock, redactor))
+    }
+}
+
+impl<S: Store> Engine<S> {
+    /// An engine over any store.
+    pub fn with_store(store: S, clock: Arc<dyn Clock>, redactor: Redactor) -> Self {
+        Self { inner: Arc::new(Inner { store, clock, redactor }) }
+    }
+
+    /// The store underneath.
+    pub fn store(&self) -> &S {
+        &self.inner.store
+    }
+
+    /// The engine's current time.
+    pub fn now(&self) -> DateTime<Utc> {
+        self.inner.clock.now()
+    }
+
+    pub(crate) fn redactor(&self) -> &Redactor {
+        &self.inner.redactor
+    }
+
+    /// Events after `seq` (0 for all) matching `filter`, at most `limit`.
+    pub fn events_after(&self, seq: u64, filter: &EventFilter, limit: u32) -> Result<Vec<Event>> {
+        self.inner.store.read(|r| r.events_after(seq, filter, limit))
+    }
+
+    /// The newest sequence number in the log.
+    pub fn head_seq(&self) -> Result<u64> {
+        self.inner.store.read(|r| r.head_seq())
+    }
+
+    /// Follows the log from after `from_seq`, first from disk, then live,
+    /// with nothing missed and nothing repeated.
+    pub fn subscribe(&self, from_seq: u64, filter: EventFilter) -> Subscription<S> {
+        // Subscribe before reading the backlog so nothing committed in
+        // between can fall through the gap; duplicates are dropped by seq.
+        let live = self.inner.store.subscribe();
+        Subscription {
+            engine: self.clone(),
+            live,
+            filter,
+            last_seq: from_seq,
+            backlog: Default::default(),
+            started: false,
+        }
+    }
+}
+
+/// A resumable view of the event log.
+pub struct Subscription<S: Store = SqliteStore> {
+    engine: Engine<S>,
+    live: broadcast::Receiver<Arc<Event>>,
+    filter: EventFilter,
+    /// The last sequence number consumed (delivered or filtered out).
+    last_seq: u64,
+    backlog: std::collections::VecDeque<Arc<Event>>,
+    started: bool,
+}
+
+impl<S: Store> Subscription<S> {
+    /// The sequence number of the last event consumed.
+    pub fn last_seq(&self) -> u64 {
+        self.last_seq
+    }
+
+    /// The next event, waiting up to `timeout` for one.
+    pub fn next_timeout(&mut self, timeout: Duration) -> Result<Option<Arc<Event>>> {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            if let Some(event) = self.next_ready()? {
+                return Ok(Some(event));
+            }
+            if std::time::Instant::now() >= deadline {
+                return Ok(None);
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// The next event if one is available now.
+    pub fn next_ready(&mut self) -> Result<Option<Arc<Event>>> {
+        if !self.started {
+            self.started = true;
+            self.catch_up()?;
+        }
+        loop {
+            if let Some(event) = self.backlog.pop_front() {
+                return Ok(Some(event));
+            }
+            match self.live.try_recv() {
+                Ok(event) if event.seq <= self.last_seq => continue,
+                Ok(event) if event.seq == self.last_seq + 1 => {
+                    self.last_seq = event.seq;
+                    if matches(&self.filter, &event) {
+                        return Ok(Some(event));
+                    }
+                }
+                // A gap, or the live buffer overflowed: the log on disk has it all.
+                Ok(_) | Err(TryRecvError::Lagged(_)) => self.catch_up()?,
+                Err(TryRecvError::Empty) | Err(TryRecvError::Closed) => return Ok(None),
+            }
+        }
+    }
+
+    /// Reads everything after `last_seq` from disk into the backlog.
+    fn catch_up(&mut self) -> Result<()> {
+        const PAGE: u32 = 10_000;
+        loop {
+            let events = self.engine.events_after(self.last_seq, &EventFilter::default(), PAGE)?;
+            let full = events.len() == PAGE as usize;
+            for event in events {
+                self.last_seq = event.seq;
+                if matches(&self.filter, &event) {
+                    self.backlog.push_back(Arc::new(event));
+                }
+            }
+            if !full {
+                return Ok(());
+            }
+        }
+    }
+}
+
+fn matches(filter: &EventFilter, event: &Event) -> bool {
+    let b = &event.body;
+    filter.run_id.as_ref().is_none_or(|r| b.run_id.as_ref() == Some(r))
+        && filter.session_id.as_ref().is_none_or(|s| b.session_id.as_ref() == Some(s))
+        && filter.user_id.as_ref().is_none_or(|u| b.user_id.as_ref() == Some(u))
+}
+
+/// Appends an event about `run`.
+pub(crate) fn emit(tx: &mut dyn WriteTx, run: &Run, actor: &str, at: DateTime<Utc>, kind: EventKind) -> Result<Event> {
+    tx.append_event(EventBody {
+        at,
+        run_id: Some(run.id.clone()),
+        session_id: run.session_id.clone(),
+        user_id: run.user_id.clone(),
+        actor: actor.to_owned(),
+        kind,
+    })
+}

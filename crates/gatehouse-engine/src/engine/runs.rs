@@ -1,0 +1,272 @@
+//! Run lifecycle and turns: create, start, pause, resume, complete, fail,
+//! cancel; turns under the handoff protocol. Ending a run withdraws its
+//! pending gates in the same transaction, so no gate outlives its run.
+
+use chrono::{DateTime, Utc};
+
+use crate::engine::{emit, Engine};
+use crate::error::{EngineError, Result};
+use crate::event::EventKind;
+use crate::gate::{BlockingMode, GateStatus};
+use crate::ids::{RunId, TurnId};
+use crate::plan::ExecutionMode;
+use crate::run::{NewRun, Role, Run, RunStatus, RunTransition, Turn};
+use crate::scoring::{CapabilityRating, QualityScore};
+use crate::store::{GateFilter, RunFilter, Store, WriteTx};
+
+impl<S: Store> Engine<S> {
+    /// Creates a run in `created`.
+    pub fn create_run(&self, new: NewRun, actor: &str) -> Result<Run> {
+        new.hitl_config.validate()?;
+        if let Some(t) = new.protocol.auto_approve_threshold {
+            if !(1.0..=5.0).contains(&t) {
+                return Err(EngineError::invalid(
+                    "protocol.auto_approve_threshold",
+                    format!("must be a score from 1 to 5, got {t}"),
+                ));
+            }
+        }
+        let now = self.now();
+        let agent = if new.agent.trim().is_empty() { actor.to_owned() } else { new.agent };
+        let run = Run {
+            id: RunId::new(),
+            title: new.title,
+            agent,
+            user_id: new.user_id,
+            session_id: new.session_id,
+            participants: new.participants,
+            status: RunStatus::Created,
+            status_reason: None,
+            hitl_config: new.hitl_config,
+            protocol: new.protocol,
+            execution_mode: ExecutionMode::default(),
+            step_mode: new.step_mode,
+            input: self.redactor().redact_value(&new.input),
+            result: None,
+            turn_count: 0,
+            consecutive_agent_turns: 0,
+            created_at: now,
+            updated_at: now,
+        };
+        let actor = actor.to_owned();
+        self.store().write(move |tx| {
+            tx.insert_run(&run)?;
+            emit(tx, &run, &actor, now, EventKind::RunCreated { run: Box::new(run.clone()) })?;
+            Ok(run)
+        })
+    }
+
+    /// One run.
+    pub fn run(&self, id: &RunId) -> Result<Run> {
+        self.store().read(|r| r.run(id))?.ok_or_else(|| not_found_run(id))
+    }
+
+    /// Runs matching `filter`, newest first.
+    pub fn runs(&self, filter: &RunFilter) -> Result<Vec<Run>> {
+        self.store().read(|r| r.runs(filter))
+    }
+
+    /// created → active.
+    pub fn start_run(&self, id: &RunId, actor: &str) -> Result<Run> {
+        self.change_run(id, actor, RunTransition::Start, None, None)
+    }
+
+    /// Pauses an active or waiting run.
+    pub fn pause_run(&self, id: &RunId, actor: &str) -> Result<Run> {
+        self.change_run(id, actor, RunTransition::Pause, None, None)
+    }
+
+    /// Resumes a paused run: back to waiting if blocking gates are pending.
+    pub fn resume_run(&self, id: &RunId, actor: &str) -> Result<Run> {
+        let id2 = id.clone();
+        let actor = actor.to_owned();
+        let now = self.now();
+        self.store().write(move |tx| {
+            let mut run = load_run(tx, &id2)?;
+            let t = if tx.pending_blocking_gates(&run.id)? > 0 {
+                RunTransition::ResumeAwaiting
+            } else {
+                RunTransition::Resume
+            };
+            set_status(tx, &mut run, t, &actor, None, now)?;
+            Ok(run)
+        })
+    }
+
+    /// Completes an active run with an optional result.
+    pub fn complete_run(&self, id: &RunId, actor: &str, result: Option<serde_json::Value>) -> Result<Run> {
+        let result = result.map(|v| self.redactor().redact_value(&v));
+        self.change_run(id, actor, RunTransition::Complete, None, result)
+    }
+
+    /// Fails a run with a reason.
+    pub fn fail_run(&self, id: &RunId, actor: &str, reason: &str) -> Result<Run> {
+        self.change_run(id, actor, RunTransition::Fail, Some(reason.to_owned()), None)
+    }
+
+    /// Cancels a run (seed 000's abort).
+    pub fn cancel_run(&self, id: &RunId, actor: &str, reason: Option<&str>) -> Result<Run> {
+        self.change_run(id, actor, RunTransition::Cancel, reason.map(str::to_owned), None)
+    }
+
+    fn change_run(
+        &self,
+        id: &RunId,
+        actor: &str,
+        t: RunTransition,
+        reason: Option<String>,
+        result: Option<serde_json::Value>,
+    ) -> Result<Run> {
+        let (id, actor, now) = (id.clone(), actor.to_owned(), self.now());
+        self.store().write(move |tx| {
+            let mut run = load_run(tx, &id)?;
+            if result.is_some() {
+                run.result = result;
+            }
+            set_status(tx, &mut run, t, &actor, reason, now)?;
+            Ok(run)
+        })
+    }
+
+    /// Adds a turn. Agent turns obey the handoff protocol; a human turn
+    /// resets the count. A turn on a created run starts it.
+    pub fn add_turn(&self, run_id: &RunId, turn: crate::run::NewTurn, actor: &str) -> Result<Turn> {
+        if let Some(score) = turn.score {
+            QualityScore::new("turn", actor, score, self.now())?;
+        }
+        let content = self.redactor().redact_str(&turn.content).into_owned();
+        let metadata = self.redactor().redact_value(&turn.metadata);
+        let (run_id, now) = (run_id.clone(), self.now());
+        let speaker = turn.actor.clone().unwrap_or_else(|| actor.to_owned());
+        let actor = actor.to_owned();
+        self.store().write(move |tx| {
+            let mut run = load_run(tx, &run_id)?;
+            ensure_live(&run, "turns")?;
+            if run.status == RunStatus::Created {
+                set_status(tx, &mut run, RunTransition::Start, &actor, None, now)?;
+            }
+            match turn.role {
+                Role::Agent => {
+                    if let Some(max) = run.protocol.max_consecutive_agent_turns {
+                        if run.consecutive_agent_turns >= max {
+                            return Err(EngineError::HandoffRequired {
+                                run_id: run.id.clone(),
+                                turns: run.consecutive_agent_turns,
+                            });
+                        }
+                    }
+                    run.consecutive_agent_turns += 1;
+                }
+                Role::Human => run.consecutive_agent_turns = 0,
+                Role::System => {}
+            }
+            run.turn_count += 1;
+            run.updated_at = now;
+            let turn = Turn {
+                id: TurnId::new(),
+                run_id: run.id.clone(),
+                index: run.turn_count,
+                role: turn.role,
+                actor: speaker,
+                content,
+                score: turn.score,
+                metadata,
+                at: now,
+            };
+            tx.insert_turn(&turn)?;
+            tx.update_run(&run)?;
+            emit(tx, &run, &actor, now, EventKind::TurnAdded { turn: Box::new(turn.clone()) })?;
+            if let (Some(score), Role::Agent) = (turn.score, turn.role) {
+                let qs = QualityScore::new(turn.id.as_str(), &actor, score, now)?;
+                record_score(tx, &run, &turn.actor, None, qs, &actor, now)?;
+            }
+            Ok(turn)
+        })
+    }
+
+    /// A run's turns in order.
+    pub fn turns(&self, run_id: &RunId) -> Result<Vec<Turn>> {
+        self.store().read(|r| r.turns(run_id))
+    }
+}
+
+pub(crate) fn not_found_run(id: &RunId) -> EngineError {
+    EngineError::NotFound { what: "run", id: id.to_string() }
+}
+
+pub(crate) fn load_run(tx: &dyn WriteTx, id: &RunId) -> Result<Run> {
+    tx.run(id)?.ok_or_else(|| not_found_run(id))
+}
+
+pub(crate) fn ensure_live(run: &Run, what: &'static str) -> Result<()> {
+    if run.status.is_terminal() {
+        return Err(EngineError::RunEnded { run_id: run.id.clone(), status: run.status, what });
+    }
+    Ok(())
+}
+
+/// Moves `run` through `t`, saves it, logs it, and when the run ends
+/// withdraws its pending gates.
+pub(crate) fn set_status(
+    tx: &mut dyn WriteTx,
+    run: &mut Run,
+    t: RunTransition,
+    actor: &str,
+    reason: Option<String>,
+    now: DateTime<Utc>,
+) -> Result<()> {
+    let from = run.status;
+    run.status = from.apply(t)?;
+    run.updated_at = now;
+    if reason.is_some() {
+        run.status_reason = reason.clone();
+    }
+    tx.update_run(run)?;
+    emit(tx, run, actor, now, EventKind::RunStatusChanged { from, to: run.status, reason })?;
+    if run.status.is_terminal() {
+        let pending = tx.gates(&GateFilter { run_id: Some(run.id.clone()), ..GateFilter::pending() })?;
+        for mut gate in pending {
+            gate.status = gate.status.transition(GateStatus::Cancelled)?;
+            let why = format!("run {} is {}", run.id, run.status.as_str());
+            gate.status_reason = Some(why.clone());
+            gate.closed_at = Some(now);
+            if tx.update_gate_if(&gate, GateStatus::Pending)? {
+                emit(tx, run, actor, now, EventKind::GateCancelled { gate_id: gate.id.clone(), reason: why })?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// After a blocking gate closes: a waiting run with no more blocking gates
+/// goes back to work.
+pub(crate) fn after_gate_closed(
+    tx: &mut dyn WriteTx,
+    run: &mut Run,
+    mode: BlockingMode,
+    actor: &str,
+    now: DateTime<Utc>,
+) -> Result<()> {
+    if mode == BlockingMode::Sync && run.status == RunStatus::AwaitingHuman && tx.pending_blocking_gates(&run.id)? == 0
+    {
+        set_status(tx, run, RunTransition::HumanAnswered, actor, None, now)?;
+    }
+    Ok(())
+}
+
+/// Records a score for `agent`'s work and updates its rating.
+pub(crate) fn record_score(
+    tx: &mut dyn WriteTx,
+    run: &Run,
+    agent: &str,
+    gate_id: Option<crate::ids::GateId>,
+    score: QualityScore,
+    actor: &str,
+    now: DateTime<Utc>,
+) -> Result<()> {
+    let mut rating = tx.rating(agent)?.unwrap_or_else(|| CapabilityRating::new(agent));
+    rating.record_score(score.score);
+    tx.put_rating(&rating)?;
+    emit(tx, run, actor, now, EventKind::ScoreRecorded { agent: agent.to_owned(), gate_id, score: Box::new(score) })?;
+    Ok(())
+}

@@ -1,0 +1,187 @@
+//! The engine's one error type. Every variant says what went wrong in terms
+//! a caller can act on, and carries a stable [`ErrorCode`] so the HTTP layer
+//! and the UI branch on codes, never on message text.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::decision::DecisionAction;
+use crate::gate::{GateStatus, GateTransitionError};
+use crate::ids::{GateId, RunId};
+use crate::plan::PlanError;
+use crate::policy::PolicyError;
+use crate::redact::RedactError;
+use crate::run::{RunStatus, RunTransitionError};
+use crate::scoring::ScoreError;
+
+/// Stable machine-readable error codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// No such run, gate or key.
+    NotFound,
+    /// Someone else decided first, or the state forbids the change.
+    Conflict,
+    /// The input is malformed or breaks a rule.
+    Invalid,
+    /// The database is unusable or newer than this binary.
+    Storage,
+}
+
+/// Everything that can go wrong in the engine.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// No such thing.
+    #[error("no {what} with id `{id}`")]
+    NotFound {
+        /// What was looked for (run, gate, plan...).
+        what: &'static str,
+        /// The id asked for.
+        id: String,
+    },
+    /// The gate was decided, expired or cancelled before this attempt.
+    #[error("{}", conflict_message(.gate_id, .status, .resolved_by.as_deref(), .resolved_at.as_ref()))]
+    GateClosed {
+        /// The gate.
+        gate_id: GateId,
+        /// Its terminal status.
+        status: GateStatus,
+        /// Who decided it, if it was decided.
+        resolved_by: Option<String>,
+        /// When it left pending.
+        resolved_at: Option<DateTime<Utc>>,
+    },
+    /// A reviewer tried to vote twice on a quorum gate.
+    #[error("{reviewer} has already voted on gate {gate_id}")]
+    AlreadyVoted {
+        /// The gate.
+        gate_id: GateId,
+        /// The reviewer.
+        reviewer: String,
+    },
+    /// A run cannot make this move.
+    #[error(transparent)]
+    RunTransition(#[from] RunTransitionError),
+    /// A gate cannot make this move.
+    #[error(transparent)]
+    GateTransition(#[from] GateTransitionError),
+    /// The run has ended; nothing more can be added to it.
+    #[error("run {run_id} is {status:?} and accepts no more {what}")]
+    RunEnded {
+        /// The run.
+        run_id: RunId,
+        /// Its terminal status.
+        status: RunStatus,
+        /// What was attempted (gates, turns...).
+        what: &'static str,
+    },
+    /// The handoff protocol wants a human before another agent turn.
+    #[error("run {run_id} has had {turns} agent turns in a row; a human turn or a decided gate is required first")]
+    HandoffRequired {
+        /// The run.
+        run_id: RunId,
+        /// Consecutive agent turns so far.
+        turns: u32,
+    },
+    /// The decision is not one this gate offers.
+    #[error("gate {gate_id} does not allow `{}`; allowed: {}", .action.as_str(), join_actions(.allowed))]
+    ActionNotAllowed {
+        /// The gate.
+        gate_id: GateId,
+        /// What was attempted.
+        action: DecisionAction,
+        /// What the gate offers.
+        allowed: Vec<DecisionAction>,
+    },
+    /// A field of the input is wrong.
+    #[error("{field}: {reason}")]
+    Invalid {
+        /// The offending field, e.g. `payload` or `hitl_config.run_policy`.
+        field: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A plan operation was refused.
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    /// A score is out of range.
+    #[error(transparent)]
+    Score(#[from] ScoreError),
+    /// A policy configuration is invalid.
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
+    /// A redaction pattern is invalid.
+    #[error(transparent)]
+    Redaction(#[from] RedactError),
+    /// A recording cannot be imported.
+    #[error("recording rejected: {0}")]
+    Recording(String),
+    /// The database was written by a newer Gatehouse.
+    #[error("the database is at schema version {found}, but this Gatehouse understands only up to {supported}; upgrade Gatehouse")]
+    NewerDatabase {
+        /// The database's version.
+        found: i64,
+        /// The newest this binary knows.
+        supported: i64,
+    },
+    /// SQLite or the file system failed.
+    #[error("storage error: {0}")]
+    Storage(String),
+}
+
+fn conflict_message(gate_id: &GateId, status: &GateStatus, by: Option<&str>, at: Option<&DateTime<Utc>>) -> String {
+    match (status, by, at) {
+        (GateStatus::Resolved, Some(by), Some(at)) => {
+            format!("gate {gate_id} was already resolved by {by} at {}", at.to_rfc3339())
+        }
+        (status, _, Some(at)) => format!("gate {gate_id} is already {} (since {})", status.as_str(), at.to_rfc3339()),
+        (status, _, None) => format!("gate {gate_id} is already {}", status.as_str()),
+    }
+}
+
+fn join_actions(actions: &[DecisionAction]) -> String {
+    actions.iter().map(|a| a.as_str()).collect::<Vec<_>>().join(", ")
+}
+
+impl EngineError {
+    /// The stable code for this error.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Self::NotFound { .. } => ErrorCode::NotFound,
+            Self::GateClosed { .. }
+            | Self::AlreadyVoted { .. }
+            | Self::RunTransition(_)
+            | Self::GateTransition(_)
+            | Self::RunEnded { .. }
+            | Self::HandoffRequired { .. } => ErrorCode::Conflict,
+            Self::ActionNotAllowed { .. }
+            | Self::Invalid { .. }
+            | Self::Plan(_)
+            | Self::Score(_)
+            | Self::Policy(_)
+            | Self::Redaction(_)
+            | Self::Recording(_) => ErrorCode::Invalid,
+            Self::NewerDatabase { .. } | Self::Storage(_) => ErrorCode::Storage,
+        }
+    }
+
+    /// Shorthand for an invalid field.
+    pub fn invalid(field: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self::Invalid { field: field.into(), reason: reason.into() }
+    }
+}
+
+impl From<rusqlite::Error> for EngineError {
+    fn from(e: rusqlite::Error) -> Self {
+        Self::Storage(e.to_string())
+    }
+}
+
+impl From<serde_json::Error> for EngineError {
+    fn from(e: serde_json::Error) -> Self {
+        Self::Storage(format!("stored JSON is unreadable: {e}"))
+    }
+}
+
+/// The engine's result type.
+pub type Result<T, E = EngineError> = std::result::Result<T, E>;

@@ -1,0 +1,276 @@
+//! The event log's vocabulary and its hash chain. Every change appends one
+//! typed event in the same transaction as the change; each event's hash
+//! covers the previous hash, its sequence number and its body, so removing
+//! or altering any recorded decision breaks the chain.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::decision::{Decision, DecisionInput};
+use crate::gate::{Gate, GateStatus, Vote};
+use crate::ids::{GateId, RunId};
+use crate::plan::PlanRevision;
+use crate::run::{Run, RunStatus, Turn};
+use crate::scoring::QualityScore;
+
+/// What happened. Tagged with `type` in JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum EventKind {
+    /// A run was created.
+    RunCreated {
+        /// The new run.
+        run: Box<Run>,
+    },
+    /// A run changed status.
+    RunStatusChanged {
+        /// Before.
+        from: RunStatus,
+        /// After.
+        to: RunStatus,
+        /// Why, when there is a reason worth keeping.
+        #[serde(default)]
+        reason: Option<String>,
+    },
+    /// A turn was added.
+    TurnAdded {
+        /// The turn.
+        turn: Box<Turn>,
+    },
+    /// A gate opened and waits for a human.
+    GateOpened {
+        /// The gate.
+        gate: Box<Gate>,
+    },
+    /// A gate opened and a policy passed it at once.
+    GateAutoPassed {
+        /// The gate as opened.
+        gate: Box<Gate>,
+        /// The automatic decision.
+        decision: Box<Decision>,
+    },
+    /// A gate was decided.
+    GateResolved {
+        /// The gate.
+        gate_id: GateId,
+        /// The decision.
+        decision: Box<Decision>,
+    },
+    /// A reviewer voted on a quorum gate that is still open.
+    VoteRecorded {
+        /// The gate.
+        gate_id: GateId,
+        /// The vote.
+        vote: Vote,
+    },
+    /// A decision arrived after the gate had closed; kept so no input is lost.
+    ResolutionRefused {
+        /// The gate.
+        gate_id: GateId,
+        /// Who tried.
+        attempted_by: String,
+        /// What they tried.
+        attempted: Box<DecisionInput>,
+        /// The gate's status at the time.
+        status: GateStatus,
+        /// Who had resolved it.
+        #[serde(default)]
+        resolved_by: Option<String>,
+    },
+    /// Nobody answered in time.
+    GateExpired {
+        /// The gate.
+        gate_id: GateId,
+        /// Why.
+        reason: String,
+    },
+    /// The gate was withdrawn.
+    GateCancelled {
+        /// The gate.
+        gate_id: GateId,
+        /// Why.
+        reason: String,
+    },
+    /// A shared-context key was set.
+    ContextSet {
+        /// The key.
+        key: String,
+        /// Before, if it existed.
+        #[serde(default)]
+        old: Option<serde_json::Value>,
+        /// After.
+        new: serde_json::Value,
+    },
+    /// A shared-context key was deleted.
+    ContextDeleted {
+        /// The key.
+        key: String,
+        /// Its last value.
+        #[serde(default)]
+        old: Option<serde_json::Value>,
+    },
+    /// The run's plan has a new revision.
+    PlanRevised {
+        /// The revision.
+        revision: Box<PlanRevision>,
+    },
+    /// A deliverable was scored.
+    ScoreRecorded {
+        /// The agent whose work was scored.
+        agent: String,
+        /// The gate it was scored at, if any.
+        #[serde(default)]
+        gate_id: Option<GateId>,
+        /// The score.
+        score: Box<QualityScore>,
+    },
+    /// A recording was imported (bookkeeping; not part of recordings).
+    RecordingImported {
+        /// The runs it brought.
+        runs: Vec<RunId>,
+        /// How many events it held.
+        events: u64,
+    },
+    /// Terminal runs were purged by retention (bookkeeping; not part of recordings).
+    RetentionPurged {
+        /// The purged runs; their events keep their hashes but lose their bodies.
+        runs: Vec<RunId>,
+        /// The cutoff.
+        older_than: DateTime<Utc>,
+    },
+}
+
+impl EventKind {
+    /// The snake_case type name, stored in its own column for filtering.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::RunCreated { .. } => "run_created",
+            Self::RunStatusChanged { .. } => "run_status_changed",
+            Self::TurnAdded { .. } => "turn_added",
+            Self::GateOpened { .. } => "gate_opened",
+            Self::GateAutoPassed { .. } => "gate_auto_passed",
+            Self::GateResolved { .. } => "gate_resolved",
+            Self::VoteRecorded { .. } => "vote_recorded",
+            Self::ResolutionRefused { .. } => "resolution_refused",
+            Self::GateExpired { .. } => "gate_expired",
+            Self::GateCancelled { .. } => "gate_cancelled",
+            Self::ContextSet { .. } => "context_set",
+            Self::ContextDeleted { .. } => "context_deleted",
+            Self::PlanRevised { .. } => "plan_revised",
+            Self::ScoreRecorded { .. } => "score_recorded",
+            Self::RecordingImported { .. } => "recording_imported",
+            Self::RetentionPurged { .. } => "retention_purged",
+        }
+    }
+
+    /// Whether this event describes the work itself (and so belongs in a
+    /// recording) rather than the database's own bookkeeping.
+    pub fn is_recordable(&self) -> bool {
+        !matches!(self, Self::RecordingImported { .. } | Self::RetentionPurged { .. })
+    }
+}
+
+/// An event's content, everything but its place in the log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EventBody {
+    /// When it happened.
+    pub at: DateTime<Utc>,
+    /// The run it concerns.
+    #[serde(default)]
+    pub run_id: Option<RunId>,
+    /// The run's session.
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// The run's user.
+    #[serde(default)]
+    pub user_id: Option<String>,
+    /// Who caused it.
+    pub actor: String,
+    /// What happened.
+    #[serde(flatten)]
+    pub kind: EventKind,
+}
+
+/// A logged event: its body, gap-free sequence number and chained hash.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    /// Position in the log, from 1, without gaps.
+    pub seq: u64,
+    /// Hex SHA-256 chained to the previous event.
+    pub hash: String,
+    /// The content.
+    #[serde(flatten)]
+    pub body: EventBody,
+}
+
+/// The hash before the first event.
+pub const GENESIS: [u8; 32] = [0; 32];
+
+/// SHA-256 of a stored body.
+pub fn body_hash(body_json: &str) -> [u8; 32] {
+    Sha256::digest(body_json.as_bytes()).into()
+}
+
+/// The chain step: `sha256(prev || seq (big-endian) || body_hash)`. The body
+/// enters through its own hash so retention can drop a purged body and keep
+/// the chain verifiable.
+pub fn chain(prev: &[u8; 32], seq: u64, body_hash: &[u8; 32]) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(prev);
+    h.update(seq.to_be_bytes());
+    h.update(body_hash);
+    h.finalize().into()
+}
+
+/// A stored event row as read for verification.
+#[derive(Debug, Clone)]
+pub struct EventRow {
+    /// Sequence number.
+    pub seq: u64,
+    /// Run, if any.
+    pub run_id: Option<String>,
+    /// Body JSON, `None` once purged.
+    pub body: Option<String>,
+    /// Stored body hash.
+    pub body_hash: Vec<u8>,
+    /// Stored chain hash.
+    pub hash: Vec<u8>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chain_depends_on_previous_hash_sequence_and_body() {
+        let b = body_hash("{}");
+        let h1 = chain(&GENESIS, 1, &b);
+        assert_ne!(h1, chain(&GENESIS, 2, &b));
+        assert_ne!(h1, chain(&[1; 32], 1, &b));
+        assert_ne!(h1, chain(&GENESIS, 1, &body_hash("{ }")));
+        assert_eq!(h1, chain(&GENESIS, 1, &b));
+    }
+
+    #[test]
+    fn event_json_is_flat_with_a_type_tag() {
+        let e = Event {
+            seq: 7,
+            hash: "ab".into(),
+            body: EventBody {
+                at: DateTime::<Utc>::from_timestamp(0, 0).unwrap_or_default(),
+                run_id: Some(RunId::from("run_1")),
+                session_id: None,
+                user_id: None,
+                actor: "alice".into(),
+                kind: EventKind::GateExpired { gate_id: GateId::from("gate_1"), reason: "late".into() },
+            },
+        };
+        let v = serde_json::to_value(&e).unwrap();
+        assert_eq!(v["type"], "gate_expired");
+        assert_eq!(v["seq"], 7);
+        assert_eq!(v["gate_id"], "gate_1");
+        let back: Event = serde_json::from_value(v).unwrap();
+        assert_eq!(back, e);
+    }
+}

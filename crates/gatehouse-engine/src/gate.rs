@@ -1,0 +1,541 @@
+//! Gates: the questions agents put to humans. A gate is pending and then
+//! reaches exactly one terminal state (resolved, expired or cancelled) that
+//! never changes again.
+
+use chrono::{DateTime, Duration, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::decision::{Decision, DecisionAction};
+use crate::ids::{GateId, RunId};
+
+/// How long a question gate waits before it expires, by default (seed 002).
+pub const DEFAULT_QUESTION_EXPIRY: Duration = Duration::hours(24);
+
+/// Every kind of gate the seeds describe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GateKind {
+    /// Approve a proposed action (a tool call, a deployment).
+    Approval,
+    /// Review a payload before it is sent (seed 004, pre-call).
+    PayloadReview,
+    /// A blocker question (seed 002).
+    Question,
+    /// Review what the information step found (seed 004, pre-run).
+    InformationReview,
+    /// Raw against audited output (seed 004, post-call).
+    ResponseReview,
+    /// Score a deliverable against a rubric (seed 000).
+    QualityScore,
+    /// Refine or accept a goal (seed 001).
+    GoalReview,
+    /// Approve, modify or reject a plan (seed 001).
+    PlanReview,
+}
+
+impl GateKind {
+    /// The snake_case name used in storage, policies and the API.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Approval => "approval",
+            Self::PayloadReview => "payload_review",
+            Self::Question => "question",
+            Self::InformationReview => "information_review",
+            Self::ResponseReview => "response_review",
+            Self::QualityScore => "quality_score",
+            Self::GoalReview => "goal_review",
+            Self::PlanReview => "plan_review",
+        }
+    }
+
+    /// Whether a run policy may pass this kind without a human. Questions,
+    /// scores and goal or plan reviews need an answer only a person gives.
+    pub fn policy_may_auto_pass(self) -> bool {
+        matches!(self, Self::Approval | Self::PayloadReview | Self::InformationReview | Self::ResponseReview)
+    }
+
+    /// The decisions a reviewer may take on this kind when the agent names none.
+    pub fn default_actions(self) -> Vec<DecisionAction> {
+        use DecisionAction::*;
+        match self {
+            Self::Approval | Self::PayloadReview => vec![Approve, Edit, Reject],
+            Self::Question => vec![Respond, Defer],
+            Self::InformationReview => vec![Approve, Edit, Reject],
+            Self::ResponseReview => vec![Approve, Edit, Retry, Reject],
+            Self::QualityScore => vec![Approve, NeedsRevision, Reject],
+            Self::GoalReview => vec![Approve, NeedsRevision],
+            Self::PlanReview => vec![Approve, Edit, NeedsRevision, Reject],
+        }
+    }
+
+    /// All kinds.
+    pub const ALL: [GateKind; 8] = [
+        Self::Approval,
+        Self::PayloadReview,
+        Self::Question,
+        Self::InformationReview,
+        Self::ResponseReview,
+        Self::QualityScore,
+        Self::GoalReview,
+        Self::PlanReview,
+    ];
+}
+
+/// Whether the asking agent stops (seed 002's SYNC/ASYNC, seed 003's advisory).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BlockingMode {
+    /// The agent waits for the answer.
+    #[default]
+    #[serde(alias = "SYNC", alias = "synchronous")]
+    Sync,
+    /// The agent continues and collects the answer later.
+    #[serde(alias = "ASYNC", alias = "asynchronous")]
+    Async,
+    /// Informational: input welcome, not required.
+    #[serde(alias = "ADVISORY")]
+    Advisory,
+}
+
+impl BlockingMode {
+    /// Sort rank for the reviewer's panel: sync first.
+    pub fn rank(self) -> i64 {
+        match self {
+            Self::Sync => 0,
+            Self::Async => 1,
+            Self::Advisory => 2,
+        }
+    }
+    /// The snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Sync => "sync",
+            Self::Async => "async",
+            Self::Advisory => "advisory",
+        }
+    }
+}
+
+/// How urgent a gate is. Higher sorts first within a blocking mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Priority {
+    /// Whenever there is time.
+    Low,
+    /// The default.
+    #[default]
+    #[serde(alias = "medium")]
+    Normal,
+    /// Soon.
+    High,
+    /// Now.
+    #[serde(alias = "critical")]
+    Urgent,
+}
+
+impl Priority {
+    /// Numeric rank, higher is more urgent.
+    pub fn rank(self) -> i64 {
+        self as i64
+    }
+}
+
+/// Where a gate is. Pending is the only non-terminal state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GateStatus {
+    /// Waiting for a decision.
+    Pending,
+    /// Decided by a human, a policy or the system.
+    Resolved,
+    /// Nobody answered in time.
+    Expired,
+    /// Withdrawn (its run ended or the agent no longer needs it).
+    Cancelled,
+}
+
+/// A refused gate status change.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("a gate that is {from:?} cannot become {to:?}")]
+pub struct GateTransitionError {
+    /// Where it was.
+    pub from: GateStatus,
+    /// Where it was asked to go.
+    pub to: GateStatus,
+}
+
+impl GateStatus {
+    /// Whether the gate can still be decided.
+    pub fn is_terminal(self) -> bool {
+        self != Self::Pending
+    }
+    /// Pending goes to exactly one terminal state; terminal states never change.
+    pub fn transition(self, to: GateStatus) -> Result<GateStatus, GateTransitionError> {
+        match (self, to) {
+            (Self::Pending, Self::Resolved | Self::Expired | Self::Cancelled) => Ok(to),
+            (from, to) => Err(GateTransitionError { from, to }),
+        }
+    }
+    /// The snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Resolved => "resolved",
+            Self::Expired => "expired",
+            Self::Cancelled => "cancelled",
+        }
+    }
+    /// All statuses.
+    pub const ALL: [GateStatus; 4] = [Self::Pending, Self::Resolved, Self::Expired, Self::Cancelled];
+}
+
+/// What the gate is about, beyond the common fields: one variant per kind.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum GateSpec {
+    /// Approve an action.
+    Approval {
+        /// The action's name, e.g. `deploy` or a tool name.
+        #[serde(default)]
+        action: String,
+    },
+    /// Review a payload before the call.
+    PayloadReview {
+        /// Validation results from the tool's checks.
+        #[serde(default)]
+        validation: Vec<String>,
+        /// Suggested fixes, e.g. "map image_file to input_image".
+        #[serde(default)]
+        suggestions: Vec<String>,
+        /// Fields the tool requires.
+        #[serde(default)]
+        required_fields: Vec<String>,
+    },
+    /// A blocker question.
+    Question {},
+    /// Review what the information step found.
+    InformationReview {
+        /// 0..1 confidence.
+        #[serde(default)]
+        confidence: Option<f64>,
+        /// Why to continue or pause.
+        #[serde(default)]
+        reasons: Vec<String>,
+        /// NSFW, PII risk, copyright risk...
+        #[serde(default)]
+        safety_flags: Vec<String>,
+        /// Suggested overrides.
+        #[serde(default)]
+        recommended_settings: serde_json::Value,
+    },
+    /// Raw output against audited output.
+    ResponseReview {
+        /// The provider's raw output.
+        raw: String,
+        /// The audited, cleaned text.
+        audited: String,
+        /// Quality and safety indicators.
+        #[serde(default)]
+        indicators: Vec<String>,
+    },
+    /// Score a deliverable.
+    QualityScore {
+        /// What is scored.
+        #[serde(default)]
+        deliverable_id: String,
+        /// Minimum passing score (1..5).
+        #[serde(default = "default_required_score")]
+        required_score: f64,
+        /// Criteria to score.
+        #[serde(default)]
+        rubric: Vec<String>,
+    },
+    /// Refine or accept a goal.
+    GoalReview {
+        /// The goal under review.
+        goal: serde_json::Value,
+        /// Refinement round, from 1.
+        #[serde(default = "one")]
+        round: u32,
+    },
+    /// Approve, modify or reject a plan.
+    PlanReview {
+        /// The plan revision under review, if the plan lives in Gatehouse.
+        #[serde(default)]
+        plan_revision: Option<u32>,
+        /// Review round, from 1.
+        #[serde(default = "one")]
+        round: u32,
+    },
+}
+
+fn default_required_score() -> f64 {
+    crate::scoring::DEFAULT_REQUIRED_SCORE
+}
+fn one() -> u32 {
+    1
+}
+
+impl GateSpec {
+    /// The kind this spec belongs to.
+    pub fn kind(&self) -> GateKind {
+        match self {
+            Self::Approval { .. } => GateKind::Approval,
+            Self::PayloadReview { .. } => GateKind::PayloadReview,
+            Self::Question {} => GateKind::Question,
+            Self::InformationReview { .. } => GateKind::InformationReview,
+            Self::ResponseReview { .. } => GateKind::ResponseReview,
+            Self::QualityScore { .. } => GateKind::QualityScore,
+            Self::GoalReview { .. } => GateKind::GoalReview,
+            Self::PlanReview { .. } => GateKind::PlanReview,
+        }
+    }
+}
+
+/// Where in the agent's work the gate arose (seed 002's task context).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct GateContext {
+    /// The plan task, if any.
+    #[serde(default)]
+    pub task_id: Option<String>,
+    /// What the task is about.
+    #[serde(default)]
+    pub task_description: Option<String>,
+    /// The current step.
+    #[serde(default)]
+    pub step: Option<String>,
+}
+
+/// How many distinct reviewers must agree (seed 003's consensus building).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Quorum {
+    /// Approvals needed.
+    pub required: u32,
+    /// Rejections that reject the gate; 1 means any rejection rejects.
+    #[serde(default = "one")]
+    pub rejections_to_reject: u32,
+}
+
+/// One reviewer's vote on a quorum gate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Vote {
+    /// Who voted.
+    pub reviewer: String,
+    /// Approve or reject.
+    pub action: DecisionAction,
+    /// Why.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// When.
+    pub at: DateTime<Utc>,
+}
+
+/// A gate, as callers see it: an immutable snapshot.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Gate {
+    /// Its id.
+    pub id: GateId,
+    /// Its run.
+    pub run_id: RunId,
+    /// Kind-specific content.
+    pub spec: GateSpec,
+    /// Sync, async or advisory.
+    pub mode: BlockingMode,
+    /// Urgency.
+    pub priority: Priority,
+    /// The asking agent.
+    pub agent: String,
+    /// The question or action, markdown.
+    pub text: String,
+    /// Task and step.
+    pub context: GateContext,
+    /// The proposed payload (redacted).
+    pub payload: Option<serde_json::Value>,
+    /// What the payload should look like, to diff against.
+    pub example_input: Option<serde_json::Value>,
+    /// Decisions a reviewer may take.
+    pub allowed_actions: Vec<DecisionAction>,
+    /// Never auto-passed by a policy or protocol.
+    pub requires_human: bool,
+    /// Several reviewers must agree.
+    pub quorum: Option<Quorum>,
+    /// Votes so far (quorum gates).
+    pub votes: Vec<Vote>,
+    /// Where it is.
+    pub status: GateStatus,
+    /// The decision that resolved it.
+    pub decision: Option<Decision>,
+    /// Why it expired or was cancelled.
+    pub status_reason: Option<String>,
+    /// The agent's idempotency key.
+    pub idempotency_key: Option<String>,
+    /// When it opened.
+    pub created_at: DateTime<Utc>,
+    /// When it expires, if ever.
+    pub expires_at: Option<DateTime<Utc>>,
+    /// When it left pending.
+    pub closed_at: Option<DateTime<Utc>>,
+}
+
+impl Gate {
+    /// The kind of this gate.
+    pub fn kind(&self) -> GateKind {
+        self.spec.kind()
+    }
+    /// A one-line preview for the panel: the first 50 characters of the text.
+    pub fn preview(&self) -> String {
+        let line = self.text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+        let mut out: String = line.chars().take(50).collect();
+        if line.chars().count() > 50 {
+            out.push('…');
+        }
+        out
+    }
+}
+
+/// What an agent supplies to open a gate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NewGate {
+    /// Kind-specific content (carries the `kind` tag).
+    #[serde(flatten)]
+    pub spec: GateSpec,
+    /// Sync, async or advisory.
+    #[serde(default)]
+    pub mode: BlockingMode,
+    /// Urgency.
+    #[serde(default)]
+    pub priority: Priority,
+    /// The asking agent; defaults to the run's agent.
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// The question or action, markdown.
+    pub text: String,
+    /// Task and step.
+    #[serde(default)]
+    pub context: GateContext,
+    /// The proposed payload.
+    #[serde(default)]
+    pub payload: Option<serde_json::Value>,
+    /// To diff the payload against.
+    #[serde(default)]
+    pub example_input: Option<serde_json::Value>,
+    /// Decisions a reviewer may take; defaults by kind.
+    #[serde(default)]
+    pub allowed_actions: Vec<DecisionAction>,
+    /// Never auto-passed.
+    #[serde(default)]
+    pub requires_human: bool,
+    /// Several reviewers must agree.
+    #[serde(default)]
+    pub quorum: Option<Quorum>,
+    /// Seconds until it expires; question gates default to 24 h, others never.
+    #[serde(default)]
+    pub expires_in_secs: Option<u64>,
+    /// The agent's idempotency key: a retry with the same key returns the
+    /// first gate instead of opening a second.
+    #[serde(default)]
+    pub idempotency_key: Option<String>,
+}
+
+impl NewGate {
+    /// A gate of `spec` asking `text`, with every other field defaulted.
+    pub fn new(spec: GateSpec, text: impl Into<String>) -> Self {
+        Self {
+            spec,
+            mode: BlockingMode::Sync,
+            priority: Priority::Normal,
+            agent: None,
+            text: text.into(),
+            context: GateContext::default(),
+            payload: None,
+            example_input: None,
+            allowed_actions: Vec::new(),
+            requires_human: false,
+            quorum: None,
+            expires_in_secs: None,
+            idempotency_key: None,
+        }
+    }
+
+    /// A blocker question.
+    pub fn question(text: impl Into<String>) -> Self {
+        Self::new(GateSpec::Question {}, text)
+    }
+
+    /// An approval of `action` with `payload`.
+    pub fn approval(action: impl Into<String>, text: impl Into<String>, payload: serde_json::Value) -> Self {
+        let mut gate = Self::new(GateSpec::Approval { action: action.into() }, text);
+        gate.payload = Some(payload);
+        gate
+    }
+
+    /// When the gate expires if opened at `now`.
+    pub fn expiry(&self, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        match (self.expires_in_secs, self.spec.kind()) {
+            (Some(secs), _) => Some(now + Duration::seconds(secs.min(i64::MAX as u64 / 2) as i64)),
+            (None, GateKind::Question) => Some(now + DEFAULT_QUESTION_EXPIRY),
+            (None, _) => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pending_reaches_each_terminal_state_and_nothing_else() {
+        for to in GateStatus::ALL {
+            let r = GateStatus::Pending.transition(to);
+            assert_eq!(r.is_ok(), to != GateStatus::Pending, "{to:?}");
+        }
+    }
+
+    #[test]
+    fn terminal_gates_never_change() {
+        for from in [GateStatus::Resolved, GateStatus::Expired, GateStatus::Cancelled] {
+            for to in GateStatus::ALL {
+                assert_eq!(from.transition(to), Err(GateTransitionError { from, to }));
+            }
+        }
+    }
+
+    #[test]
+    fn question_gates_expire_after_24_hours_by_default_and_others_never() {
+        let now = Utc::now();
+        assert_eq!(NewGate::question("?").expiry(now), Some(now + Duration::hours(24)));
+        let approval = NewGate::approval("deploy", "Deploy?", serde_json::json!({}));
+        assert_eq!(approval.expiry(now), None);
+        let mut custom = NewGate::question("?");
+        custom.expires_in_secs = Some(60);
+        assert_eq!(custom.expiry(now), Some(now + Duration::seconds(60)));
+    }
+
+    #[test]
+    fn new_gate_parses_from_agent_json_with_seed_spellings() {
+        let g: NewGate = serde_json::from_value(serde_json::json!({
+            "kind": "question", "text": "Which API key?", "mode": "SYNC", "priority": "critical"
+        }))
+        .unwrap();
+        assert_eq!(g.spec.kind(), GateKind::Question);
+        assert_eq!(g.mode, BlockingMode::Sync);
+        assert_eq!(g.priority, Priority::Urgent);
+    }
+
+    #[test]
+    fn preview_is_the_first_fifty_characters_of_the_first_line() {
+        let mut g: Gate = serde_json::from_value(serde_json::json!({
+            "id": "gate_1", "run_id": "run_1", "spec": {"kind": "question"}, "mode": "sync",
+            "priority": "normal", "agent": "a", "text": "", "context": {}, "payload": null,
+            "example_input": null, "allowed_actions": [], "requires_human": false, "quorum": null,
+            "votes": [], "status": "pending", "decision": null, "status_reason": null,
+            "idempotency_key": null, "created_at": "2026-01-01T00:00:00Z", "expires_at": null,
+            "closed_at": null
+        }))
+        .unwrap();
+        g.text = format!("\n{}\nsecond line", "x".repeat(60));
+        assert_eq!(g.preview(), format!("{}…", "x".repeat(50)));
+        g.text = "Short?".into();
+        assert_eq!(g.preview(), "Short?");
+    }
+}

@@ -1,0 +1,41 @@
+//! The Gatehouse engine: the domain of human-in-the-loop review (runs,
+//! turns, gates, decisions, scoring, policies, plans, shared context),
+//! its durable SQLite store with a hash-chained event log, and recordings.
+//!
+//! It builds and tests without Tauri, a webview or a network: the HTTP
+//! server and the desktop shell are thin layers over [`Engine`].
+//!
+//! ```no_run
+//! use gatehouse_engine::{Engine, EngineConfig, NewRun, NewGate, DecisionInput};
+//! let engine = Engine::open("gatehouse.db", EngineConfig::default())?;
+//! let run = engine.create_run(NewRun { agent: "deployer".into(), ..NewRun::default() }, "deployer")?;
+//! let gate = engine.open_gate(&run.id, NewGate::question("Which region?"), "deployer")?;
+//! let decided = engine.resolve_gate(&gate.id, DecisionInput::respond("eu-west-1"), "alice")?;
+//! assert_eq!(decided.decision.unwrap().decided_by, "alice");
+//! # Ok::<(), gatehouse_engine::EngineError>(())
+//! ```
+
+pub mod decision;
+pub mod diff;
+pub mod engine;
+pub mod error;
+pub mod event;
+pub mod gate;
+pub mod ids;
+pub mod plan;
+pub mod policy;
+pub mod recording;
+pub mod redact;
+pub mod run;
+pub mod scoring;
+pub mod store;
+
+pub use decision::{Decision, DecisionAction, DecisionInput, DecisionOrigin};
+pub use engine::{AuditReport, Engine, EngineConfig, PurgeReport, Subscription};
+pub use error::{EngineError, ErrorCode, Result};
+pub use event::{Event, EventBody, EventKind};
+pub use gate::{BlockingMode, Gate, GateContext, GateKind, GateSpec, GateStatus, NewGate, Priority, Quorum};
+pub use ids::{Clock, GateId, ManualClock, RunId, SystemClock};
+pub use recording::{Recording, RecordingScope, Replay};
+pub use run::{NewRun, NewTurn, Role, Run, RunStatus, Turn};
+pub use store::{GateFilter, RunFilter, SqliteStore, Store, StoreOptions};

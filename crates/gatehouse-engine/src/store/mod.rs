@@ -1,0 +1,176 @@
+//! The store boundary. The engine's logic is written once against these
+//! traits; a backend supplies transactions ([`Store::write`] runs one
+//! closure atomically and appends its events to the hash-chained log) and
+//! reads. SQLite is the embedded backend; PostgreSQL plugs in here.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::decision::Decision;
+use crate::error::Result;
+use crate::event::{Event, EventBody, EventRow};
+use crate::gate::{BlockingMode, Gate, GateKind, GateStatus};
+use crate::ids::{GateId, RunId};
+use crate::plan::PlanRevision;
+use crate::run::{Run, RunStatus, Turn};
+use crate::scoring::CapabilityRating;
+
+pub mod sqlite;
+
+mod queries;
+mod schema;
+
+pub use sqlite::{SqliteStore, StoreOptions};
+
+/// Which gates to list.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GateFilter {
+    /// Only this status.
+    #[serde(default)]
+    pub status: Option<GateStatus>,
+    /// Only this kind.
+    #[serde(default)]
+    pub kind: Option<GateKind>,
+    /// Only this blocking mode.
+    #[serde(default)]
+    pub mode: Option<BlockingMode>,
+    /// Only this run.
+    #[serde(default)]
+    pub run_id: Option<RunId>,
+    /// Only this agent.
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// At most this many (default: all).
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// Skip this many.
+    #[serde(default)]
+    pub offset: u32,
+}
+
+impl GateFilter {
+    /// The reviewer's queue: pending gates in panel order.
+    pub fn pending() -> Self {
+        Self { status: Some(GateStatus::Pending), ..Self::default() }
+    }
+}
+
+/// Which runs to list.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunFilter {
+    /// Any of these statuses (empty: all).
+    #[serde(default)]
+    pub statuses: Vec<RunStatus>,
+    /// Only this user's.
+    #[serde(default)]
+    pub user_id: Option<String>,
+    /// Only this session's.
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// At most this many (default: all).
+    #[serde(default)]
+    pub limit: Option<u32>,
+}
+
+/// Which events to read.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EventFilter {
+    /// Only this run's.
+    pub run_id: Option<RunId>,
+    /// Only this session's.
+    pub session_id: Option<String>,
+    /// Only this user's.
+    pub user_id: Option<String>,
+}
+
+/// Reads, inside a snapshot.
+pub trait ReadTx {
+    /// One run.
+    fn run(&self, id: &RunId) -> Result<Option<Run>>;
+    /// Runs matching `filter`, newest first.
+    fn runs(&self, filter: &RunFilter) -> Result<Vec<Run>>;
+    /// Runs older than `cutoff` (by last change) in a terminal status.
+    fn terminal_runs_before(&self, cutoff: chrono::DateTime<chrono::Utc>) -> Result<Vec<RunId>>;
+    /// One gate, with its decision.
+    fn gate(&self, id: &GateId) -> Result<Option<Gate>>;
+    /// The gate an agent opened with this idempotency key on this run.
+    fn gate_by_idempotency_key(&self, run: &RunId, key: &str) -> Result<Option<Gate>>;
+    /// Gates matching `filter`: pending ones in panel order (sync first,
+    /// then priority, then age), others newest first.
+    fn gates(&self, filter: &GateFilter) -> Result<Vec<Gate>>;
+    /// How many gates match `filter` (ignoring limit and offset).
+    fn count_gates(&self, filter: &GateFilter) -> Result<u64>;
+    /// Pending sync gates of a run.
+    fn pending_blocking_gates(&self, run: &RunId) -> Result<u64>;
+    /// Ids of pending gates whose expiry is at or before `now`, oldest first.
+    fn expired_gate_ids(&self, now: chrono::DateTime<chrono::Utc>, limit: u32) -> Result<Vec<GateId>>;
+    /// A run's turns in order.
+    fn turns(&self, run: &RunId) -> Result<Vec<Turn>>;
+    /// A run's current shared context.
+    fn context(&self, run: &RunId) -> Result<BTreeMap<String, serde_json::Value>>;
+    /// A run's plan revisions, oldest first.
+    fn plan_revisions(&self, run: &RunId) -> Result<Vec<PlanRevision>>;
+    /// A run's newest plan revision.
+    fn latest_plan(&self, run: &RunId) -> Result<Option<PlanRevision>>;
+    /// One agent's capability rating.
+    fn rating(&self, agent: &str) -> Result<Option<CapabilityRating>>;
+    /// Every agent's rating.
+    fn ratings(&self) -> Result<Vec<CapabilityRating>>;
+    /// Events after `seq` matching `filter`, at most `limit`.
+    fn events_after(&self, seq: u64, filter: &EventFilter, limit: u32) -> Result<Vec<Event>>;
+    /// All events of these runs, in log order (purged bodies skipped).
+    fn events_of_runs(&self, runs: &[RunId]) -> Result<Vec<Event>>;
+    /// Raw rows for verification, from `seq` on, at most `limit`.
+    fn event_rows(&self, after: u64, limit: u32) -> Result<Vec<EventRow>>;
+    /// The newest sequence number (0 when empty).
+    fn head_seq(&self) -> Result<u64>;
+}
+
+/// Writes, inside one atomic transaction.
+pub trait WriteTx: ReadTx {
+    /// Stores a new run.
+    fn insert_run(&mut self, run: &Run) -> Result<()>;
+    /// Replaces a run's snapshot.
+    fn update_run(&mut self, run: &Run) -> Result<()>;
+    /// Stores a new gate; `false` when its idempotency key is taken.
+    fn insert_gate(&mut self, gate: &Gate) -> Result<bool>;
+    /// Replaces a gate's snapshot only if its stored status is still
+    /// `expected`; returns whether it did. This one conditional update is
+    /// what makes the first resolver win.
+    fn update_gate_if(&mut self, gate: &Gate, expected: GateStatus) -> Result<bool>;
+    /// Stores a gate's decision (at most one per gate).
+    fn insert_decision(&mut self, decision: &Decision) -> Result<()>;
+    /// Stores a turn.
+    fn insert_turn(&mut self, turn: &Turn) -> Result<()>;
+    /// Sets (`Some`) or deletes (`None`) a context key.
+    fn put_context(&mut self, run: &RunId, key: &str, value: Option<&serde_json::Value>) -> Result<()>;
+    /// Stores a plan revision.
+    fn insert_plan_revision(&mut self, run: &RunId, revision: &PlanRevision) -> Result<()>;
+    /// Stores an agent's rating.
+    fn put_rating(&mut self, rating: &CapabilityRating) -> Result<()>;
+    /// Appends an event to the chained log; it is published after commit.
+    fn append_event(&mut self, body: EventBody) -> Result<Event>;
+    /// Deletes a run's rows and drops the bodies of its events.
+    fn purge_run(&mut self, run: &RunId) -> Result<()>;
+}
+
+/// A transactional backend.
+pub trait Store: Send + Sync + 'static {
+    /// Runs `op` in one write transaction. Its events are appended in the
+    /// same transaction and published to subscribers after the commit; if
+    /// `op` fails nothing it did is kept.
+    fn write<T, F>(&self, op: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut dyn WriteTx) -> Result<T> + Send + 'static;
+
+    /// Runs `op` against a consistent snapshot.
+    fn read<T, F>(&self, op: F) -> Result<T>
+    where
+        F: FnOnce(&dyn ReadTx) -> Result<T>;
+
+    /// Live events, published after each commit.
+    fn subscribe(&self) -> tokio::sync::broadcast::Receiver<Arc<Event>>;
+}

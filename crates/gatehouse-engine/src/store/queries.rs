@@ -1,0 +1,480 @@
+//! SQL for the SQLite backend: one [`Db`] type implements both the read and
+//! the write side of the store traits over a connection. Snapshots are kept
+//! as JSON documents with their query columns beside them, so a read is one
+//! indexed lookup plus one parse, and a recording round-trips losslessly.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
+use serde::de::DeserializeOwned;
+
+use crate::decision::Decision;
+use crate::error::{EngineError, Result};
+use crate::event::{self, Event, EventBody, EventRow};
+use crate::gate::{Gate, GateStatus};
+use crate::ids::{GateId, RunId};
+use crate::plan::PlanRevision;
+use crate::run::{Run, Turn};
+use crate::scoring::CapabilityRating;
+use crate::store::{EventFilter, GateFilter, ReadTx, RunFilter, WriteTx};
+
+/// The end of the hash chain, kept in memory by the single writer.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ChainHead {
+    pub seq: u64,
+    pub hash: [u8; 32],
+}
+
+impl ChainHead {
+    pub(crate) fn load(conn: &Connection) -> Result<Self> {
+        let row: Option<(i64, Vec<u8>)> = conn
+            .query_row("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1", [], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?;
+        Ok(match row {
+            None => Self { seq: 0, hash: event::GENESIS },
+            Some((seq, hash)) => Self {
+                seq: seq as u64,
+                hash: hash.try_into().map_err(|_| EngineError::Storage("event hash is not 32 bytes".into()))?,
+            },
+        })
+    }
+}
+
+/// What a write transaction accumulates besides rows.
+pub(crate) struct WriteState {
+    pub head: ChainHead,
+    pub events: Vec<Arc<Event>>,
+}
+
+/// A connection seen through the store traits; `W` is `()` for readers and
+/// `&mut WriteState` for the writer.
+pub(crate) struct Db<'c, W> {
+    pub conn: &'c Connection,
+    pub state: W,
+}
+
+fn micros(t: DateTime<Utc>) -> i64 {
+    t.timestamp_micros()
+}
+
+fn parse<T: DeserializeOwned>(s: &str) -> Result<T> {
+    Ok(serde_json::from_str(s)?)
+}
+
+fn to_json<T: serde::Serialize>(v: &T) -> Result<String> {
+    serde_json::to_string(v).map_err(|e| EngineError::Storage(format!("cannot encode: {e}")))
+}
+
+fn collect<T: DeserializeOwned>(conn: &Connection, sql: &str, params: &[SqlValue]) -> Result<Vec<T>> {
+    let mut stmt = conn.prepare_cached(sql)?;
+    let rows = stmt.query_map(params_from_iter(params.iter()), |r| r.get::<_, String>(0))?;
+    let mut out = Vec::new();
+    for row in rows {
+        out.push(parse(&row?)?);
+    }
+    Ok(out)
+}
+
+fn one<T: DeserializeOwned>(conn: &Connection, sql: &str, params: &[SqlValue]) -> Result<Option<T>> {
+    Ok(collect(conn, sql, params)?.into_iter().next())
+}
+
+fn text(s: &str) -> SqlValue {
+    SqlValue::Text(s.to_owned())
+}
+
+/// Builds the WHERE clause for a gate filter. Status is inlined as a literal
+/// (it comes from an enum, never from input) so SQLite can use the partial
+/// indexes declared `WHERE status = 'pending'`.
+fn gate_where(filter: &GateFilter) -> (String, Vec<SqlValue>) {
+    let mut clauses = Vec::new();
+    let mut params = Vec::new();
+    if let Some(status) = filter.status {
+        clauses.push(format!("status = '{}'", status.as_str()));
+    }
+    if let Some(kind) = filter.kind {
+        clauses.push("kind = ?".to_owned());
+        params.push(text(kind.as_str()));
+    }
+    if let Some(mode) = filter.mode {
+        clauses.push("mode_rank = ?".to_owned());
+        params.push(SqlValue::Integer(mode.rank()));
+    }
+    if let Some(run) = &filter.run_id {
+        clauses.push("run_id = ?".to_owned());
+        params.push(text(run.as_str()));
+    }
+    if let Some(agent) = &filter.agent {
+        clauses.push("agent = ?".to_owned());
+        params.push(text(agent));
+    }
+    let sql = if clauses.is_empty() { String::new() } else { format!(" WHERE {}", clauses.join(" AND ")) };
+    (sql, params)
+}
+
+impl<W> ReadTx for Db<'_, W> {
+    fn run(&self, id: &RunId) -> Result<Option<Run>> {
+        one(self.conn, "SELECT data FROM runs WHERE id = ?", &[text(id.as_str())])
+    }
+
+    fn runs(&self, filter: &RunFilter) -> Result<Vec<Run>> {
+        let mut clauses = Vec::new();
+        let mut params = Vec::new();
+        if !filter.statuses.is_empty() {
+            let marks = vec!["?"; filter.statuses.len()].join(", ");
+            clauses.push(format!("status IN ({marks})"));
+            params.extend(filter.statuses.iter().map(|s| text(s.as_str())));
+        }
+        if let Some(user) = &filter.user_id {
+            clauses.push("user_id = ?".to_owned());
+            params.push(text(user));
+        }
+        if let Some(session) = &filter.session_id {
+            clauses.push("session_id = ?".to_owned());
+            params.push(text(session));
+        }
+        let mut sql = "SELECT data FROM runs".to_owned();
+        if !clauses.is_empty() {
+            sql.push_str(&format!(" WHERE {}", clauses.join(" AND ")));
+        }
+        sql.push_str(" ORDER BY created_at DESC, id DESC");
+        if let Some(limit) = filter.limit {
+            sql.push_str(&format!(" LIMIT {limit}"));
+        }
+        collect(self.conn, &sql, &params)
+    }
+
+    fn terminal_runs_before(&self, cutoff: DateTime<Utc>) -> Result<Vec<RunId>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT id FROM runs WHERE status IN ('completed', 'failed', 'cancelled') AND updated_at < ?
+             AND NOT EXISTS (SELECT 1 FROM gates WHERE gates.run_id = runs.id AND gates.status = 'pending')
+             ORDER BY updated_at",
+        )?;
+        let ids = stmt.query_map([micros(cutoff)], |r| r.get::<_, String>(0))?;
+        ids.map(|id| Ok(RunId::from_string(id?))).collect()
+    }
+
+    fn gate(&self, id: &GateId) -> Result<Option<Gate>> {
+        one(self.conn, "SELECT data FROM gates WHERE id = ?", &[text(id.as_str())])
+    }
+
+    fn gate_by_idempotency_key(&self, run: &RunId, key: &str) -> Result<Option<Gate>> {
+        one(
+            self.conn,
+            "SELECT data FROM gates WHERE run_id = ? AND idempotency_key = ?",
+            &[text(run.as_str()), text(key)],
+        )
+    }
+
+    fn gates(&self, filter: &GateFilter) -> Result<Vec<Gate>> {
+        let (where_sql, mut params) = gate_where(filter);
+        let order = if filter.status == Some(GateStatus::Pending) {
+            " ORDER BY mode_rank, priority DESC, created_at, id"
+        } else {
+            " ORDER BY created_at DESC, id DESC"
+        };
+        let limit = filter.limit.map_or(-1, i64::from);
+        params.push(SqlValue::Integer(limit));
+        params.push(SqlValue::Integer(i64::from(filter.offset)));
+        let sql = format!("SELECT data FROM gates{where_sql}{order} LIMIT ? OFFSET ?");
+        collect(self.conn, &sql, &params)
+    }
+
+    fn count_gates(&self, filter: &GateFilter) -> Result<u64> {
+        let (where_sql, params) = gate_where(filter);
+        let sql = format!("SELECT count(*) FROM gates{where_sql}");
+        let n: i64 = self.conn.prepare_cached(&sql)?.query_row(params_from_iter(params.iter()), |r| r.get(0))?;
+        Ok(n as u64)
+    }
+
+    fn pending_blocking_gates(&self, run: &RunId) -> Result<u64> {
+        let n: i64 = self
+            .conn
+            .prepare_cached("SELECT count(*) FROM gates WHERE run_id = ? AND status = 'pending' AND mode_rank = 0")?
+            .query_row([run.as_str()], |r| r.get(0))?;
+        Ok(n as u64)
+    }
+
+    fn expired_gate_ids(&self, now: DateTime<Utc>, limit: u32) -> Result<Vec<GateId>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT id FROM gates WHERE status = 'pending' AND expires_at IS NOT NULL AND expires_at <= ?
+             ORDER BY expires_at LIMIT ?",
+        )?;
+        let ids = stmt.query_map(params![micros(now), limit], |r| r.get::<_, String>(0))?;
+        ids.map(|id| Ok(GateId::from_string(id?))).collect()
+    }
+
+    fn turns(&self, run: &RunId) -> Result<Vec<Turn>> {
+        collect(self.conn, "SELECT data FROM turns WHERE run_id = ? ORDER BY idx", &[text(run.as_str())])
+    }
+
+    fn context(&self, run: &RunId) -> Result<BTreeMap<String, serde_json::Value>> {
+        let mut stmt = self.conn.prepare_cached("SELECT key, value FROM context WHERE run_id = ? ORDER BY key")?;
+        let rows = stmt.query_map([run.as_str()], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+        let mut out = BTreeMap::new();
+        for row in rows {
+            let (k, v) = row?;
+            out.insert(k, parse(&v)?);
+        }
+        Ok(out)
+    }
+
+    fn plan_revisions(&self, run: &RunId) -> Result<Vec<PlanRevision>> {
+        collect(self.conn, "SELECT data FROM plan_revisions WHERE run_id = ? ORDER BY revision", &[text(run.as_str())])
+    }
+
+    fn latest_plan(&self, run: &RunId) -> Result<Option<PlanRevision>> {
+        one(
+            self.conn,
+            "SELECT data FROM plan_revisions WHERE run_id = ? ORDER BY revision DESC LIMIT 1",
+            &[text(run.as_str())],
+        )
+    }
+
+    fn rating(&self, agent: &str) -> Result<Option<CapabilityRating>> {
+        one(self.conn, "SELECT data FROM agent_ratings WHERE agent = ?", &[text(agent)])
+    }
+
+    fn ratings(&self) -> Result<Vec<CapabilityRating>> {
+        collect(self.conn, "SELECT data FROM agent_ratings ORDER BY agent", &[])
+    }
+
+    fn events_after(&self, seq: u64, filter: &EventFilter, limit: u32) -> Result<Vec<Event>> {
+        let mut sql = "SELECT seq, hash, body FROM events WHERE seq > ? AND body IS NOT NULL".to_owned();
+        let mut params = vec![SqlValue::Integer(seq as i64)];
+        for (column, value) in [
+            ("run_id", filter.run_id.as_ref().map(|r| r.as_str())),
+            ("session_id", filter.session_id.as_deref()),
+            ("user_id", filter.user_id.as_deref()),
+        ] {
+            if let Some(v) = value {
+                sql.push_str(&format!(" AND {column} = ?"));
+                params.push(text(v));
+            }
+        }
+        sql.push_str(" ORDER BY seq LIMIT ?");
+        params.push(SqlValue::Integer(i64::from(limit)));
+        read_events(self.conn, &sql, &params)
+    }
+
+    fn events_of_runs(&self, runs: &[RunId]) -> Result<Vec<Event>> {
+        let mut out = Vec::new();
+        for run in runs {
+            out.extend(read_events(
+                self.conn,
+                "SELECT seq, hash, body FROM events WHERE run_id = ? AND body IS NOT NULL ORDER BY seq",
+                &[text(run.as_str())],
+            )?);
+        }
+        out.sort_by_key(|e| e.seq);
+        Ok(out)
+    }
+
+    fn event_rows(&self, after: u64, limit: u32) -> Result<Vec<EventRow>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT seq, run_id, body, body_hash, hash FROM events WHERE seq > ? ORDER BY seq LIMIT ?",
+        )?;
+        let rows = stmt.query_map(params![after as i64, limit], |r| {
+            Ok(EventRow {
+                seq: r.get::<_, i64>(0)? as u64,
+                run_id: r.get(1)?,
+                body: r.get(2)?,
+                body_hash: r.get(3)?,
+                hash: r.get(4)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn head_seq(&self) -> Result<u64> {
+        let n: i64 = self.conn.query_row("SELECT coalesce(max(seq), 0) FROM events", [], |r| r.get(0))?;
+        Ok(n as u64)
+    }
+}
+
+fn read_events(conn: &Connection, sql: &str, params: &[SqlValue]) -> Result<Vec<Event>> {
+    let mut stmt = conn.prepare_cached(sql)?;
+    let rows = stmt.query_map(params_from_iter(params.iter()), |r| {
+        Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?, r.get::<_, String>(2)?))
+    })?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (seq, hash, body) = row?;
+        out.push(Event { seq: seq as u64, hash: hex::encode(hash), body: parse(&body)? });
+    }
+    Ok(out)
+}
+
+impl WriteTx for Db<'_, &mut WriteState> {
+    fn insert_run(&mut self, run: &Run) -> Result<()> {
+        self.conn
+            .prepare_cached(
+                "INSERT INTO runs (id, session_id, user_id, status, created_at, updated_at, data)
+                 VALUES (?, ?, ?, ?, ?, ?, ?)",
+            )?
+            .execute(params![
+                run.id.as_str(),
+                run.session_id,
+                run.user_id,
+                run.status.as_str(),
+                micros(run.created_at),
+                micros(run.updated_at),
+                to_json(run)?
+            ])
+            .map_err(|e| match e {
+                rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::ConstraintViolation => {
+                    EngineError::invalid("run_id", format!("a run with id `{}` already exists", run.id))
+                }
+                e => e.into(),
+            })?;
+        Ok(())
+    }
+
+    fn update_run(&mut self, run: &Run) -> Result<()> {
+        self.conn
+            .prepare_cached("UPDATE runs SET status = ?, updated_at = ?, data = ? WHERE id = ?")?
+            .execute(params![run.status.as_str(), micros(run.updated_at), to_json(run)?, run.id.as_str()])?;
+        Ok(())
+    }
+
+    fn insert_gate(&mut self, gate: &Gate) -> Result<bool> {
+        let n = self
+            .conn
+            .prepare_cached(
+                "INSERT INTO gates (id, run_id, kind, mode_rank, priority, status, agent, created_at,
+                                    expires_at, idempotency_key, data)
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                 ON CONFLICT (run_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING",
+            )?
+            .execute(params![
+                gate.id.as_str(),
+                gate.run_id.as_str(),
+                gate.kind().as_str(),
+                gate.mode.rank(),
+                gate.priority.rank(),
+                gate.status.as_str(),
+                gate.agent,
+                micros(gate.created_at),
+                gate.expires_at.map(micros),
+                gate.idempotency_key,
+                to_json(gate)?
+            ])?;
+        Ok(n == 1)
+    }
+
+    fn update_gate_if(&mut self, gate: &Gate, expected: GateStatus) -> Result<bool> {
+        let n = self
+            .conn
+            .prepare_cached("UPDATE gates SET status = ?, priority = ?, data = ? WHERE id = ? AND status = ?")?
+            .execute(params![
+                gate.status.as_str(),
+                gate.priority.rank(),
+                to_json(gate)?,
+                gate.id.as_str(),
+                expected.as_str()
+            ])?;
+        Ok(n == 1)
+    }
+
+    fn insert_decision(&mut self, d: &Decision) -> Result<()> {
+        self.conn
+            .prepare_cached(
+                "INSERT INTO decisions (id, gate_id, run_id, action, decided_by, decided_at, latency_ms, data)
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            )?
+            .execute(params![
+                d.id.as_str(),
+                d.gate_id.as_str(),
+                d.run_id.as_str(),
+                d.action.as_str(),
+                d.decided_by,
+                micros(d.decided_at),
+                d.latency_ms,
+                to_json(d)?
+            ])?;
+        Ok(())
+    }
+
+    fn insert_turn(&mut self, turn: &Turn) -> Result<()> {
+        self.conn.prepare_cached("INSERT INTO turns (id, run_id, idx, data) VALUES (?, ?, ?, ?)")?.execute(params![
+            turn.id.as_str(),
+            turn.run_id.as_str(),
+            turn.index,
+            to_json(turn)?
+        ])?;
+        Ok(())
+    }
+
+    fn put_context(&mut self, run: &RunId, key: &str, value: Option<&serde_json::Value>) -> Result<()> {
+        match value {
+            Some(v) => self
+                .conn
+                .prepare_cached("INSERT OR REPLACE INTO context (run_id, key, value) VALUES (?, ?, ?)")?
+                .execute(params![run.as_str(), key, to_json(v)?])?,
+            None => self
+                .conn
+                .prepare_cached("DELETE FROM context WHERE run_id = ? AND key = ?")?
+                .execute(params![run.as_str(), key])?,
+        };
+        Ok(())
+    }
+
+    fn insert_plan_revision(&mut self, run: &RunId, revision: &PlanRevision) -> Result<()> {
+        self.conn
+            .prepare_cached("INSERT INTO plan_revisions (run_id, revision, data) VALUES (?, ?, ?)")?
+            .execute(params![run.as_str(), revision.revision, to_json(revision)?])?;
+        Ok(())
+    }
+
+    fn put_rating(&mut self, rating: &CapabilityRating) -> Result<()> {
+        self.conn
+            .prepare_cached("INSERT OR REPLACE INTO agent_ratings (agent, data) VALUES (?, ?)")?
+            .execute(params![rating.agent, to_json(rating)?])?;
+        Ok(())
+    }
+
+    fn append_event(&mut self, body: EventBody) -> Result<Event> {
+        let json = to_json(&body)?;
+        let body_hash = event::body_hash(&json);
+        let seq = self.state.head.seq + 1;
+        let hash = event::chain(&self.state.head.hash, seq, &body_hash);
+        self.conn
+            .prepare_cached(
+                "INSERT INTO events (seq, at, run_id, session_id, user_id, kind, body, body_hash, hash)
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            )?
+            .execute(params![
+                seq as i64,
+                micros(body.at),
+                body.run_id.as_ref().map(|r| r.as_str()),
+                body.session_id,
+                body.user_id,
+                body.kind.name(),
+                json,
+                &body_hash[..],
+                &hash[..]
+            ])?;
+        self.state.head = ChainHead { seq, hash };
+        let event = Event { seq, hash: hex::encode(hash), body };
+        self.state.events.push(Arc::new(event.clone()));
+        Ok(event)
+    }
+
+    fn purge_run(&mut self, run: &RunId) -> Result<()> {
+        for sql in [
+            "DELETE FROM decisions WHERE run_id = ?",
+            "DELETE FROM gates WHERE run_id = ?",
+            "DELETE FROM turns WHERE run_id = ?",
+            "DELETE FROM context WHERE run_id = ?",
+            "DELETE FROM plan_revisions WHERE run_id = ?",
+            "UPDATE events SET body = NULL WHERE run_id = ?",
+            "DELETE FROM runs WHERE id = ?",
+        ] {
+            self.conn.prepare_cached(sql)?.execute([run.as_str()])?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,129 @@
+//! Versioned migrations. The schema's only source of truth: each entry is
+//! applied once, all pending ones in a single transaction, and
+//! `PRAGMA user_version` records how far a database has come so an older
+//! binary refuses a newer database instead of misreading it.
+
+use rusqlite::Connection;
+
+use crate::error::{EngineError, Result};
+
+/// Migration `i` brings a database from version `i` to `i + 1`.
+const MIGRATIONS: &[&str] = &[
+    // 1: the whole foundation.
+    r#"
+    CREATE TABLE runs (
+        id          TEXT PRIMARY KEY,
+        session_id  TEXT,
+        user_id     TEXT,
+        status      TEXT NOT NULL,
+        created_at  INTEGER NOT NULL,
+        updated_at  INTEGER NOT NULL,
+        data        TEXT NOT NULL
+    ) STRICT;
+    CREATE INDEX runs_by_status ON runs (status, updated_at);
+    CREATE INDEX runs_by_session ON runs (session_id, created_at) WHERE session_id IS NOT NULL;
+    CREATE INDEX runs_by_user ON runs (user_id, created_at) WHERE user_id IS NOT NULL;
+
+    CREATE TABLE gates (
+        id               TEXT PRIMARY KEY,
+        run_id           TEXT NOT NULL REFERENCES runs (id),
+        kind             TEXT NOT NULL,
+        mode_rank        INTEGER NOT NULL,
+        priority         INTEGER NOT NULL,
+        status           TEXT NOT NULL,
+        agent            TEXT NOT NULL,
+        created_at       INTEGER NOT NULL,
+        expires_at       INTEGER,
+        idempotency_key  TEXT,
+        data             TEXT NOT NULL
+    ) STRICT;
+    -- The reviewer's queue: sync first, then priority, then age.
+    CREATE INDEX gates_pending_queue ON gates (mode_rank, priority DESC, created_at)
+        WHERE status = 'pending';
+    -- The expiry sweep only ever looks at pending gates with a deadline.
+    CREATE INDEX gates_expiry ON gates (expires_at)
+        WHERE status = 'pending' AND expires_at IS NOT NULL;
+    CREATE INDEX gates_by_run ON gates (run_id, created_at);
+    CREATE INDEX gates_by_created ON gates (created_at);
+    CREATE UNIQUE INDEX gates_idempotency ON gates (run_id, idempotency_key)
+        WHERE idempotency_key IS NOT NULL;
+
+    CREATE TABLE decisions (
+        id          TEXT PRIMARY KEY,
+        gate_id     TEXT NOT NULL UNIQUE REFERENCES gates (id),
+        run_id      TEXT NOT NULL,
+        action      TEXT NOT NULL,
+        decided_by  TEXT NOT NULL,
+        decided_at  INTEGER NOT NULL,
+        latency_ms  INTEGER NOT NULL,
+        data        TEXT NOT NULL
+    ) STRICT;
+    CREATE INDEX decisions_by_run ON decisions (run_id);
+
+    CREATE TABLE turns (
+        id      TEXT PRIMARY KEY,
+        run_id  TEXT NOT NULL REFERENCES runs (id),
+        idx     INTEGER NOT NULL,
+        data    TEXT NOT NULL,
+        UNIQUE (run_id, idx)
+    ) STRICT;
+
+    CREATE TABLE context (
+        run_id  TEXT NOT NULL REFERENCES runs (id),
+        key     TEXT NOT NULL,
+        value   TEXT NOT NULL,
+        PRIMARY KEY (run_id, key)
+    ) STRICT, WITHOUT ROWID;
+
+    CREATE TABLE plan_revisions (
+        run_id    TEXT NOT NULL REFERENCES runs (id),
+        revision  INTEGER NOT NULL,
+        data      TEXT NOT NULL,
+        PRIMARY KEY (run_id, revision)
+    ) STRICT, WITHOUT ROWID;
+
+    CREATE TABLE agent_ratings (
+        agent  TEXT PRIMARY KEY,
+        data   TEXT NOT NULL
+    ) STRICT;
+
+    -- The audit log. seq is gap-free (rows are never deleted; retention
+    -- only clears `body`, keeping `body_hash` so the chain still verifies).
+    CREATE TABLE events (
+        seq         INTEGER PRIMARY KEY,
+        at          INTEGER NOT NULL,
+        run_id      TEXT,
+        session_id  TEXT,
+        user_id     TEXT,
+        kind        TEXT NOT NULL,
+        body        TEXT,
+        body_hash   BLOB NOT NULL,
+        hash        BLOB NOT NULL
+    ) STRICT;
+    CREATE INDEX events_by_run ON events (run_id, seq) WHERE run_id IS NOT NULL;
+    CREATE INDEX events_by_session ON events (session_id, seq) WHERE session_id IS NOT NULL;
+    CREATE INDEX events_by_user ON events (user_id, seq) WHERE user_id IS NOT NULL;
+    "#,
+];
+
+/// The schema version this binary writes.
+pub const CURRENT_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// Brings `conn` to [`CURRENT_VERSION`] in one transaction, or refuses a
+/// database from a newer Gatehouse.
+pub fn migrate(conn: &mut Connection) -> Result<()> {
+    let found: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if found > CURRENT_VERSION {
+        return Err(EngineError::NewerDatabase { found, supported: CURRENT_VERSION });
+    }
+    if found == CURRENT_VERSION {
+        return Ok(());
+    }
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    for sql in &MIGRATIONS[found as usize..] {
+        tx.execute_batch(sql)?;
+    }
+    tx.pragma_update(None, "user_version", CURRENT_VERSION)?;
+    tx.commit()?;
+    Ok(())
+}

@@ -1,0 +1,263 @@
+//! The embedded SQLite backend: one writer thread that owns the write
+//! connection and commits queued operations in groups (one fsync for many
+//! acknowledged changes), and a pool of read connections working in
+//! parallel on WAL snapshots. Nothing here blocks an async runtime except
+//! the caller's own wait for its reply.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags};
+use tokio::sync::broadcast;
+
+use crate::error::{EngineError, Result};
+use crate::event::Event;
+use crate::store::queries::{ChainHead, Db, WriteState};
+use crate::store::{schema, ReadTx, Store, WriteTx};
+
+/// How to open a database.
+#[derive(Debug, Clone)]
+pub struct StoreOptions {
+    /// `synchronous=FULL` (the default): an acknowledged decision survives
+    /// power loss. `false` selects NORMAL, durable across process crashes only.
+    pub synchronous_full: bool,
+    /// Most operations committed together in one transaction.
+    pub max_batch: usize,
+    /// Live events buffered per subscriber before it must catch up from disk.
+    pub event_buffer: usize,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        Self { synchronous_full: true, max_batch: 512, event_buffer: 8192 }
+    }
+}
+
+/// An operation queued for the writer.
+trait Job: Send {
+    /// Runs inside the group transaction, under its own savepoint.
+    fn run(self: Box<Self>, db: &mut Db<'_, &mut WriteState>) -> Box<dyn Completion>;
+    /// Answers without running (the transaction could not begin).
+    fn abort(self: Box<Self>, error: String);
+}
+
+/// The reply of a job that ran, sent once its group has committed.
+trait Completion: Send {
+    fn finish(self: Box<Self>, commit: std::result::Result<(), String>);
+}
+
+struct TypedJob<T, F> {
+    op: F,
+    reply: SyncSender<Result<T>>,
+}
+
+struct Reply<T> {
+    result: Result<T>,
+    reply: SyncSender<Result<T>>,
+}
+
+impl<T: Send + 'static> Completion for Reply<T> {
+    fn finish(self: Box<Self>, commit: std::result::Result<(), String>) {
+        let outcome = match commit {
+            Ok(()) => self.result,
+            Err(e) => Err(EngineError::Storage(e)),
+        };
+        let _ = self.reply.send(outcome);
+    }
+}
+
+impl<T, F> Job for TypedJob<T, F>
+where
+    T: Send + 'static,
+    F: FnOnce(&mut dyn WriteTx) -> Result<T> + Send + 'static,
+{
+    fn run(self: Box<Self>, db: &mut Db<'_, &mut WriteState>) -> Box<dyn Completion> {
+        let TypedJob { op, reply } = *self;
+        let result = in_savepoint(db, op);
+        Box::new(Reply { result, reply })
+    }
+
+    fn abort(self: Box<Self>, error: String) {
+        let _ = self.reply.send(Err(EngineError::Storage(error)));
+    }
+}
+
+/// Runs one job under a savepoint so its failure undoes only its own work,
+/// including the events it appended to the chain.
+fn in_savepoint<T>(db: &mut Db<'_, &mut WriteState>, op: impl FnOnce(&mut dyn WriteTx) -> Result<T>) -> Result<T> {
+    let head = db.state.head;
+    let published = db.state.events.len();
+    db.conn.execute_batch("SAVEPOINT job")?;
+    let result = catch_unwind(AssertUnwindSafe(|| op(db)))
+        .unwrap_or_else(|_| Err(EngineError::Storage("an engine operation panicked".into())));
+    match &result {
+        Ok(_) => db.conn.execute_batch("RELEASE job")?,
+        Err(_) => {
+            db.conn.execute_batch("ROLLBACK TO job; RELEASE job")?;
+            db.state.head = head;
+            db.state.events.truncate(published);
+        }
+    }
+    result
+}
+
+/// The SQLite store.
+pub struct SqliteStore {
+    path: PathBuf,
+    jobs: Option<Sender<Box<dyn Job>>>,
+    writer: Option<JoinHandle<()>>,
+    readers: Mutex<Vec<Connection>>,
+    bus: broadcast::Sender<Arc<Event>>,
+}
+
+fn configure(conn: &Connection, synchronous_full: bool) -> Result<()> {
+    conn.busy_timeout(Duration::from_secs(10))?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", if synchronous_full { "FULL" } else { "NORMAL" })?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    conn.pragma_update(None, "cache_size", -32_000)?;
+    conn.set_prepared_statement_cache_capacity(64);
+    Ok(())
+}
+
+impl SqliteStore {
+    /// Opens (creating and migrating if needed) the database at `path`.
+    pub fn open(path: impl AsRef<Path>, options: StoreOptions) -> Result<Self> {
+        let path = path.as_ref().to_path_buf();
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| EngineError::Storage(format!("cannot create {}: {e}", dir.display())))?;
+        }
+        let mut conn = Connection::open(&path)
+            .map_err(|e| EngineError::Storage(format!("cannot open {}: {e}", path.display())))?;
+        configure(&conn, options.synchronous_full)?;
+        schema::migrate(&mut conn)?;
+        let head = ChainHead::load(&conn)?;
+        let (bus, _) = broadcast::channel(options.event_buffer.max(16));
+        let (jobs, queue) = mpsc::channel::<Box<dyn Job>>();
+        let writer_bus = bus.clone();
+        let max_batch = options.max_batch.max(1);
+        let writer = std::thread::Builder::new()
+            .name("gatehouse-writer".into())
+            .spawn(move || write_loop(conn, head, queue, writer_bus, max_batch))
+            .map_err(|e| EngineError::Storage(format!("cannot start the writer thread: {e}")))?;
+        Ok(Self { path, jobs: Some(jobs), writer: Some(writer), readers: Mutex::new(Vec::new()), bus })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn reader(&self) -> Result<Connection> {
+        if let Some(conn) = self.readers.lock().map_err(|_| poisoned())?.pop() {
+            return Ok(conn);
+        }
+        let conn = Connection::open_with_flags(
+            &self.path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI,
+        )?;
+        conn.busy_timeout(Duration::from_secs(10))?;
+        conn.set_prepared_statement_cache_capacity(64);
+        Ok(conn)
+    }
+}
+
+fn poisoned() -> EngineError {
+    EngineError::Storage("the reader pool lock was poisoned".into())
+}
+
+fn write_loop(
+    conn: Connection,
+    mut head: ChainHead,
+    queue: Receiver<Box<dyn Job>>,
+    bus: broadcast::Sender<Arc<Event>>,
+    max_batch: usize,
+) {
+    while let Ok(first) = queue.recv() {
+        let mut batch = vec![first];
+        while batch.len() < max_batch {
+            match queue.try_recv() {
+                Ok(job) => batch.push(job),
+                Err(_) => break,
+            }
+        }
+        if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
+            for job in batch {
+                job.abort(format!("cannot begin a transaction: {e}"));
+            }
+            continue;
+        }
+        let mut state = WriteState { head, events: Vec::new() };
+        let mut db = Db { conn: &conn, state: &mut state };
+        let completions: Vec<_> = batch.into_iter().map(|job| job.run(&mut db)).collect();
+        match conn.execute_batch("COMMIT") {
+            Ok(()) => {
+                head = state.head;
+                for event in state.events {
+                    // No subscribers is fine: the log is the source of truth.
+                    let _ = bus.send(event);
+                }
+                for c in completions {
+                    c.finish(Ok(()));
+                }
+            }
+            Err(e) => {
+                let _ = conn.execute_batch("ROLLBACK");
+                head = ChainHead::load(&conn).unwrap_or(head);
+                for c in completions {
+                    c.finish(Err(format!("commit failed: {e}")));
+                }
+            }
+        }
+    }
+}
+
+impl Store for SqliteStore {
+    fn write<T, F>(&self, op: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut dyn WriteTx) -> Result<T> + Send + 'static,
+    {
+        let (reply, answer) = mpsc::sync_channel(1);
+        let closed = || EngineError::Storage("the store is closed".into());
+        self.jobs.as_ref().ok_or_else(closed)?.send(Box::new(TypedJob { op, reply })).map_err(|_| closed())?;
+        answer.recv().map_err(|_| closed())?
+    }
+
+    fn read<T, F>(&self, op: F) -> Result<T>
+    where
+        F: FnOnce(&dyn ReadTx) -> Result<T>,
+    {
+        let conn = self.reader()?;
+        // One snapshot for the whole closure, so multi-query reads (exports,
+        // verification) see a single consistent state.
+        conn.execute_batch("BEGIN")?;
+        let result = op(&Db { conn: &conn, state: () });
+        let end = conn.execute_batch(if result.is_ok() { "COMMIT" } else { "ROLLBACK" });
+        if end.is_ok() {
+            if let Ok(mut pool) = self.readers.lock() {
+                pool.push(conn);
+            }
+        }
+        result
+    }
+
+    fn subscribe(&self) -> broadcast::Receiver<Arc<Event>> {
+        self.bus.subscribe()
+    }
+}
+
+impl Drop for SqliteStore {
+    fn drop(&mut self) {
+        // Closing the queue ends the writer after it drains what is queued.
+        self.jobs.take();
+        if let Some(writer) = self.writer.take() {
+            let _ = writer.join();
+        }
+    }
+}
