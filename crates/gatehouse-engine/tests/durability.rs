@@ -1,0 +1,107 @@
+//! Concurrency and durability against a real SQLite file: fifty reviewers
+//! racing for one gate, and a writer killed with SIGKILL mid-stream.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Barrier};
+
+use common::Fixture;
+use gatehouse_engine::{DecisionInput, Engine, EngineConfig, EngineError, EventKind, GateId, NewGate, NewRun};
+
+#[test]
+fn fifty_reviewers_racing_for_one_gate_yield_one_winner_and_forty_nine_logged_conflicts() {
+    let f = Fixture::new();
+    let run = f.run("agent");
+    let gate = f.engine.open_gate(&run.id, NewGate::question("Deploy now?"), "agent").unwrap();
+    let barrier = Arc::new(Barrier::new(50));
+    let handles: Vec<_> = (0..50)
+        .map(|i| {
+            let (engine, gate_id, barrier) = (f.engine.clone(), gate.id.clone(), Arc::clone(&barrier));
+            std::thread::spawn(move || {
+                barrier.wait();
+                engine.resolve_gate(&gate_id, DecisionInput::respond(format!("answer {i}")), &format!("reviewer-{i}"))
+            })
+        })
+        .collect();
+    let results: Vec<_> = handles.into_iter().map(|h| h.join().expect("thread")).collect();
+    let winners: Vec<_> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
+    assert_eq!(winners.len(), 1);
+    let winner = winners[0].decision.as_ref().unwrap().decided_by.clone();
+    for r in results.iter().filter_map(|r| r.as_ref().err()) {
+        match r {
+            EngineError::GateClosed { resolved_by, .. } => assert_eq!(resolved_by.as_deref(), Some(winner.as_str())),
+            other => panic!("expected a conflict, got {other:?}"),
+        }
+    }
+    assert_eq!(results.iter().filter(|r| r.is_err()).count(), 49);
+
+    let events = f.engine.events_after(0, &Default::default(), 1000).unwrap();
+    let resolved = events.iter().filter(|e| matches!(e.body.kind, EventKind::GateResolved { .. })).count();
+    let refused: Vec<_> = events
+        .iter()
+        .filter_map(|e| match &e.body.kind {
+            EventKind::ResolutionRefused { attempted_by, .. } => Some(attempted_by.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!((resolved, refused.len()), (1, 49));
+    assert!(!refused.contains(&winner));
+    assert!(f.engine.verify_audit().unwrap().is_intact());
+}
+
+const CHILD_ENV: &str = "GATEHOUSE_CRASH_CHILD_DB";
+
+/// Not a test on its own: when re-executed with `CHILD_ENV` set, this
+/// becomes the child process that writes and acknowledges resolutions
+/// until it is killed.
+#[test]
+fn crash_child_writer() {
+    let Ok(path) = std::env::var(CHILD_ENV) else { return };
+    let engine = Engine::open(&path, EngineConfig::default()).expect("child opens db");
+    let run = engine.create_run(NewRun { agent: "crash-writer".into(), ..NewRun::default() }, "crash-writer").unwrap();
+    let stdout = std::io::stdout();
+    for i in 0.. {
+        let gate = engine.open_gate(&run.id, NewGate::question(format!("Question {i}")), "crash-writer").unwrap();
+        engine.resolve_gate(&gate.id, DecisionInput::respond(format!("answer {i}")), "reviewer").unwrap();
+        // Acknowledge only after resolve_gate returned, i.e. after commit.
+        let mut out = stdout.lock();
+        writeln!(out, "ack {}", gate.id).unwrap();
+        out.flush().unwrap();
+    }
+}
+
+#[test]
+fn every_resolution_acknowledged_before_sigkill_survives_and_the_database_is_intact() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("crash.db");
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "crash_child_writer", "--nocapture", "--test-threads=1"])
+        .env(CHILD_ENV, &db)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn child writer");
+    let mut acked = Vec::new();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    while acked.len() < 300 {
+        let line = lines.next().expect("child ended early").unwrap();
+        if let Some(id) = line.strip_prefix("ack ") {
+            acked.push(GateId::from(id));
+        }
+    }
+    child.kill().expect("SIGKILL the child"); // Child::kill sends SIGKILL on Unix.
+    child.wait().unwrap();
+
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let check: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+    assert_eq!(check, "ok");
+    drop(conn);
+    let engine = Engine::open(&db, EngineConfig::default()).unwrap();
+    for id in &acked {
+        let gate = engine.gate(id).expect("acknowledged gate is stored");
+        assert_eq!(gate.decision.expect("its decision survived").decided_by, "reviewer");
+    }
+    assert!(engine.verify_audit().unwrap().is_intact());
+}
