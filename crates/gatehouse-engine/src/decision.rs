@@ -11,6 +11,7 @@ use crate::policy::DecisionType;
 use crate::scoring::QualityScore;
 
 /// What was decided.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DecisionAction {
@@ -57,6 +58,7 @@ impl DecisionAction {
 }
 
 /// Who stands behind a decision.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "by", rename_all = "snake_case")]
 pub enum DecisionOrigin {
@@ -75,6 +77,7 @@ pub enum DecisionOrigin {
 }
 
 /// A reviewer's decision as submitted, before the engine checks it.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DecisionInput {
     /// What is decided.
@@ -114,6 +117,7 @@ impl DecisionInput {
 }
 
 /// A recorded decision.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Decision {
     /// Its id.

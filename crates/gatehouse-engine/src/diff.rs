@@ -7,6 +7,7 @@ use serde_json::Value;
 use similar::TextDiff;
 
 /// What happened to one field.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ChangeOp {
@@ -19,6 +20,7 @@ pub enum ChangeOp {
 }
 
 /// One changed field, addressed by JSON pointer (`/args/branch`).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FieldChange {
     /// JSON pointer of the field; empty for the whole document.
@@ -34,6 +36,7 @@ pub struct FieldChange {
 }
 
 /// The difference between two JSON documents.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct PayloadDiff {
     /// Field by field, in document order.

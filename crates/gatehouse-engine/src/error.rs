@@ -15,6 +15,7 @@ use crate::run::{RunStatus, RunTransitionError};
 use crate::scoring::ScoreError;
 
 /// Stable machine-readable error codes.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {

@@ -15,6 +15,7 @@ use crate::run::{Run, RunStatus, Turn};
 use crate::scoring::QualityScore;
 
 /// What happened. Tagged with `type` in JSON.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum EventKind {
@@ -132,6 +133,16 @@ pub enum EventKind {
         /// How many events it held.
         events: u64,
     },
+    /// An API token was created (bookkeeping).
+    TokenCreated {
+        /// Its public record.
+        token: crate::token::Token,
+    },
+    /// An API token was revoked (bookkeeping).
+    TokenRevoked {
+        /// Its id.
+        token_id: String,
+    },
     /// Terminal runs were purged by retention (bookkeeping; not part of recordings).
     RetentionPurged {
         /// The purged runs; their events keep their hashes but lose their bodies.
@@ -160,6 +171,8 @@ impl EventKind {
             Self::PlanRevised { .. } => "plan_revised",
             Self::ScoreRecorded { .. } => "score_recorded",
             Self::RecordingImported { .. } => "recording_imported",
+            Self::TokenCreated { .. } => "token_created",
+            Self::TokenRevoked { .. } => "token_revoked",
             Self::RetentionPurged { .. } => "retention_purged",
         }
     }
@@ -167,11 +180,18 @@ impl EventKind {
     /// Whether this event describes the work itself (and so belongs in a
     /// recording) rather than the database's own bookkeeping.
     pub fn is_recordable(&self) -> bool {
-        !matches!(self, Self::RecordingImported { .. } | Self::RetentionPurged { .. })
+        !matches!(
+            self,
+            Self::RecordingImported { .. }
+                | Self::RetentionPurged { .. }
+                | Self::TokenCreated { .. }
+                | Self::TokenRevoked { .. }
+        )
     }
 }
 
 /// An event's content, everything but its place in the log.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EventBody {
     /// When it happened.
@@ -193,6 +213,7 @@ pub struct EventBody {
 }
 
 /// A logged event: its body, gap-free sequence number and chained hash.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Event {
     /// Position in the log, from 1, without gaps.

@@ -12,6 +12,7 @@ use crate::ids::{GateId, RunId};
 pub const DEFAULT_QUESTION_EXPIRY: Duration = Duration::hours(24);
 
 /// Every kind of gate the seeds describe.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum GateKind {
@@ -82,6 +83,7 @@ impl GateKind {
 }
 
 /// Whether the asking agent stops (seed 002's SYNC/ASYNC, seed 003's advisory).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BlockingMode {
@@ -117,6 +119,7 @@ impl BlockingMode {
 }
 
 /// How urgent a gate is. Higher sorts first within a blocking mode.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Priority {
@@ -141,6 +144,7 @@ impl Priority {
 }
 
 /// Where a gate is. Pending is the only non-terminal state.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum GateStatus {
@@ -190,6 +194,7 @@ impl GateStatus {
 }
 
 /// What the gate is about, beyond the common fields: one variant per kind.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum GateSpec {
@@ -293,6 +298,7 @@ impl GateSpec {
 }
 
 /// Where in the agent's work the gate arose (seed 002's task context).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct GateContext {
     /// The plan task, if any.
@@ -307,6 +313,7 @@ pub struct GateContext {
 }
 
 /// How many distinct reviewers must agree (seed 003's consensus building).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Quorum {
     /// Approvals needed.
@@ -317,6 +324,7 @@ pub struct Quorum {
 }
 
 /// One reviewer's vote on a quorum gate.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Vote {
     /// Who voted.
@@ -331,6 +339,7 @@ pub struct Vote {
 }
 
 /// A gate, as callers see it: an immutable snapshot.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Gate {
     /// Its id.
@@ -394,6 +403,7 @@ impl Gate {
 }
 
 /// What an agent supplies to open a gate.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NewGate {
     /// Kind-specific content (carries the `kind` tag).

@@ -29,6 +29,7 @@ pub mod redact;
 pub mod run;
 pub mod scoring;
 pub mod store;
+pub mod token;
 
 pub use decision::{Decision, DecisionAction, DecisionInput, DecisionOrigin};
 pub use engine::{AuditReport, Engine, EngineConfig, PurgeReport, Subscription};
@@ -39,3 +40,4 @@ pub use ids::{Clock, GateId, ManualClock, RunId, SystemClock};
 pub use recording::{Recording, RecordingScope, Replay};
 pub use run::{NewRun, NewTurn, Role, Run, RunStatus, Turn};
 pub use store::{GateFilter, RunFilter, SqliteStore, Store, StoreOptions};
+pub use token::{Token, TokenRole};

@@ -21,6 +21,7 @@ macro_rules! log_change {
 }
 
 /// Where a task is in its life.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TaskStatus {
@@ -41,6 +42,7 @@ impl TaskStatus {
 }
 
 /// How urgent a task is; ordered so `Critical` sorts highest.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TaskPriority {
@@ -52,6 +54,7 @@ pub enum TaskPriority {
 }
 
 /// How much the run may do without a human: everything, under supervision, or step by step.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ExecutionMode {
@@ -62,6 +65,7 @@ pub enum ExecutionMode {
 }
 
 /// One unit of work in the plan.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PlanTask {
     pub task_id: String,
@@ -84,6 +88,7 @@ pub struct PlanTask {
 }
 
 /// The whole plan, exactly as it is stored in `plan.json`.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Plan {
@@ -96,6 +101,7 @@ pub struct Plan {
 }
 
 /// A mutating plan tool call, as agents and reviewers send it (`{"op": "add_task", ...}`).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum PlanOperation {
@@ -413,6 +419,7 @@ fn task_changes(a: &PlanTask, b: &PlanTask, log: &mut Vec<String>) {
 }
 
 /// Where the run as a whole stands.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ProgressStatus {
@@ -423,6 +430,7 @@ pub enum ProgressStatus {
 
 /// Task counts for progress reporting. The JSON also carries `percentage` for readers;
 /// it is derived, so it is ignored when reading back.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(into = "ProgressJson")]
 pub struct ProgressState {
@@ -454,6 +462,7 @@ impl ProgressState {
 }
 
 /// The written shape of [`ProgressState`].
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Serialize)]
 struct ProgressJson {
     total: u32,
@@ -471,6 +480,7 @@ impl From<ProgressState> for ProgressJson {
 }
 
 /// One kept version of the plan and who changed it how; revision 1 is the first plan.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PlanRevision {
     pub revision: u32,

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 /// How a run treats its gates.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunPolicy {
@@ -19,6 +20,7 @@ pub enum RunPolicy {
 }
 
 /// Limits under which `auto_with_thresholds` lets a gate pass without a human.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ReviewThresholds {
@@ -31,6 +33,7 @@ pub struct ReviewThresholds {
 }
 
 /// A run's human-in-the-loop configuration, as sent in `hitl_config`.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct HitlConfig {
@@ -75,6 +78,7 @@ impl HitlConfig {
 }
 
 /// What the engine knows about a gate when it opens.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct GateSignals {
     /// The gate kind in snake_case, e.g. `payload_review`.
@@ -94,6 +98,7 @@ pub struct GateSignals {
 }
 
 /// Whether a gate passes on its own or waits, with a readable reason for the audit trail.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum PolicyOutcome {
@@ -196,6 +201,7 @@ fn wait(reason: String) -> PolicyOutcome {
 }
 
 /// How a gate was resolved, as recorded in the audit trail.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DecisionType {

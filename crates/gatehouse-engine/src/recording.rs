@@ -24,6 +24,7 @@ pub const RECORDING_FORMAT: &str = "gatehouse-recording";
 pub const RECORDING_VERSION: u32 = 1;
 
 /// What a recording covers.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "scope", rename_all = "snake_case")]
 pub enum RecordingScope {
@@ -42,6 +43,7 @@ pub enum RecordingScope {
 }
 
 /// Everything about one run.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunRecord {
     /// The run's snapshot.
@@ -57,6 +59,7 @@ pub struct RunRecord {
 }
 
 /// A session recording.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Recording {
     /// Always [`RECORDING_FORMAT`].
@@ -74,6 +77,7 @@ pub struct Recording {
 }
 
 /// What an import brought in.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ImportSummary {
     /// Runs added.
@@ -244,6 +248,7 @@ fn check_recording(rec: &Recording) -> Result<()> {
 }
 
 /// What a replay has reconstructed so far.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ReplayState {
     /// Each run's status.

@@ -36,6 +36,7 @@ pub const DEFAULT_VALUE_PATTERNS: &[&str] = &[
 
 /// Which patterns to use. Missing fields fall back to the built-ins, so a config that only
 /// sets `value_patterns` still redacts secret keys.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct RedactionConfig {

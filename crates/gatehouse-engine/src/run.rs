@@ -11,6 +11,7 @@ use crate::policy::HitlConfig;
 
 /// Where a run is in its life. `Completed`, `Failed` and `Cancelled` are
 /// terminal: nothing leaves them.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
@@ -33,6 +34,7 @@ pub enum RunStatus {
 }
 
 /// Every way a run's status can be asked to change.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunTransition {
@@ -117,6 +119,7 @@ impl RunStatus {
 }
 
 /// Who takes part in a run.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
@@ -129,6 +132,7 @@ pub enum Role {
 }
 
 /// A named participant of a run.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Participant {
     /// Display name, e.g. `BackendWorker-abc123` or `alice`.
@@ -138,6 +142,7 @@ pub struct Participant {
 }
 
 /// Turn-taking rules (seed 000's handoff protocol).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct HandoffProtocol {
     /// After this many agent turns in a row, a human turn or a decided gate
@@ -151,6 +156,7 @@ pub struct HandoffProtocol {
 }
 
 /// Step-through control of a run (seed 003's execution modes).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StepMode {
@@ -164,6 +170,7 @@ pub enum StepMode {
 }
 
 /// One run, as callers see it: an immutable snapshot.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Run {
     /// The run's id.
@@ -205,6 +212,7 @@ pub struct Run {
 }
 
 /// What a caller supplies to create a run.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct NewRun {
     /// Human-readable title.
@@ -237,6 +245,7 @@ pub struct NewRun {
 }
 
 /// What a caller supplies to add a turn.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NewTurn {
     /// Human, agent or system.
@@ -262,6 +271,7 @@ impl NewTurn {
 }
 
 /// One turn: who spoke, what they said, and an optional score.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Turn {
     /// The turn's id.

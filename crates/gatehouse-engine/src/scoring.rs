@@ -35,6 +35,7 @@ pub enum ScoreError {
 }
 
 /// A reviewer's (human or model) score for one deliverable.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct QualityScore {
     /// Overall score, 1..=5.
@@ -116,6 +117,7 @@ fn check_range(what: &str, value: f64) -> Result<(), ScoreError> {
 }
 
 /// Whether a scored deliverable clears its gate.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ScoreVerdict {
@@ -151,6 +153,7 @@ pub fn rubric_average(rubric_scores: &BTreeMap<String, f64>) -> Option<f64> {
 /// Running track record of one agent. Serializes as [`CapabilityRatingView`] (the raw
 /// counters plus the derived rates); deserializes from the raw counters alone and ignores the
 /// derived fields, so they can never disagree with the counters.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(into = "CapabilityRatingView")]
 pub struct CapabilityRating {
@@ -224,6 +227,7 @@ impl CapabilityRating {
 }
 
 /// What a [`CapabilityRating`] serializes to: its counters plus the derived figures.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CapabilityRatingView {
     /// The agent being rated.

@@ -20,6 +20,7 @@ use crate::run::RunTransition;
 use crate::store::Store;
 
 /// What a retention purge removed.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PurgeReport {
     /// Runs removed.
@@ -29,6 +30,7 @@ pub struct PurgeReport {
 }
 
 /// The result of verifying the audit log.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AuditReport {
     /// Events checked.

@@ -26,6 +26,7 @@ pub(crate) mod runs;
 pub use maintenance::{AuditReport, PurgeReport};
 
 /// How to run an engine.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct EngineConfig {
     /// Durability and batching.
@@ -95,6 +96,12 @@ impl<S: Store> Engine<S> {
     /// The newest sequence number in the log.
     pub fn head_seq(&self) -> Result<u64> {
         self.inner.store.read(|r| r.head_seq())
+    }
+
+    /// Live events as they commit, with no backlog (for dispatchers that
+    /// only care about what happens from now on).
+    pub fn live_events(&self) -> broadcast::Receiver<Arc<Event>> {
+        self.inner.store.subscribe()
     }
 
     /// Follows the log from after `from_seq`, first from disk, then live,

@@ -16,6 +16,7 @@ use crate::ids::{GateId, RunId};
 use crate::plan::PlanRevision;
 use crate::run::{Run, RunStatus, Turn};
 use crate::scoring::CapabilityRating;
+use crate::token::Token;
 
 pub mod sqlite;
 
@@ -25,6 +26,7 @@ mod schema;
 pub use sqlite::{SqliteStore, StoreOptions};
 
 /// Which gates to list.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct GateFilter {
     /// Only this status.
@@ -58,6 +60,7 @@ impl GateFilter {
 }
 
 /// Which runs to list.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunFilter {
     /// Any of these statuses (empty: all).
@@ -126,6 +129,10 @@ pub trait ReadTx {
     fn event_rows(&self, after: u64, limit: u32) -> Result<Vec<EventRow>>;
     /// The newest sequence number (0 when empty).
     fn head_seq(&self) -> Result<u64>;
+    /// Every API token (revoked ones too).
+    fn tokens(&self) -> Result<Vec<Token>>;
+    /// The live token whose secret hashes to `hash`.
+    fn token_by_hash(&self, hash: &[u8; 32]) -> Result<Option<Token>>;
 }
 
 /// Writes, inside one atomic transaction.
@@ -154,6 +161,10 @@ pub trait WriteTx: ReadTx {
     fn append_event(&mut self, body: EventBody) -> Result<Event>;
     /// Deletes a run's rows and drops the bodies of its events.
     fn purge_run(&mut self, run: &RunId) -> Result<()>;
+    /// Stores a new token with the hash of its secret.
+    fn insert_token(&mut self, token: &Token, secret_hash: &[u8; 32]) -> Result<()>;
+    /// Replaces a token's snapshot (revocation).
+    fn update_token(&mut self, token: &Token) -> Result<()>;
 }
 
 /// A transactional backend.

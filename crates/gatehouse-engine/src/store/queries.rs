@@ -20,6 +20,7 @@ use crate::plan::PlanRevision;
 use crate::run::{Run, Turn};
 use crate::scoring::CapabilityRating;
 use crate::store::{EventFilter, GateFilter, ReadTx, RunFilter, WriteTx};
+use crate::token::Token;
 
 /// The end of the hash chain, kept in memory by the single writer.
 #[derive(Debug, Clone, Copy)]
@@ -293,6 +294,17 @@ impl<W> ReadTx for Db<'_, W> {
         let n: i64 = self.conn.query_row("SELECT coalesce(max(seq), 0) FROM events", [], |r| r.get(0))?;
         Ok(n as u64)
     }
+
+    fn tokens(&self) -> Result<Vec<Token>> {
+        collect(self.conn, "SELECT data FROM tokens ORDER BY created_at, id", &[])
+    }
+
+    fn token_by_hash(&self, hash: &[u8; 32]) -> Result<Option<Token>> {
+        let mut stmt =
+            self.conn.prepare_cached("SELECT data FROM tokens WHERE secret_hash = ? AND revoked_at IS NULL")?;
+        let data: Option<String> = stmt.query_row([&hash[..]], |r| r.get(0)).optional()?;
+        data.map(|d| parse(&d)).transpose()
+    }
 }
 
 fn read_events(conn: &Connection, sql: &str, params: &[SqlValue]) -> Result<Vec<Event>> {
@@ -461,6 +473,32 @@ impl WriteTx for Db<'_, &mut WriteState> {
         let event = Event { seq, hash: hex::encode(hash), body };
         self.state.events.push(Arc::new(event.clone()));
         Ok(event)
+    }
+
+    fn insert_token(&mut self, token: &Token, secret_hash: &[u8; 32]) -> Result<()> {
+        self.conn
+            .prepare_cached(
+                "INSERT INTO tokens (id, name, role, secret_hash, created_at, revoked_at, data) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            )?
+            .execute(params![
+                token.id,
+                token.name,
+                token.role.as_str(),
+                &secret_hash[..],
+                micros(token.created_at),
+                token.revoked_at.map(micros),
+                to_json(token)?
+            ])?;
+        Ok(())
+    }
+
+    fn update_token(&mut self, token: &Token) -> Result<()> {
+        self.conn.prepare_cached("UPDATE tokens SET revoked_at = ?, data = ? WHERE id = ?")?.execute(params![
+            token.revoked_at.map(micros),
+            to_json(token)?,
+            token.id
+        ])?;
+        Ok(())
     }
 
     fn purge_run(&mut self, run: &RunId) -> Result<()> {

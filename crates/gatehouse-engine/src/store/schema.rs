@@ -104,6 +104,18 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX events_by_session ON events (session_id, seq) WHERE session_id IS NOT NULL;
     CREATE INDEX events_by_user ON events (user_id, seq) WHERE user_id IS NOT NULL;
     "#,
+    // 2: API tokens. Only a SHA-256 of each secret is kept.
+    r#"
+    CREATE TABLE tokens (
+        id          TEXT PRIMARY KEY,
+        name        TEXT NOT NULL,
+        role        TEXT NOT NULL,
+        secret_hash BLOB NOT NULL UNIQUE,
+        created_at  INTEGER NOT NULL,
+        revoked_at  INTEGER,
+        data        TEXT NOT NULL
+    ) STRICT;
+    "#,
 ];
 
 /// The schema version this binary writes.

@@ -1,0 +1,116 @@
+//! The API's one error type. Engine errors become HTTP statuses here and
+//! nowhere else; every error body is `{code, message}` (plus who resolved a
+//! gate first, for conflicts) so clients branch on codes, not on text.
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use chrono::{DateTime, Utc};
+use gatehouse_engine::{EngineError, ErrorCode};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// Machine-readable error codes of the API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ApiErrorCode {
+    /// No token, or an unknown or revoked one (401).
+    Unauthorized,
+    /// The token's role may not do this (403), or the request's origin is refused.
+    Forbidden,
+    /// No such run, gate, key or token (404).
+    NotFound,
+    /// Someone decided first, or the state forbids the change (409).
+    Conflict,
+    /// The body is too large (413).
+    PayloadTooLarge,
+    /// Malformed JSON or a field breaks a rule (422).
+    Invalid,
+    /// Gatehouse itself failed (500); never caused by a client's mistake.
+    Internal,
+}
+
+/// An error response body.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ApiErrorBody {
+    /// What kind of error.
+    pub code: ApiErrorCode,
+    /// What went wrong and what to do.
+    pub message: String,
+    /// For a gate conflict: who decided first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolved_by: Option<String>,
+    /// For a gate conflict: when the gate closed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolved_at: Option<DateTime<Utc>>,
+}
+
+/// An error on its way to becoming a response.
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    body: ApiErrorBody,
+}
+
+impl ApiError {
+    /// An error with a status, a code and a message.
+    pub fn new(status: StatusCode, code: ApiErrorCode, message: impl Into<String>) -> Self {
+        Self { status, body: ApiErrorBody { code, message: message.into(), resolved_by: None, resolved_at: None } }
+    }
+    /// 401.
+    pub fn unauthorized(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNAUTHORIZED, ApiErrorCode::Unauthorized, message)
+    }
+    /// 403.
+    pub fn forbidden(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::FORBIDDEN, ApiErrorCode::Forbidden, message)
+    }
+    /// 422 naming a field.
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNPROCESSABLE_ENTITY, ApiErrorCode::Invalid, message)
+    }
+    /// 404.
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::NOT_FOUND, ApiErrorCode::NotFound, message)
+    }
+    /// 500, logged.
+    pub fn internal(message: impl Into<String>) -> Self {
+        let message = message.into();
+        tracing::error!(%message, "internal error");
+        Self::new(StatusCode::INTERNAL_SERVER_ERROR, ApiErrorCode::Internal, message)
+    }
+    /// The status.
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+}
+
+impl From<EngineError> for ApiError {
+    fn from(e: EngineError) -> Self {
+        let message = e.to_string();
+        match (&e, e.code()) {
+            (EngineError::GateClosed { resolved_by, resolved_at, .. }, _) => Self {
+                status: StatusCode::CONFLICT,
+                body: ApiErrorBody {
+                    code: ApiErrorCode::Conflict,
+                    message,
+                    resolved_by: resolved_by.clone(),
+                    resolved_at: *resolved_at,
+                },
+            },
+            (_, ErrorCode::NotFound) => Self::not_found(message),
+            (_, ErrorCode::Conflict) => Self::new(StatusCode::CONFLICT, ApiErrorCode::Conflict, message),
+            (_, ErrorCode::Invalid) => Self::invalid(message),
+            (_, ErrorCode::Storage) => Self::internal(message),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (self.status, Json(self.body)).into_response()
+    }
+}
+
+/// The handlers' result type.
+pub type ApiResult<T> = Result<T, ApiError>;

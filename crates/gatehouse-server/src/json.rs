@@ -1,0 +1,54 @@
+//! A JSON body extractor whose errors name the offending field. Malformed
+//! JSON and schema violations are 422 with `{code: "invalid", message}`
+//! whose message starts with the field's path; oversized bodies are 413.
+
+use axum::body::Bytes;
+use axum::extract::{FromRequest, Request};
+use axum::http::StatusCode;
+use serde::de::DeserializeOwned;
+
+use crate::error::{ApiError, ApiErrorCode};
+
+/// `Json<T>` with field-naming errors.
+pub struct ApiJson<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        let content_type = req.headers().get(axum::http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
+        if content_type.is_some_and(|ct| !ct.starts_with("application/json")) {
+            return Err(ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                ApiErrorCode::Invalid,
+                "send the body as application/json",
+            ));
+        }
+        let bytes = Bytes::from_request(req, state).await.map_err(|e| {
+            if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::new(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    ApiErrorCode::PayloadTooLarge,
+                    "the body is larger than this server accepts",
+                )
+            } else {
+                ApiError::invalid(format!("cannot read the body: {e}"))
+            }
+        })?;
+        parse(&bytes).map(ApiJson)
+    }
+}
+
+/// Parses JSON, naming the path of the first bad field.
+pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    let de = &mut serde_json::Deserializer::from_slice(bytes);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if path.is_empty() || path == "." {
+            ApiError::invalid(format!("body: {inner}"))
+        } else {
+            ApiError::invalid(format!("{path}: {inner}"))
+        }
+    })
+}

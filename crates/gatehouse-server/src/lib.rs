@@ -1,0 +1,124 @@
+//! The Gatehouse HTTP API: one axum server for agents, the reviewer UI and
+//! tests. REST under `/api/hitl`, live events as Server-Sent Events,
+//! long-poll waits, webhooks, bearer tokens with roles, and an OpenAPI
+//! document generated from the handlers themselves.
+
+use std::net::SocketAddr;
+
+use axum::extract::DefaultBodyLimit;
+use axum::Router;
+use gatehouse_engine::Engine;
+use tokio::net::TcpListener;
+use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
+
+pub mod auth;
+pub mod error;
+pub mod json;
+pub mod markdown;
+pub mod routes;
+pub mod state;
+pub mod waiters;
+pub mod webhook;
+
+pub use error::{ApiError, ApiErrorCode};
+pub use state::{AppState, ServerConfig};
+
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "Gatehouse API", description = "Human-in-the-loop gates for AI agents: agents ask, reviewers decide."),
+    components(schemas(error::ApiErrorBody)),
+    modifiers(&BearerAuth)
+)]
+struct ApiDoc;
+
+struct BearerAuth;
+
+impl utoipa::Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+        openapi.security = Some(vec![SecurityRequirement::new("bearer", Vec::<String>::new())]);
+    }
+}
+
+/// The OpenAPI document, generated from the handlers' annotations.
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    let (_, api) = api_router().split_for_parts();
+    api
+}
+
+fn api_router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(ApiDoc::openapi()).nest("/api/hitl", routes::router())
+}
+
+/// The whole application: the API behind its guards, and the OpenAPI document.
+pub fn app(state: AppState) -> Router {
+    let (api, doc) = api_router().split_for_parts();
+    let api = api.layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_token));
+    let doc_json = serde_json::to_string(&doc).unwrap_or_default();
+    Router::new()
+        .merge(api)
+        .route(
+            "/api/hitl/openapi.json",
+            axum::routing::get(
+                move || async move { ([(axum::http::header::CONTENT_TYPE, "application/json")], doc_json) },
+            ),
+        )
+        .layer(DefaultBodyLimit::max(state.config.body_limit))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), auth::same_origin_only))
+        .with_state(state)
+}
+
+/// A running server.
+pub struct RunningServer {
+    /// The address it listens on.
+    pub addr: SocketAddr,
+    /// Its state (engine, waiters, webhook counters).
+    pub state: AppState,
+    handle: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl RunningServer {
+    /// Waits until the server stops.
+    pub async fn wait(self) -> std::io::Result<()> {
+        self.handle.await.map_err(std::io::Error::other)?
+    }
+    /// Stops the server.
+    pub fn abort(&self) {
+        self.handle.abort();
+    }
+}
+
+/// Binds `config.bind` (port 0 picks a free port) and serves `engine`,
+/// with the expiry sweep, gate waiters and webhooks running beside it.
+pub async fn start(engine: Engine, mut config: ServerConfig) -> std::io::Result<RunningServer> {
+    let listener = TcpListener::bind(config.bind).await?;
+    let addr = listener.local_addr()?;
+    config.bind = addr;
+    let state = AppState::new(engine.clone(), config);
+    tokio::spawn(std::sync::Arc::clone(&state.waiters).dispatch(engine.clone()));
+    tokio::spawn(std::sync::Arc::clone(&state.webhooks).dispatch(engine.clone(), state.public_url()));
+    tokio::spawn(sweep_forever(engine));
+    let app = app(state.clone());
+    let handle = tokio::spawn(async move { axum::serve(listener, app).await });
+    Ok(RunningServer { addr, state, handle })
+}
+
+/// Expires stale gates every few seconds (seed 002's cron, but prompt).
+async fn sweep_forever(engine: Engine) {
+    let mut tick = tokio::time::interval(std::time::Duration::from_secs(5));
+    loop {
+        tick.tick().await;
+        let e = engine.clone();
+        match tokio::task::spawn_blocking(move || e.sweep_expired()).await {
+            Ok(Ok(expired)) if !expired.is_empty() => tracing::info!(count = expired.len(), "expired stale gates"),
+            Ok(Err(err)) => tracing::error!(error = %err, "expiry sweep failed"),
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,308 @@
+//! Gates over HTTP, the hot path: an agent opens a gate and long-polls for
+//! its decision; reviewers list the queue in panel order, open one (with
+//! its markdown rendered safely and its payload diffed against
+//! `example_input`) and resolve it. The first resolver wins; later ones
+//! get 409 naming who resolved it and when.
+
+use std::time::Duration;
+
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::Json;
+use chrono::{DateTime, Utc};
+use gatehouse_engine::decision::DecisionInput;
+use gatehouse_engine::diff::{diff_values, PayloadDiff};
+use gatehouse_engine::{
+    BlockingMode, Gate, GateFilter, GateId, GateKind, GateStatus, NewGate, Priority, RunId, RunStatus, Turn,
+};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::auth::Caller;
+use crate::error::{ApiError, ApiErrorBody, ApiResult};
+use crate::json::ApiJson;
+use crate::markdown;
+use crate::state::AppState;
+
+/// This module's routes.
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(open_gate))
+        .routes(routes!(wait_gate))
+        .routes(routes!(list_gates))
+        .routes(routes!(get_gate))
+        .routes(routes!(resolve_gate))
+}
+
+/// Answer to opening a gate.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct OpenedGate {
+    /// The gate's id.
+    pub gate_id: GateId,
+    /// `pending`, or `resolved` when a policy passed it at once.
+    pub status: GateStatus,
+    /// The whole gate.
+    pub gate: Gate,
+}
+
+/// Opens a gate of any kind on a run. An `Idempotency-Key` header (or the
+/// body's `idempotency_key`) makes retries return the first gate.
+#[utoipa::path(post, path = "/runs/{run_id}/gates", tag = "agents",
+    params(("run_id" = String, Path, description = "The run"), ("Idempotency-Key" = Option<String>, Header, description = "Retry key")),
+    request_body = NewGate,
+    responses((status = 201, body = OpenedGate), (status = 404, body = ApiErrorBody), (status = 409, body = ApiErrorBody), (status = 422, body = ApiErrorBody)))]
+pub async fn open_gate(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(run_id): Path<String>,
+    headers: HeaderMap,
+    ApiJson(mut new): ApiJson<NewGate>,
+) -> ApiResult<(StatusCode, Json<OpenedGate>)> {
+    if let Some(key) = headers.get("idempotency-key") {
+        let key = key.to_str().map_err(|_| ApiError::invalid("Idempotency-Key: must be visible ASCII"))?;
+        new.idempotency_key = Some(key.to_owned());
+    }
+    let run_id = RunId::from_string(run_id);
+    let run = state.engine(move |e| e.run(&run_id)).await?;
+    caller.may_use_run(&run)?;
+    let actor = caller.name.clone();
+    let gate = state.engine(move |e| e.open_gate(&run.id, new, &actor)).await?;
+    Ok((StatusCode::CREATED, Json(OpenedGate { gate_id: gate.id.clone(), status: gate.status, gate })))
+}
+
+/// How long to wait.
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct WaitQuery {
+    /// Seconds to wait for a decision, 0 to 60 (default 30).
+    pub timeout: Option<f64>,
+}
+
+/// Long-polls a gate: returns the moment it is decided, expired or
+/// cancelled, or the still-pending gate when the timeout passes.
+#[utoipa::path(get, path = "/gates/{gate_id}/wait", tag = "agents",
+    params(("gate_id" = String, Path, description = "The gate"), WaitQuery),
+    responses((status = 200, body = Gate), (status = 404, body = ApiErrorBody), (status = 422, body = ApiErrorBody)))]
+pub async fn wait_gate(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(gate_id): Path<String>,
+    Query(q): Query<WaitQuery>,
+) -> ApiResult<Json<Gate>> {
+    let timeout = q.timeout.unwrap_or(30.0);
+    if !(0.0..=60.0).contains(&timeout) || timeout.is_nan() {
+        return Err(ApiError::invalid(format!("timeout: must be from 0 to 60 seconds, got {timeout}")));
+    }
+    let gate_id = GateId::from_string(gate_id);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs_f64(timeout);
+    let ticket = state.waiters.register(&gate_id);
+    let mut first = true;
+    loop {
+        // Arm the wake-up before reading, so a decision in between still wakes us.
+        let notified = ticket.notify.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        let id = gate_id.clone();
+        let (gate, run) = state
+            .engine(move |e| {
+                let gate = e.gate(&id)?;
+                let run = e.run(&gate.run_id)?;
+                Ok((gate, run))
+            })
+            .await?;
+        if first {
+            caller.may_use_run(&run)?;
+            first = false;
+        }
+        if gate.status.is_terminal() || tokio::time::Instant::now() >= deadline {
+            return Ok(Json(gate));
+        }
+        if tokio::time::timeout_at(deadline, notified).await.is_err() {
+            // Timed out: answer with the gate as it is now.
+            let id = gate_id.clone();
+            return Ok(Json(state.engine(move |e| e.gate(&id)).await?));
+        }
+    }
+}
+
+/// Filters for the queue.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+pub struct GateQuery {
+    /// pending (default), resolved, expired, cancelled, or `all`.
+    pub status: Option<String>,
+    /// Only this kind.
+    pub kind: Option<GateKind>,
+    /// Only this blocking mode.
+    pub mode: Option<BlockingMode>,
+    /// Only this run.
+    pub run_id: Option<String>,
+    /// Only this agent.
+    pub agent: Option<String>,
+    /// At most this many (default 500, at most 10000).
+    pub limit: Option<u32>,
+    /// Skip this many.
+    pub offset: Option<u32>,
+}
+
+/// One line of the reviewer's panel.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct GateSummary {
+    /// The gate.
+    pub id: GateId,
+    /// Its run.
+    pub run_id: RunId,
+    /// Its kind.
+    pub kind: GateKind,
+    /// Sync, async or advisory.
+    pub mode: BlockingMode,
+    /// Urgency.
+    pub priority: Priority,
+    /// The asking agent.
+    pub agent: String,
+    /// The first 50 characters of its text.
+    pub preview: String,
+    /// Where it is.
+    pub status: GateStatus,
+    /// When it opened.
+    pub created_at: DateTime<Utc>,
+    /// When it expires.
+    pub expires_at: Option<DateTime<Utc>>,
+}
+
+impl From<&Gate> for GateSummary {
+    fn from(g: &Gate) -> Self {
+        Self {
+            id: g.id.clone(),
+            run_id: g.run_id.clone(),
+            kind: g.kind(),
+            mode: g.mode,
+            priority: g.priority,
+            agent: g.agent.clone(),
+            preview: g.preview(),
+            status: g.status,
+            created_at: g.created_at,
+            expires_at: g.expires_at,
+        }
+    }
+}
+
+/// A page of the queue.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct GateList {
+    /// The gates, pending ones in panel order: sync first, then priority, then age.
+    pub gates: Vec<GateSummary>,
+    /// How many match in all.
+    pub total: u64,
+}
+
+fn parse_status(s: Option<&str>) -> ApiResult<Option<GateStatus>> {
+    Ok(match s.unwrap_or("pending") {
+        "all" => None,
+        "pending" => Some(GateStatus::Pending),
+        "resolved" => Some(GateStatus::Resolved),
+        "expired" => Some(GateStatus::Expired),
+        "cancelled" => Some(GateStatus::Cancelled),
+        other => {
+            return Err(ApiError::invalid(format!(
+                "status: `{other}` is not one of pending, resolved, expired, cancelled, all"
+            )))
+        }
+    })
+}
+
+/// Lists gates for the panel. Agents see only their own.
+#[utoipa::path(get, path = "/gates", tag = "reviewers", params(GateQuery),
+    responses((status = 200, body = GateList), (status = 422, body = ApiErrorBody)))]
+pub async fn list_gates(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(q): Query<GateQuery>,
+) -> ApiResult<Json<GateList>> {
+    let limit = q.limit.unwrap_or(500);
+    if limit > 10_000 {
+        return Err(ApiError::invalid("limit: at most 10000"));
+    }
+    let mut filter = GateFilter {
+        status: parse_status(q.status.as_deref())?,
+        kind: q.kind,
+        mode: q.mode,
+        run_id: q.run_id.map(RunId::from_string),
+        agent: q.agent,
+        limit: Some(limit),
+        offset: q.offset.unwrap_or(0),
+    };
+    if caller.role == gatehouse_engine::TokenRole::Agent {
+        filter.agent = Some(caller.name.clone());
+    }
+    let (gates, total) = state.engine(move |e| Ok((e.gates(&filter)?, e.count_gates(&filter)?))).await?;
+    Ok(Json(GateList { gates: gates.iter().map(GateSummary::from).collect(), total }))
+}
+
+/// A gate with everything a reviewer needs to decide it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct GateDetail {
+    /// The gate.
+    pub gate: Gate,
+    /// Its text rendered from markdown and sanitised.
+    pub text_html: String,
+    /// The payload against `example_input`, when both exist.
+    pub payload_diff: Option<PayloadDiff>,
+    /// Its run's title.
+    pub run_title: String,
+    /// Its run's status.
+    pub run_status: RunStatus,
+    /// The run's most recent turns (up to 10), oldest first.
+    pub recent_turns: Vec<Turn>,
+}
+
+/// One gate, rendered for review.
+#[utoipa::path(get, path = "/gates/{gate_id}", tag = "reviewers", params(("gate_id" = String, Path, description = "The gate")),
+    responses((status = 200, body = GateDetail), (status = 404, body = ApiErrorBody)))]
+pub async fn get_gate(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(gate_id): Path<String>,
+) -> ApiResult<Json<GateDetail>> {
+    let id = GateId::from_string(gate_id);
+    let (gate, run, turns) = state
+        .engine(move |e| {
+            let gate = e.gate(&id)?;
+            let run = e.run(&gate.run_id)?;
+            let turns = e.turns(&run.id)?;
+            Ok((gate, run, turns))
+        })
+        .await?;
+    caller.may_use_run(&run)?;
+    let payload_diff = match (&gate.example_input, &gate.payload) {
+        (Some(example), Some(payload)) => Some(diff_values(example, payload)),
+        _ => None,
+    };
+    let recent_turns = turns[turns.len().saturating_sub(10)..].to_vec();
+    Ok(Json(GateDetail {
+        text_html: markdown::render(&gate.text),
+        payload_diff,
+        run_title: run.title,
+        run_status: run.status,
+        recent_turns,
+        gate,
+    }))
+}
+
+/// Decides a gate. Reviewers and admins only; the decider recorded is the
+/// token's identity. 409 names who resolved it first and when.
+#[utoipa::path(post, path = "/gates/{gate_id}/resolve", tag = "reviewers", params(("gate_id" = String, Path, description = "The gate")),
+    request_body = DecisionInput,
+    responses((status = 200, body = Gate), (status = 403, body = ApiErrorBody), (status = 404, body = ApiErrorBody),
+        (status = 409, body = ApiErrorBody), (status = 422, body = ApiErrorBody)))]
+pub async fn resolve_gate(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(gate_id): Path<String>,
+    ApiJson(input): ApiJson<DecisionInput>,
+) -> ApiResult<Json<Gate>> {
+    caller.require_reviewer()?;
+    let id = GateId::from_string(gate_id);
+    let reviewer = caller.name.clone();
+    Ok(Json(state.engine(move |e| e.resolve_gate(&id, input, &reviewer)).await?))
+}

@@ -1,0 +1,123 @@
+//! Shared server state: the engine, the configuration, gate waiters and
+//! the token cache. Engine calls are synchronous, so handlers run them on
+//! the blocking pool through [`AppState::engine`] and never stall the runtime.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use gatehouse_engine::{Engine, EngineError, Token};
+
+use crate::error::{ApiError, ApiResult};
+use crate::waiters::Waiters;
+use crate::webhook::Webhooks;
+
+/// How the server runs.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Where it listens.
+    pub bind: SocketAddr,
+    /// Largest accepted request body, bytes (default 1 MiB).
+    pub body_limit: usize,
+    /// Default webhook for new sync gates (`GATEHOUSE_WEBHOOK_URL`).
+    pub webhook_url: Option<String>,
+    /// Extra host names accepted in `Host` (besides loopback and the bound address).
+    pub allowed_hosts: Vec<String>,
+    /// The base URL links point at; defaults to `http://{bind}`.
+    pub public_url: Option<String>,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            bind: SocketAddr::from(([127, 0, 0, 1], 7777)),
+            body_limit: 1024 * 1024,
+            webhook_url: None,
+            allowed_hosts: Vec::new(),
+            public_url: None,
+        }
+    }
+}
+
+/// Everything handlers share. Cheap to clone.
+#[derive(Clone)]
+pub struct AppState {
+    engine: Engine,
+    /// The configuration, with `bind` set to the address actually bound.
+    pub config: Arc<ServerConfig>,
+    /// Agents long-polling for gates.
+    pub waiters: Arc<Waiters>,
+    /// Webhook delivery.
+    pub webhooks: Arc<Webhooks>,
+    tokens: Arc<Mutex<HashMap<String, (Token, Instant)>>>,
+}
+
+/// How long an authenticated token is trusted before it is looked up again
+/// (revocations through this server take effect at once; through another
+/// process within this time).
+const TOKEN_CACHE_TTL: Duration = Duration::from_secs(5);
+
+impl AppState {
+    /// State over `engine`.
+    pub fn new(engine: Engine, config: ServerConfig) -> Self {
+        let config = Arc::new(config);
+        Self {
+            waiters: Arc::new(Waiters::default()),
+            webhooks: Arc::new(Webhooks::new(config.webhook_url.clone())),
+            engine,
+            config,
+            tokens: Arc::default(),
+        }
+    }
+
+    /// Runs a synchronous engine call on the blocking pool.
+    pub async fn engine<T, F>(&self, f: F) -> ApiResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Engine) -> Result<T, EngineError> + Send + 'static,
+    {
+        let engine = self.engine.clone();
+        tokio::task::spawn_blocking(move || f(&engine))
+            .await
+            .map_err(|e| ApiError::internal(format!("engine task failed: {e}")))?
+            .map_err(ApiError::from)
+    }
+
+    /// The engine itself, for callers already on a blocking thread.
+    pub fn engine_handle(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// The base URL for links (webhooks, event streams).
+    pub fn public_url(&self) -> String {
+        self.config.public_url.clone().unwrap_or_else(|| format!("http://{}", self.config.bind))
+    }
+
+    /// The live token for a secret, from the cache or the store.
+    pub async fn authenticate(&self, secret: &str) -> ApiResult<Option<Token>> {
+        if let Ok(cache) = self.tokens.lock() {
+            if let Some((token, at)) = cache.get(secret) {
+                if at.elapsed() < TOKEN_CACHE_TTL {
+                    return Ok(Some(token.clone()));
+                }
+            }
+        }
+        let owned = secret.to_owned();
+        let token = self.engine(move |e| e.authenticate(&owned)).await?;
+        if let (Some(token), Ok(mut cache)) = (&token, self.tokens.lock()) {
+            if cache.len() > 10_000 {
+                cache.clear();
+            }
+            cache.insert(secret.to_owned(), (token.clone(), Instant::now()));
+        }
+        Ok(token)
+    }
+
+    /// Forgets cached tokens (after a revocation).
+    pub fn forget_tokens(&self) {
+        if let Ok(mut cache) = self.tokens.lock() {
+            cache.clear();
+        }
+    }
+}

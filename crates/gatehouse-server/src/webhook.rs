@@ -1,0 +1,135 @@
+//! Webhooks for new sync gates (seed 002): a POST with the blocker payload
+//! and a link to open the gate, sent in the background with a 5 s timeout.
+//! Failures are logged and counted and never delay or fail gate creation.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use gatehouse_engine::{BlockingMode, Engine, EventKind, Gate};
+use serde::Serialize;
+use tokio::sync::broadcast::error::RecvError;
+use utoipa::ToSchema;
+
+/// What a webhook receiver gets (seed 002's fields plus Gatehouse's own).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct WebhookPayload {
+    /// The gate's id (seed 002's blocker id).
+    pub blocker_id: String,
+    /// The question or action.
+    pub question: String,
+    /// The asking agent.
+    pub agent_id: String,
+    /// The plan task, or the run when there is none.
+    pub task_id: String,
+    /// Always `SYNC`: only blocking gates are announced.
+    #[serde(rename = "type")]
+    pub kind_of_block: String,
+    /// When the gate opened (RFC 3339).
+    pub created_at: String,
+    /// Where a reviewer opens it.
+    pub dashboard_url: String,
+    /// The gate's kind.
+    pub gate_kind: String,
+    /// Its run.
+    pub run_id: String,
+    /// Its priority.
+    pub priority: String,
+}
+
+/// Delivery counters, for metrics and tests.
+#[derive(Debug, Default, Clone, Copy, Serialize, ToSchema)]
+pub struct WebhookStats {
+    /// Receivers that answered 2xx.
+    pub delivered: u64,
+    /// Timeouts, refused connections and non-2xx answers.
+    pub failed: u64,
+}
+
+/// The webhook sender.
+pub struct Webhooks {
+    default_url: Option<String>,
+    client: reqwest::Client,
+    delivered: AtomicU64,
+    failed: AtomicU64,
+}
+
+impl Webhooks {
+    /// A sender posting to `default_url` unless a run overrides it.
+    pub fn new(default_url: Option<String>) -> Self {
+        let client = reqwest::Client::builder()
+            .timeout(Duration::from_secs(5))
+            .connect_timeout(Duration::from_secs(5))
+            .build()
+            .unwrap_or_default();
+        Self { default_url, client, delivered: AtomicU64::new(0), failed: AtomicU64::new(0) }
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> WebhookStats {
+        WebhookStats { delivered: self.delivered.load(Ordering::Relaxed), failed: self.failed.load(Ordering::Relaxed) }
+    }
+
+    /// Follows the engine's events and announces every new sync gate.
+    pub async fn dispatch(self: Arc<Self>, engine: Engine, public_url: String) {
+        let mut events = engine.live_events();
+        loop {
+            let event = match events.recv().await {
+                Ok(event) => event,
+                Err(RecvError::Lagged(n)) => {
+                    tracing::warn!(missed = n, "webhook dispatcher fell behind; some gates were not announced");
+                    continue;
+                }
+                Err(RecvError::Closed) => return,
+            };
+            let EventKind::GateOpened { gate } = &event.body.kind else { continue };
+            if gate.mode != BlockingMode::Sync {
+                continue;
+            }
+            let gate = gate.clone();
+            let (engine, me, public_url) = (engine.clone(), Arc::clone(&self), public_url.clone());
+            tokio::spawn(async move {
+                let run_id = gate.run_id.clone();
+                let override_url = tokio::task::spawn_blocking(move || engine.run(&run_id))
+                    .await
+                    .ok()
+                    .and_then(|r| r.ok())
+                    .and_then(|run| run.hitl_config.webhook_url);
+                if let Some(url) = override_url.or_else(|| me.default_url.clone()) {
+                    me.deliver(&url, &payload(&gate, &public_url)).await;
+                }
+            });
+        }
+    }
+
+    async fn deliver(&self, url: &str, payload: &WebhookPayload) {
+        match self.client.post(url).json(payload).send().await {
+            Ok(resp) if resp.status().is_success() => {
+                self.delivered.fetch_add(1, Ordering::Relaxed);
+            }
+            Ok(resp) => {
+                self.failed.fetch_add(1, Ordering::Relaxed);
+                tracing::error!(%url, status = %resp.status(), gate = %payload.blocker_id, "webhook receiver refused the gate");
+            }
+            Err(e) => {
+                self.failed.fetch_add(1, Ordering::Relaxed);
+                tracing::error!(%url, error = %e, gate = %payload.blocker_id, "webhook delivery failed");
+            }
+        }
+    }
+}
+
+fn payload(gate: &Gate, public_url: &str) -> WebhookPayload {
+    WebhookPayload {
+        blocker_id: gate.id.to_string(),
+        question: gate.text.clone(),
+        agent_id: gate.agent.clone(),
+        task_id: gate.context.task_id.clone().unwrap_or_else(|| gate.run_id.to_string()),
+        kind_of_block: "SYNC".into(),
+        created_at: gate.created_at.to_rfc3339(),
+        dashboard_url: format!("{public_url}/#gate-{}", gate.id),
+        gate_kind: gate.kind().as_str().into(),
+        run_id: gate.run_id.to_string(),
+        priority: format!("{:?}", gate.priority).to_lowercase(),
+    }
+}
