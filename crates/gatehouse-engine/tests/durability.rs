@@ -105,3 +105,39 @@ fn every_resolution_acknowledged_before_sigkill_survives_and_the_database_is_int
     }
     assert!(engine.verify_audit().unwrap().is_intact());
 }
+
+#[test]
+fn an_older_gatehouse_refuses_a_database_from_a_newer_one_and_leaves_it_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("future.db");
+    drop(Engine::open(&db, EngineConfig::default()).unwrap());
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.pragma_update(None, "user_version", 99).unwrap();
+    drop(conn);
+    let err = Engine::open(&db, EngineConfig::default()).err().expect("refused");
+    assert!(matches!(err, EngineError::NewerDatabase { found: 99, .. }), "{err:?}");
+    assert!(err.to_string().contains("upgrade Gatehouse"));
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+    assert_eq!(version, 99);
+}
+
+#[test]
+fn a_subscriber_that_overflows_the_live_buffer_catches_up_from_disk_without_gaps() {
+    use gatehouse_engine::StoreOptions;
+    let dir = tempfile::tempdir().unwrap();
+    let config =
+        EngineConfig { store: StoreOptions { event_buffer: 16, ..StoreOptions::default() }, ..EngineConfig::default() };
+    let engine = Engine::open(dir.path().join("small-buffer.db"), config).unwrap();
+    let mut sub = engine.subscribe(0, Default::default());
+    let run = engine.create_run(NewRun { agent: "a".into(), ..NewRun::default() }, "a").unwrap();
+    for i in 0..100 {
+        engine.open_gate(&run.id, NewGate::question(format!("q{i}")), "a").unwrap();
+    }
+    let head = engine.head_seq().unwrap();
+    let mut seqs = Vec::new();
+    while let Some(e) = sub.next_timeout(std::time::Duration::from_millis(100)).unwrap() {
+        seqs.push(e.seq);
+    }
+    assert_eq!(seqs, (1..=head).collect::<Vec<_>>());
+}
