@@ -1,0 +1,256 @@
+//! The maintenance commands: audit verification, recordings (export,
+//! import, replay), the expiry sweep and retention. Each is a thin wrapper
+//! over one engine call that explains its result in plain words.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use gatehouse_engine::event::{EventBody, EventKind};
+use gatehouse_engine::{Engine, Gate, GateId, Recording, RecordingScope, Replay, RunFilter, RunId, RunStatus};
+
+use crate::out::outln;
+use crate::table::{short, snake, Table};
+
+/// Who the audit log names for changes made from the command line.
+const CLI_ACTOR: &str = "cli";
+
+/// Arguments of `export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    #[command(flatten)]
+    scope: ScopeArgs,
+    /// Write to FILE instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+/// Exactly one of the three scopes.
+#[derive(Debug, Args)]
+#[group(required = true, multiple = false)]
+struct ScopeArgs {
+    /// One run.
+    #[arg(long, value_name = "RUN_ID")]
+    run: Option<String>,
+    /// Every run of a session.
+    #[arg(long, value_name = "SESSION_ID")]
+    session: Option<String>,
+    /// The whole database.
+    #[arg(long)]
+    all: bool,
+}
+
+/// `audit verify`: exit 0 when the log is intact, 1 listing each problem.
+pub fn audit_verify(engine: &Engine) -> Result<ExitCode> {
+    let report = engine.verify_audit().context("cannot read the event log to verify it")?;
+    outln!("events checked:     {}", report.events);
+    outln!("purged events:      {}", report.purged_events);
+    outln!("decisions checked:  {}", report.decisions_checked);
+    outln!("head hash:          {}", report.head_hash);
+    if report.is_intact() {
+        outln!("audit log intact");
+        return Ok(ExitCode::SUCCESS);
+    }
+    outln!("problems ({}):", report.problems.len());
+    for problem in &report.problems {
+        outln!("  - {problem}");
+    }
+    outln!("audit log FAILED verification: the database was changed outside Gatehouse");
+    Ok(ExitCode::from(1))
+}
+
+/// `export`: a recording as pretty JSON to a file or stdout.
+pub fn export(engine: &Engine, args: &ExportArgs) -> Result<()> {
+    let (scope, what) = match (&args.scope.run, &args.scope.session) {
+        (Some(run), _) => (RecordingScope::Run { run_id: RunId::from_string(run.as_str()) }, format!("run {run}")),
+        (None, Some(session)) => {
+            (RecordingScope::Session { session_id: session.clone() }, format!("session {session}"))
+        }
+        (None, None) => (RecordingScope::All, "the database".to_owned()),
+    };
+    let recording = engine
+        .export(scope)
+        .with_context(|| format!("cannot export {what} (`gatehouse runs list` shows the runs and their sessions)"))?;
+    match &args.output {
+        Some(path) => {
+            let file = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+            write_json(BufWriter::new(file), &recording).with_context(|| format!("cannot write {}", path.display()))?;
+            let gates: usize = recording.runs.iter().map(|r| r.gates.len()).sum();
+            outln!(
+                "exported {} runs, {gates} gates and {} events to {}",
+                recording.runs.len(),
+                recording.events.len(),
+                path.display()
+            );
+        }
+        None => write_json(std::io::stdout().lock(), &recording).context("cannot write the recording to stdout")?,
+    }
+    Ok(())
+}
+
+fn write_json(mut out: impl Write, recording: &Recording) -> std::io::Result<()> {
+    serde_json::to_writer_pretty(&mut out, recording)?;
+    out.write_all(b"\n")?;
+    out.flush()
+}
+
+/// Reads and parses a recording file.
+fn read_recording(path: &Path) -> Result<Recording> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| {
+        format!("{} is not a Gatehouse recording; expected the JSON written by `gatehouse export`", path.display())
+    })
+}
+
+/// `import`: brings a recording's runs into this database.
+pub fn import(engine: &Engine, path: &Path) -> Result<()> {
+    let recording = read_recording(path)?;
+    let summary = engine.import(recording, CLI_ACTOR).with_context(|| {
+        format!("cannot import {}; nothing was imported (an import is all or nothing)", path.display())
+    })?;
+    outln!("imported {}", path.display());
+    outln!("runs:    {}", summary.runs.len());
+    outln!("gates:   {}", summary.gates);
+    outln!("events:  {}", summary.events);
+    for run in &summary.runs {
+        outln!("  {run}");
+    }
+    Ok(())
+}
+
+/// `replay`: one line per event, then the state the events lead to.
+pub fn replay(path: &Path) -> Result<()> {
+    let recording = read_recording(path)?;
+    let gates: HashMap<&GateId, &Gate> = recording.runs.iter().flat_map(|r| &r.gates).map(|g| (&g.id, g)).collect();
+    let mut replay = Replay::new(&recording);
+    while let Some(event) = replay.step() {
+        let at = event.at.format("%Y-%m-%d %H:%M:%S%.3f");
+        outln!("{at}  {:<20} {:<20} {}", short(&event.actor, 20), event.kind.name(), detail(event, &gates));
+    }
+    let state = replay.state();
+    outln!();
+    outln!("replayed {} events of {} runs", replay.position(), recording.runs.len());
+    let count = |names: Vec<String>| {
+        let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+        for name in names {
+            *counts.entry(name).or_default() += 1;
+        }
+        counts.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ")
+    };
+    outln!("runs:       {}", count(state.runs.values().map(|s| s.as_str().to_owned()).collect()));
+    outln!("gates:      {}", count(state.gates.values().map(|s| s.as_str().to_owned()).collect()));
+    outln!("turns:      {}", state.turns);
+    outln!("decisions:  {}", state.decisions);
+    Ok(())
+}
+
+/// A short description of an event for the replay listing.
+fn detail(event: &EventBody, gates: &HashMap<&GateId, &Gate>) -> String {
+    let about = |id: &GateId| match gates.get(id) {
+        Some(g) => format!("{} \"{}\"", g.kind().as_str(), short(&g.text, 50)),
+        None => id.to_string(),
+    };
+    match &event.kind {
+        EventKind::RunCreated { run } => format!("{} \"{}\"", run.agent, short(&run.title, 60)),
+        EventKind::RunStatusChanged { from, to, reason } => {
+            let why = reason.as_deref().map(|r| format!(" ({})", short(r, 60))).unwrap_or_default();
+            format!("{} -> {}{why}", from.as_str(), to.as_str())
+        }
+        EventKind::TurnAdded { turn } => format!("{} {}: {}", snake(&turn.role), turn.actor, short(&turn.content, 60)),
+        EventKind::GateOpened { gate } => {
+            format!("{} {} {}", gate.mode.as_str(), snake(&gate.priority), about(&gate.id))
+        }
+        EventKind::GateAutoPassed { gate, decision } => {
+            let reason = match &decision.origin {
+                gatehouse_engine::DecisionOrigin::Auto { reason } => reason.as_str(),
+                _ => "",
+            };
+            format!("{} passed: {}", about(&gate.id), short(reason, 60))
+        }
+        EventKind::GateResolved { gate_id, decision } => {
+            let text = decision.text.as_deref().map(|t| format!(": {}", short(t, 50))).unwrap_or_default();
+            format!("{} {} by {}{text}", about(gate_id), decision.action.as_str(), decision.decided_by)
+        }
+        EventKind::VoteRecorded { gate_id, vote } => {
+            format!("{} {} votes {}", about(gate_id), vote.reviewer, vote.action.as_str())
+        }
+        EventKind::ResolutionRefused { gate_id, attempted_by, resolved_by, status, .. } => {
+            let by = resolved_by.as_deref().map(|b| format!(" by {b}")).unwrap_or_default();
+            format!("{} {attempted_by} was too late: already {}{by}", about(gate_id), status.as_str())
+        }
+        EventKind::GateExpired { gate_id, reason } | EventKind::GateCancelled { gate_id, reason } => {
+            format!("{} {}", about(gate_id), short(reason, 60))
+        }
+        EventKind::ContextSet { key, new, .. } => format!("{key} = {}", short(&new.to_string(), 60)),
+        EventKind::ContextDeleted { key, .. } => format!("{key} deleted"),
+        EventKind::PlanRevised { revision } => {
+            format!("revision {}: {}", revision.revision, short(&revision.change_log.join("; "), 80))
+        }
+        EventKind::ScoreRecorded { agent, score, .. } => {
+            format!("{agent} scored {:.2} by {}", score.score, score.scorer)
+        }
+        EventKind::RecordingImported { runs, events } => format!("{} runs, {events} events", runs.len()),
+        EventKind::TokenCreated { token } => format!("{} ({})", token.name, token.role.as_str()),
+        EventKind::TokenRevoked { token_id } => token_id.clone(),
+        EventKind::RetentionPurged { runs, older_than } => {
+            format!("{} runs older than {}", runs.len(), older_than.format("%Y-%m-%d"))
+        }
+    }
+}
+
+/// `sweep`: expires stale gates and names them.
+pub fn sweep(engine: &Engine) -> Result<()> {
+    let expired = engine.sweep_expired().context("cannot run the expiry sweep")?;
+    if expired.is_empty() {
+        outln!("nothing to expire: no pending gate is past its deadline");
+        return Ok(());
+    }
+    outln!("expired {} gates:", expired.len());
+    let mut table = Table::new(&["id", "kind", "mode", "agent", "preview"]);
+    for id in &expired {
+        let gate = engine.gate(id).with_context(|| format!("cannot read expired gate {id}"))?;
+        table.row(vec![
+            id.to_string(),
+            gate.kind().as_str().into(),
+            gate.mode.as_str().into(),
+            gate.agent.clone(),
+            gate.preview(),
+        ]);
+    }
+    table.print("  ");
+    Ok(())
+}
+
+/// `retention purge`: removes old finished runs and names them.
+pub fn purge(engine: &Engine, days: u32) -> Result<()> {
+    // Read the titles first: after the purge only the ids remain.
+    let finished = RunFilter {
+        statuses: vec![RunStatus::Completed, RunStatus::Failed, RunStatus::Cancelled],
+        ..RunFilter::default()
+    };
+    let known: HashMap<RunId, (String, String, String)> = engine
+        .runs(&finished)
+        .context("cannot list finished runs")?
+        .into_iter()
+        .map(|r| (r.id, (r.status.as_str().to_owned(), r.agent, r.title)))
+        .collect();
+    let report = engine.purge_terminal_runs(days).context("cannot purge old runs")?;
+    let cutoff = report.older_than.format("%Y-%m-%d %H:%M:%S UTC");
+    if report.runs.is_empty() {
+        outln!("nothing to purge: no finished run was last changed before {cutoff}");
+        return Ok(());
+    }
+    outln!("purged {} runs last changed before {cutoff}:", report.runs.len());
+    let mut table = Table::new(&["id", "status", "agent", "title"]);
+    for id in &report.runs {
+        let (status, agent, title) = known.get(id).cloned().unwrap_or_default();
+        table.row(vec![id.to_string(), status, agent, short(&title, 60)]);
+    }
+    table.print("  ");
+    outln!("their events keep their hashes, so `gatehouse audit verify` still checks the whole chain");
+    Ok(())
+}

@@ -1,0 +1,33 @@
+//! The scripted stories: seven runs that together exercise every gate
+//! kind, every run policy, every blocking mode, plans, shared context,
+//! scoring, quorum, a lost race between reviewers, a cancelled run and an
+//! expired question. Each story reads top to bottom like what happened.
+
+mod engineering;
+mod images;
+mod operations;
+
+use anyhow::Result;
+use gatehouse_engine::run::{Participant, Role};
+
+use super::Sim;
+
+/// How many runs the stories create.
+pub const COUNT: u32 = 7;
+
+/// Plays every story in order.
+pub fn play(sim: &mut Sim) -> Result<()> {
+    engineering::checkout(sim)?;
+    operations::release(sim)?;
+    operations::research(sim)?;
+    engineering::payments_refactor(sim)?;
+    images::product_shots(sim)?;
+    images::cancelled_batch(sim)?;
+    engineering::nightly_ledger(sim)?;
+    Ok(())
+}
+
+/// Participants from `(name, role)` pairs.
+fn team(members: &[(&str, Role)]) -> Vec<Participant> {
+    members.iter().map(|(name, role)| Participant { name: (*name).to_owned(), role: *role }).collect()
+}
