@@ -52,6 +52,11 @@ impl DecisionAction {
     pub fn lets_agent_proceed(self) -> bool {
         matches!(self, Self::Approve | Self::Edit | Self::Respond | Self::Defer)
     }
+    /// Whether this decision counts as an approval in an agent's capability
+    /// rating: the proposal went ahead, as is or edited.
+    pub fn counts_as_approval(self) -> bool {
+        matches!(self, Self::Approve | Self::Edit)
+    }
     /// All actions.
     pub const ALL: [DecisionAction; 7] =
         [Self::Approve, Self::Edit, Self::Reject, Self::Respond, Self::NeedsRevision, Self::Defer, Self::Retry];

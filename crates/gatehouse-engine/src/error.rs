@@ -2,7 +2,7 @@
 //! a caller can act on, and carries a stable [`ErrorCode`] so the HTTP layer
 //! and the UI branch on codes, never on message text.
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 
 use crate::decision::DecisionAction;
@@ -133,9 +133,13 @@ pub enum EngineError {
 fn conflict_message(gate_id: &GateId, status: &GateStatus, by: Option<&str>, at: Option<&DateTime<Utc>>) -> String {
     match (status, by, at) {
         (GateStatus::Resolved, Some(by), Some(at)) => {
-            format!("gate {gate_id} was already resolved by {by} at {}", at.to_rfc3339())
+            format!("gate {gate_id} was already resolved by {by} at {}", at.to_rfc3339_opts(SecondsFormat::Secs, true))
         }
-        (status, _, Some(at)) => format!("gate {gate_id} is already {} (since {})", status.as_str(), at.to_rfc3339()),
+        (status, _, Some(at)) => format!(
+            "gate {gate_id} is already {} (since {})",
+            status.as_str(),
+            at.to_rfc3339_opts(SecondsFormat::Secs, true)
+        ),
         (status, _, None) => format!("gate {gate_id} is already {}", status.as_str()),
     }
 }

@@ -366,6 +366,12 @@ pub struct Gate {
     pub allowed_actions: Vec<DecisionAction>,
     /// Never auto-passed by a policy or protocol.
     pub requires_human: bool,
+    /// The agent's confidence in its proposal, 0..1 (for policy thresholds).
+    #[serde(default)]
+    pub confidence: Option<f64>,
+    /// Safety concerns the agent flagged (nsfw, pii...).
+    #[serde(default)]
+    pub safety_flags: Vec<String>,
     /// Several reviewers must agree.
     pub quorum: Option<Quorum>,
     /// Votes so far (quorum gates).
@@ -435,6 +441,13 @@ pub struct NewGate {
     /// Never auto-passed.
     #[serde(default)]
     pub requires_human: bool,
+    /// The agent's confidence in its proposal, 0..1: a run policy with
+    /// `confidence_min` passes a gate only when it is reported and high enough.
+    #[serde(default)]
+    pub confidence: Option<f64>,
+    /// Safety concerns the agent flagged (nsfw, pii...).
+    #[serde(default)]
+    pub safety_flags: Vec<String>,
     /// Several reviewers must agree.
     #[serde(default)]
     pub quorum: Option<Quorum>,
@@ -461,6 +474,8 @@ impl NewGate {
             example_input: None,
             allowed_actions: Vec::new(),
             requires_human: false,
+            confidence: None,
+            safety_flags: Vec::new(),
             quorum: None,
             expires_in_secs: None,
             idempotency_key: None,

@@ -154,7 +154,7 @@ impl<S: Store> Engine<S> {
                         if decision.origin == DecisionOrigin::Human {
                             let mut rating =
                                 tx.rating(&gate.agent)?.unwrap_or_else(|| CapabilityRating::new(&gate.agent));
-                            rating.record_decision(decision.action.lets_agent_proceed());
+                            rating.record_decision(decision.action.counts_as_approval());
                             tx.put_rating(&rating)?;
                         }
                     }

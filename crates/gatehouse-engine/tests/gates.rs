@@ -177,6 +177,14 @@ fn thresholds_hold_low_confidence_flagged_or_heavily_changed_payloads() {
     payload.example_input = Some(json!({"a": 1, "b": 2}));
     payload.payload = Some(json!({"a": 5, "b": 6}));
     assert_eq!(f.engine.open_gate(&run.id, payload, "a").unwrap().status, GateStatus::Pending);
+
+    // Other kinds pass a confidence threshold only with a reported confidence.
+    let mut approval = NewGate::approval("post", "Post the summary?", json!({}));
+    assert_eq!(f.engine.open_gate(&run.id, approval.clone(), "a").unwrap().status, GateStatus::Pending);
+    approval.confidence = Some(0.9);
+    assert_eq!(f.engine.open_gate(&run.id, approval.clone(), "a").unwrap().status, GateStatus::Resolved);
+    approval.safety_flags = vec!["nsfw".into()];
+    assert_eq!(f.engine.open_gate(&run.id, approval, "a").unwrap().status, GateStatus::Pending);
 }
 
 #[test]

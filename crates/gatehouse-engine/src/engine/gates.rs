@@ -70,6 +70,8 @@ impl<S: Store> Engine<S> {
                 example_input,
                 allowed_actions,
                 requires_human: new.requires_human,
+                confidence: new.confidence,
+                safety_flags: new.safety_flags.clone(),
                 quorum: new.quorum.clone(),
                 votes: Vec::new(),
                 status: GateStatus::Pending,
@@ -198,6 +200,13 @@ impl<S: Store> Engine<S> {
                     Attempt::Done(g) => Ok((*g, verdict)),
                 };
             }
+            if !gate.allowed_actions.contains(&action) {
+                return Err(EngineError::ActionNotAllowed {
+                    gate_id: gate.id.clone(),
+                    action,
+                    allowed: gate.allowed_actions,
+                });
+            }
             let run = load_run(tx, &gate.run_id)?;
             let origin = match role {
                 Role::Human => Some(DecisionOrigin::Human),
@@ -265,6 +274,9 @@ fn validate_new_gate(new: &NewGate) -> Result<()> {
     if new.text.trim().is_empty() {
         return Err(EngineError::invalid("text", "the question or action text must not be empty"));
     }
+    if new.confidence.is_some_and(|c| !(0.0..=1.0).contains(&c)) {
+        return Err(EngineError::invalid("confidence", "must be from 0 to 1"));
+    }
     if new.expires_in_secs == Some(0) {
         return Err(EngineError::invalid("expires_in_secs", "must be at least 1 second"));
     }
@@ -292,10 +304,12 @@ fn policy_outcome(run: &Run, gate: &Gate) -> PolicyOutcome {
     if !gate.kind().policy_may_auto_pass() || gate.quorum.is_some() {
         return PolicyOutcome::Wait { reason: format!("{} gates always wait for a human", gate.kind().as_str()) };
     }
-    let (confidence, safety_flags) = match &gate.spec {
-        GateSpec::InformationReview { confidence, safety_flags, .. } => (*confidence, safety_flags.clone()),
-        _ => (None, Vec::new()),
-    };
+    // The agent's own signals; an information review's findings count too.
+    let (mut confidence, mut safety_flags) = (gate.confidence, gate.safety_flags.clone());
+    if let GateSpec::InformationReview { confidence: c, safety_flags: flags, .. } = &gate.spec {
+        confidence = confidence.or(*c);
+        safety_flags.extend(flags.iter().cloned());
+    }
     let payload_changes = match (&gate.example_input, &gate.payload) {
         (Some(example), Some(payload)) => Some(count_changes(example, payload)),
         _ => None,
@@ -454,7 +468,7 @@ pub(crate) fn decide_gate(
     emit(tx, &run, by, now, EventKind::GateResolved { gate_id: gate.id.clone(), decision: Box::new(decision) })?;
     if origin == DecisionOrigin::Human {
         let mut rating = tx.rating(&gate.agent)?.unwrap_or_else(|| CapabilityRating::new(&gate.agent));
-        rating.record_decision(matches!(input.action, DecisionAction::Approve | DecisionAction::Edit));
+        rating.record_decision(input.action.counts_as_approval());
         tx.put_rating(&rating)?;
         run.consecutive_agent_turns = 0;
         run.updated_at = now;
