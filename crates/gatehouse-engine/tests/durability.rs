@@ -141,3 +141,25 @@ fn a_subscriber_that_overflows_the_live_buffer_catches_up_from_disk_without_gaps
     }
     assert_eq!(seqs, (1..=head).collect::<Vec<_>>());
 }
+
+#[test]
+fn two_processes_sharing_a_file_continue_one_chain_and_see_each_others_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("shared.db");
+    let server = Engine::open(&db, EngineConfig::default()).unwrap();
+    let cli = Engine::open(&db, EngineConfig::default()).unwrap();
+    let run = server.create_run(NewRun { agent: "a".into(), ..NewRun::default() }, "a").unwrap();
+    let gate = server.open_gate(&run.id, NewGate::question("Deploy?"), "a").unwrap();
+    let mut live = server.live_events();
+
+    cli.resolve_gate(&gate.id, DecisionInput::respond("yes"), "alice").unwrap();
+    server.pick_up_external_events().unwrap();
+    let seen = live.try_recv().expect("the other process's event is published here");
+    assert!(matches!(seen.body.kind, EventKind::GateResolved { .. }), "{:?}", seen.body.kind);
+
+    // Both keep appending to the same gap-free chain.
+    server.open_gate(&run.id, NewGate::question("Again?"), "a").unwrap();
+    cli.open_gate(&run.id, NewGate::question("And again?"), "a").unwrap();
+    let report = server.verify_audit().unwrap();
+    assert!(report.is_intact(), "{:?}", report.problems);
+}

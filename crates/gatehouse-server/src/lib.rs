@@ -109,15 +109,29 @@ pub async fn start(engine: Engine, mut config: ServerConfig) -> std::io::Result<
     Ok(RunningServer { addr, state, handle })
 }
 
-/// Expires stale gates every few seconds (seed 002's cron, but prompt).
+/// Housekeeping beside the server: every half second, publish events other
+/// processes (the CLI) appended to the database, so waiters and streams see
+/// them; every five seconds, expire stale gates (seed 002's cron, but prompt).
 async fn sweep_forever(engine: Engine) {
-    let mut tick = tokio::time::interval(std::time::Duration::from_secs(5));
+    let mut tick = tokio::time::interval(std::time::Duration::from_millis(500));
+    let mut ticks: u64 = 0;
     loop {
         tick.tick().await;
+        ticks += 1;
         let e = engine.clone();
-        match tokio::task::spawn_blocking(move || e.sweep_expired()).await {
+        let sweep = ticks % 10 == 0;
+        let result = tokio::task::spawn_blocking(move || {
+            e.pick_up_external_events()?;
+            if sweep {
+                e.sweep_expired()
+            } else {
+                Ok(Vec::new())
+            }
+        })
+        .await;
+        match result {
             Ok(Ok(expired)) if !expired.is_empty() => tracing::info!(count = expired.len(), "expired stale gates"),
-            Ok(Err(err)) => tracing::error!(error = %err, "expiry sweep failed"),
+            Ok(Err(err)) => tracing::error!(error = %err, "housekeeping failed"),
             _ => {}
         }
     }

@@ -21,6 +21,7 @@ use crate::store::{EventFilter, SqliteStore, Store, StoreOptions, WriteTx};
 pub mod collab;
 mod gates;
 mod maintenance;
+pub mod metrics;
 pub(crate) mod runs;
 
 pub use maintenance::{AuditReport, PurgeReport};
@@ -96,6 +97,13 @@ impl<S: Store> Engine<S> {
     /// The newest sequence number in the log.
     pub fn head_seq(&self) -> Result<u64> {
         self.inner.store.read(|r| r.head_seq())
+    }
+
+    /// Publishes events that other processes sharing the database file
+    /// appended (the CLI beside a running server), so this process's
+    /// subscribers and waiters see them. Cheap when there are none.
+    pub fn pick_up_external_events(&self) -> Result<()> {
+        self.inner.store.write(|_| Ok(()))
     }
 
     /// Live events as they commit, with no backlog (for dispatchers that

@@ -192,13 +192,29 @@ fn write_loop(
             }
             continue;
         }
+        // Another process (the CLI beside a running server) may have appended
+        // events since our last commit: continue the chain from the disk, and
+        // publish what it wrote so subscribers here see it too.
+        let external = match catch_up_external(&conn, head) {
+            Ok((disk_head, external)) => {
+                head = disk_head;
+                external
+            }
+            Err(e) => {
+                let _ = conn.execute_batch("ROLLBACK");
+                for job in batch {
+                    job.abort(format!("cannot read the event log: {e}"));
+                }
+                continue;
+            }
+        };
         let mut state = WriteState { head, events: Vec::new() };
         let mut db = Db { conn: &conn, state: &mut state };
         let completions: Vec<_> = batch.into_iter().map(|job| job.run(&mut db)).collect();
         match conn.execute_batch("COMMIT") {
             Ok(()) => {
                 head = state.head;
-                for event in state.events {
+                for event in external.into_iter().chain(state.events) {
                     // No subscribers is fine: the log is the source of truth.
                     let _ = bus.send(event);
                 }
@@ -215,6 +231,24 @@ fn write_loop(
             }
         }
     }
+}
+
+/// The chain head on disk and the events other processes appended after `ours`.
+fn catch_up_external(conn: &Connection, ours: ChainHead) -> Result<(ChainHead, Vec<Arc<Event>>)> {
+    let disk = ChainHead::load(conn)?;
+    if disk.seq <= ours.seq {
+        return Ok((disk, Vec::new()));
+    }
+    let db = Db { conn, state: () };
+    let mut events = Vec::new();
+    let mut after = ours.seq;
+    while after < disk.seq {
+        let page = db.events_after(after, &crate::store::EventFilter::default(), 10_000)?;
+        let Some(last) = page.last() else { break };
+        after = last.seq;
+        events.extend(page.into_iter().map(Arc::new));
+    }
+    Ok((disk, events))
 }
 
 impl Store for SqliteStore {
