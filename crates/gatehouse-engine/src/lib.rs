@@ -32,6 +32,7 @@ pub mod store;
 pub mod token;
 
 pub use decision::{Decision, DecisionAction, DecisionInput, DecisionOrigin};
+pub use engine::metrics::Metrics;
 pub use engine::{AuditReport, Engine, EngineConfig, PurgeReport, Subscription};
 pub use error::{EngineError, ErrorCode, Result};
 pub use event::{Event, EventBody, EventKind};

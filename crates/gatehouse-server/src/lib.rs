@@ -119,7 +119,7 @@ async fn sweep_forever(engine: Engine) {
         tick.tick().await;
         ticks += 1;
         let e = engine.clone();
-        let sweep = ticks % 10 == 0;
+        let sweep = ticks.is_multiple_of(10);
         let result = tokio::task::spawn_blocking(move || {
             e.pick_up_external_events()?;
             if sweep {

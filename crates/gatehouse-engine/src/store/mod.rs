@@ -9,6 +9,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::decision::Decision;
+use crate::engine::metrics::{Correction, GateTally};
 use crate::error::Result;
 use crate::event::{Event, EventBody, EventRow};
 use crate::gate::{BlockingMode, Gate, GateKind, GateStatus};
@@ -133,6 +134,14 @@ pub trait ReadTx {
     fn tokens(&self) -> Result<Vec<Token>>;
     /// The live token whose secret hashes to `hash`.
     fn token_by_hash(&self, hash: &[u8; 32]) -> Result<Option<Token>>;
+    /// Runs matching `filter` that `agent` drives or takes part in, newest first.
+    fn runs_of_agent(&self, filter: &RunFilter, agent: &str) -> Result<Vec<Run>>;
+    /// Gates counted by agent, kind, status and decision origin, with their
+    /// decisions' summed latencies (metrics; one grouped scan).
+    fn gate_tallies(&self) -> Result<Vec<GateTally>>;
+    /// The JSON pointers human edits changed most often, most frequent
+    /// first (ties by path), at most `limit`.
+    fn top_corrections(&self, limit: u32) -> Result<Vec<Correction>>;
 }
 
 /// Writes, inside one atomic transaction.

@@ -12,6 +12,7 @@ use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 use serde::de::DeserializeOwned;
 
 use crate::decision::Decision;
+use crate::engine::metrics::{Correction, GateTally};
 use crate::error::{EngineError, Result};
 use crate::event::{self, Event, EventBody, EventRow};
 use crate::gate::{Gate, GateStatus};
@@ -304,6 +305,74 @@ impl<W> ReadTx for Db<'_, W> {
             self.conn.prepare_cached("SELECT data FROM tokens WHERE secret_hash = ? AND revoked_at IS NULL")?;
         let data: Option<String> = stmt.query_row([&hash[..]], |r| r.get(0)).optional()?;
         data.map(|d| parse(&d)).transpose()
+    }
+
+    fn runs_of_agent(&self, filter: &RunFilter, agent: &str) -> Result<Vec<Run>> {
+        // The agent lives only in the snapshot, so it is matched in JSON
+        // after the indexed filters have narrowed the rows.
+        let mut clauses =
+            vec!["(json_extract(data, '$.agent') = ?1 OR EXISTS (SELECT 1 FROM json_each(data, '$.participants') p
+              WHERE json_extract(p.value, '$.name') = ?1))"
+                .to_owned()];
+        let mut params = vec![text(agent)];
+        if !filter.statuses.is_empty() {
+            let marks = vec!["?"; filter.statuses.len()].join(", ");
+            clauses.push(format!("status IN ({marks})"));
+            params.extend(filter.statuses.iter().map(|s| text(s.as_str())));
+        }
+        if let Some(user) = &filter.user_id {
+            clauses.push("user_id = ?".to_owned());
+            params.push(text(user));
+        }
+        if let Some(session) = &filter.session_id {
+            clauses.push("session_id = ?".to_owned());
+            params.push(text(session));
+        }
+        let mut sql =
+            format!("SELECT data FROM runs WHERE {} ORDER BY created_at DESC, id DESC", clauses.join(" AND "));
+        if let Some(limit) = filter.limit {
+            sql.push_str(&format!(" LIMIT {limit}"));
+        }
+        collect(self.conn, &sql, &params)
+    }
+
+    fn gate_tallies(&self) -> Result<Vec<GateTally>> {
+        // One pass over gates, probing each one's decision through the
+        // unique gate_id index; only the grouped rows reach memory.
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT g.agent, g.kind, g.status, json_extract(d.data, '$.origin.by'), count(*),
+                    coalesce(sum(d.latency_ms), 0)
+             FROM gates g LEFT JOIN decisions d ON d.gate_id = g.id
+             GROUP BY 1, 2, 3, 4",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok(GateTally {
+                agent: r.get(0)?,
+                kind: r.get(1)?,
+                status: r.get(2)?,
+                origin: r.get(3)?,
+                count: r.get::<_, i64>(4)? as u64,
+                latency_ms_sum: r.get(5)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn top_corrections(&self, limit: u32) -> Result<Vec<Correction>> {
+        let mut stmt = self.conn.prepare_cached(
+            // `field`, not `path`: json_each has a `path` column of its own.
+            "SELECT json_extract(c.value, '$.path') AS field, count(*) AS n
+             FROM decisions d, json_each(d.data, '$.diff.changes') c
+             WHERE d.action = 'edit' AND json_extract(d.data, '$.origin.by') = 'human'
+             GROUP BY field ORDER BY n DESC, field LIMIT ?",
+        )?;
+        let rows = stmt.query_map([limit], |r| {
+            Ok(Correction {
+                path: r.get::<_, Option<String>>(0)?.unwrap_or_default(),
+                count: r.get::<_, i64>(1)? as u64,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 }
 

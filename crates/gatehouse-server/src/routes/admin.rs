@@ -1,10 +1,225 @@
-//! (being written)
+//! Administration over HTTP: recordings (export a run or a session, import
+//! one into this database), API tokens, retention, audit verification and
+//! seed 004's review metrics.
+//!
+//! Who may do what: reviewers and admins export and import recordings
+//! (agents may export runs they take part in); reviewers and admins read
+//! metrics; tokens, retention and audit verification are for admins only.
 
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::Json;
+use gatehouse_engine::recording::ImportSummary;
+use gatehouse_engine::{
+    AuditReport, EngineError, Metrics, PurgeReport, Recording, RecordingScope, RunId, Token, TokenRole,
+};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
+use crate::auth::Caller;
+use crate::error::{ApiError, ApiErrorBody, ApiErrorCode, ApiResult};
+use crate::json::ApiJson;
 use crate::state::AppState;
+use crate::webhook::WebhookStats;
 
 /// This module's routes.
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
+        .routes(routes!(export_run))
+        .routes(routes!(export_session))
+        .routes(routes!(import_recording))
+        .routes(routes!(create_token, list_tokens))
+        .routes(routes!(revoke_token))
+        .routes(routes!(purge))
+        .routes(routes!(verify_audit))
+        .routes(routes!(metrics))
+}
+
+/// Exports one run as a recording: its snapshots and the events that
+/// produced them, secrets redacted. Agents may export runs they take part in.
+#[utoipa::path(get, path = "/runs/{run_id}/recording", tag = "admin", params(("run_id" = String, Path, description = "The run")),
+    responses((status = 200, body = Recording), (status = 403, body = ApiErrorBody), (status = 404, body = ApiErrorBody)))]
+pub async fn export_run(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(run_id): Path<String>,
+) -> ApiResult<Json<Recording>> {
+    let id = RunId::from_string(run_id);
+    let lookup = id.clone();
+    let run = state.engine(move |e| e.run(&lookup)).await?;
+    caller.may_use_run(&run)?;
+    Ok(Json(state.engine(move |e| e.export(RecordingScope::Run { run_id: id })).await?))
+}
+
+/// Exports every run of a session as one recording. An agent may export a
+/// session only when it takes part in every run of it (403 otherwise).
+#[utoipa::path(get, path = "/sessions/{session_id}/recording", tag = "admin",
+    params(("session_id" = String, Path, description = "The session")),
+    responses((status = 200, body = Recording), (status = 403, body = ApiErrorBody), (status = 404, body = ApiErrorBody)))]
+pub async fn export_session(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(session_id): Path<String>,
+) -> ApiResult<Json<Recording>> {
+    let recording = state.engine(move |e| e.export(RecordingScope::Session { session_id })).await?;
+    for record in &recording.runs {
+        caller.may_use_run(&record.run)?;
+    }
+    Ok(Json(recording))
+}
+
+/// Imports a recording in one transaction: every run, gate, decision and
+/// event as it was. Reviewers and admins only. A malformed recording is 422
+/// naming the field; a recording with a run this database already holds is
+/// refused whole with 409 naming the run (nothing is imported).
+#[utoipa::path(post, path = "/recordings", tag = "admin", request_body = Recording,
+    responses((status = 201, body = ImportSummary), (status = 403, body = ApiErrorBody), (status = 409, body = ApiErrorBody),
+        (status = 422, body = ApiErrorBody)))]
+pub async fn import_recording(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiJson(recording): ApiJson<Recording>,
+) -> ApiResult<(StatusCode, Json<ImportSummary>)> {
+    caller.require_reviewer()?;
+    let actor = caller.name.clone();
+    let summary = state
+        .engine(move |e| {
+            // The engine refuses such a recording too (as invalid); naming
+            // the clash here lets clients tell "already imported" apart.
+            for record in &recording.runs {
+                match e.run(&record.run.id) {
+                    Ok(_) => return Ok(Err(record.run.id.clone())),
+                    Err(EngineError::NotFound { .. }) => {}
+                    Err(other) => return Err(other),
+                }
+            }
+            e.import(recording, &actor).map(Ok)
+        })
+        .await?
+        .map_err(|run| {
+            ApiError::new(
+                StatusCode::CONFLICT,
+                ApiErrorCode::Conflict,
+                format!("run {run} already exists in this database; nothing was imported"),
+            )
+        })?;
+    Ok((StatusCode::CREATED, Json(summary)))
+}
+
+/// A token to create.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct CreateTokenRequest {
+    /// The identity it stands for (recorded as the actor of what it does), 1 to 128 characters.
+    pub name: String,
+    /// agent, reviewer or admin.
+    pub role: TokenRole,
+}
+
+/// A new token and its secret.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CreatedToken {
+    /// Its public record.
+    pub token: Token,
+    /// The bearer secret. Shown only now: only its hash is stored.
+    pub secret: String,
+}
+
+/// Every token.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TokenList {
+    /// Oldest first, revoked ones included (never their secrets).
+    pub tokens: Vec<Token>,
+}
+
+/// Creates an API token. Admins only.
+#[utoipa::path(post, path = "/tokens", tag = "admin", request_body = CreateTokenRequest,
+    responses((status = 201, body = CreatedToken), (status = 403, body = ApiErrorBody), (status = 422, body = ApiErrorBody)))]
+pub async fn create_token(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiJson(req): ApiJson<CreateTokenRequest>,
+) -> ApiResult<(StatusCode, Json<CreatedToken>)> {
+    caller.require_admin()?;
+    let actor = caller.name;
+    let (token, secret) = state.engine(move |e| e.create_token(&req.name, req.role, &actor)).await?;
+    Ok((StatusCode::CREATED, Json(CreatedToken { token, secret })))
+}
+
+/// Lists every token. Admins only.
+#[utoipa::path(get, path = "/tokens", tag = "admin",
+    responses((status = 200, body = TokenList), (status = 403, body = ApiErrorBody)))]
+pub async fn list_tokens(State(state): State<AppState>, caller: Caller) -> ApiResult<Json<TokenList>> {
+    caller.require_admin()?;
+    Ok(Json(TokenList { tokens: state.engine(|e| e.tokens()).await? }))
+}
+
+/// Revokes a live token by id or (unambiguous) name; it is refused at once
+/// by this server. Admins only.
+#[utoipa::path(delete, path = "/tokens/{id_or_name}", tag = "admin",
+    params(("id_or_name" = String, Path, description = "The token's id or name")),
+    responses((status = 200, body = Token), (status = 403, body = ApiErrorBody), (status = 404, body = ApiErrorBody),
+        (status = 422, body = ApiErrorBody)))]
+pub async fn revoke_token(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id_or_name): Path<String>,
+) -> ApiResult<Json<Token>> {
+    caller.require_admin()?;
+    let actor = caller.name;
+    let token = state.engine(move |e| e.revoke_token(&id_or_name, &actor)).await?;
+    state.forget_tokens();
+    Ok(Json(token))
+}
+
+/// Which runs retention purges.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct PurgeRequest {
+    /// Purge ended runs last changed more than this many days ago (0: every ended run).
+    pub older_than_days: u32,
+}
+
+/// Purges old ended runs. Runs with pending gates are never purged; their
+/// events keep their place and hash in the log but lose their bodies.
+/// Admins only.
+#[utoipa::path(post, path = "/retention/purge", tag = "admin", request_body = PurgeRequest,
+    responses((status = 200, body = PurgeReport), (status = 403, body = ApiErrorBody), (status = 422, body = ApiErrorBody)))]
+pub async fn purge(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiJson(req): ApiJson<PurgeRequest>,
+) -> ApiResult<Json<PurgeReport>> {
+    caller.require_admin()?;
+    Ok(Json(state.engine(move |e| e.purge_terminal_runs(req.older_than_days)).await?))
+}
+
+/// Verifies the hash-chained audit log end to end. Admins only.
+#[utoipa::path(get, path = "/audit/verify", tag = "admin",
+    responses((status = 200, body = AuditReport), (status = 403, body = ApiErrorBody)))]
+pub async fn verify_audit(State(state): State<AppState>, caller: Caller) -> ApiResult<Json<AuditReport>> {
+    caller.require_admin()?;
+    Ok(Json(state.engine(|e| e.verify_audit()).await?))
+}
+
+/// Seed 004's review metrics plus this server's webhook deliveries.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MetricsResponse {
+    /// The engine's figures.
+    #[serde(flatten)]
+    pub review: Metrics,
+    /// Webhook deliveries since this server started.
+    pub webhooks: WebhookStats,
+}
+
+/// Review metrics: HITL and auto-pass rates per agent and per gate kind,
+/// average human latency per kind, the expiry rate, the most common
+/// corrections, capability ratings and webhook deliveries. Reviewers and
+/// admins only.
+#[utoipa::path(get, path = "/metrics", tag = "admin",
+    responses((status = 200, body = MetricsResponse), (status = 403, body = ApiErrorBody)))]
+pub async fn metrics(State(state): State<AppState>, caller: Caller) -> ApiResult<Json<MetricsResponse>> {
+    caller.require_reviewer()?;
+    let review = state.engine(|e| e.metrics()).await?;
+    Ok(Json(MetricsResponse { review, webhooks: state.webhooks.stats() }))
 }

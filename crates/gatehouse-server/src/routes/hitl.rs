@@ -1,10 +1,321 @@
-//! (being written)
+//! Seed 004's HITL REST API, exactly its endpoints: start a run, read its
+//! status and full state, approve, edit or reject its checkpoints, pause,
+//! resume and cancel it, list runs (all, active, per session), list pending
+//! approvals and the providers. Runs, checkpoints and decisions are the
+//! engine's; this module only translates seed 004's shapes onto them.
+//!
+//! Approvals live in [`approve`], the listings in [`listing`]; the run's
+//! lifecycle, status and state are here.
 
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::Json;
+use chrono::{DateTime, Utc};
+use gatehouse_engine::plan::{PlanRevision, ProgressState, TaskStatus};
+use gatehouse_engine::policy::HitlConfig;
+use gatehouse_engine::run::{HandoffProtocol, Participant, StepMode};
+use gatehouse_engine::{EngineError, Gate, GateFilter, NewRun, Run, RunId, RunStatus, Store, TokenRole, Turn};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
+use crate::auth::Caller;
+use crate::error::{ApiError, ApiErrorBody, ApiResult};
+use crate::json::ApiJson;
+use crate::routes::gates::GateSummary;
 use crate::state::AppState;
+
+pub mod approve;
+pub mod listing;
 
 /// This module's routes.
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
+        .routes(routes!(start_run))
+        .routes(routes!(run_status))
+        .routes(routes!(approve::approve))
+        .routes(routes!(pause_run))
+        .routes(routes!(resume_run))
+        .routes(routes!(cancel_run))
+        .routes(routes!(run_state))
+        .routes(routes!(providers))
+        .merge(listing::routes())
+}
+
+/// A query string that did not parse, as a 422 like every other bad input.
+pub(crate) fn query_error(e: QueryRejection) -> ApiError {
+    ApiError::invalid(format!("query: {}", e.body_text()))
+}
+
+/// The run, if the caller may see it (agents: runs they drive or take part in).
+async fn visible_run(state: &AppState, caller: &Caller, run_id: String) -> ApiResult<Run> {
+    let id = RunId::from_string(run_id);
+    let run = state.engine(move |e| e.run(&id)).await?;
+    caller.may_use_run(&run)?;
+    Ok(run)
+}
+
+/// Seed 004's start request.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct StartRunRequest {
+    /// The run's input (seed 004's `RunInput`: prompt, tool config...), stored redacted.
+    pub run_input: Value,
+    /// Review policy; `null` or absent means the default (`require_human`).
+    #[serde(default)]
+    pub hitl_config: Option<HitlConfig>,
+    /// The user on whose behalf it runs.
+    #[serde(default)]
+    pub user_id: Option<String>,
+    /// The session it belongs to.
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// Human-readable title.
+    #[serde(default)]
+    pub title: Option<String>,
+    /// The driving agent; defaults to the caller's token name. An agent
+    /// token may only name itself.
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// Turn-taking rules.
+    #[serde(default)]
+    pub protocol: Option<HandoffProtocol>,
+    /// Step-through control.
+    #[serde(default)]
+    pub step_mode: Option<StepMode>,
+    /// Participants besides the agent.
+    #[serde(default)]
+    pub participants: Vec<Participant>,
+}
+
+/// Seed 004's answer to starting a run.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct StartRunResponse {
+    /// The new run.
+    pub run_id: RunId,
+    /// `created` (seed 004's `queued`).
+    pub status: RunStatus,
+    /// Always "HITL run started successfully".
+    pub message: String,
+    /// Where to follow the run's events (Server-Sent Events).
+    pub events_url: String,
+}
+
+/// Starts a HITL run. Any role may start one; agents typically do.
+#[utoipa::path(post, path = "/run", tag = "hitl", request_body = StartRunRequest,
+    responses((status = 201, body = StartRunResponse), (status = 401, body = ApiErrorBody),
+        (status = 403, body = ApiErrorBody), (status = 422, body = ApiErrorBody)))]
+pub async fn start_run(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiJson(req): ApiJson<StartRunRequest>,
+) -> ApiResult<(StatusCode, Json<StartRunResponse>)> {
+    let agent = req.agent.filter(|a| !a.trim().is_empty()).unwrap_or_else(|| caller.name.clone());
+    if caller.role == TokenRole::Agent && agent != caller.name {
+        return Err(ApiError::forbidden(format!(
+            "agent: `{}` may start runs only for itself, not for `{agent}`",
+            caller.name
+        )));
+    }
+    let new = NewRun {
+        title: req.title.unwrap_or_default(),
+        agent,
+        user_id: req.user_id.filter(|u| !u.is_empty()),
+        session_id: req.session_id.filter(|s| !s.is_empty()),
+        participants: req.participants,
+        hitl_config: req.hitl_config.unwrap_or_default(),
+        protocol: req.protocol.unwrap_or_default(),
+        step_mode: req.step_mode.unwrap_or_default(),
+        input: req.run_input,
+    };
+    let actor = caller.name.clone();
+    let run = state.engine(move |e| e.create_run(new, &actor)).await?;
+    let events_url = format!("{}/api/hitl/events?run_id={}", state.public_url(), run.id);
+    let body = StartRunResponse {
+        run_id: run.id,
+        status: run.status,
+        message: "HITL run started successfully".into(),
+        events_url,
+    };
+    Ok((StatusCode::CREATED, Json(body)))
+}
+
+/// Seed 004's run status.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RunStatusResponse {
+    /// The run.
+    pub run_id: RunId,
+    /// Where it is.
+    pub status: RunStatus,
+    /// Why it failed or was cancelled.
+    pub status_reason: Option<String>,
+    /// The plan task in progress (its id; the last one when several are),
+    /// else the kind of the newest pending gate (`payload_review`...), else none.
+    pub current_step: Option<String>,
+    /// Plan tasks done, or gates closed, of all.
+    pub progress: ProgressState,
+    /// Its pending gates in panel order: what a human must act on.
+    pub pending_actions: Vec<GateSummary>,
+    /// When it was created.
+    pub created_at: DateTime<Utc>,
+    /// When it last changed.
+    pub updated_at: DateTime<Utc>,
+}
+
+/// A run's status, progress, current step and pending actions.
+#[utoipa::path(get, path = "/run/{run_id}/status", tag = "hitl", params(("run_id" = String, Path, description = "The run")),
+    responses((status = 200, body = RunStatusResponse), (status = 403, body = ApiErrorBody), (status = 404, body = ApiErrorBody)))]
+pub async fn run_status(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(run_id): Path<String>,
+) -> ApiResult<Json<RunStatusResponse>> {
+    let run = visible_run(&state, &caller, run_id).await?;
+    let id = run.id.clone();
+    let (plan, pending, progress) = state
+        .engine(move |e| {
+            let pending = e.gates(&GateFilter { run_id: Some(id.clone()), ..GateFilter::pending() })?;
+            Ok((e.plan(&id)?, pending, e.progress(&id)?))
+        })
+        .await?;
+    let task = plan.and_then(|p| {
+        p.plan.tasks.iter().rev().find(|t| t.status == TaskStatus::InProgress).map(|t| t.task_id.clone())
+    });
+    let newest_gate = pending.iter().max_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
+    let current_step = task.or_else(|| newest_gate.map(|g| g.kind().as_str().to_owned()));
+    Ok(Json(RunStatusResponse {
+        run_id: run.id,
+        status: run.status,
+        status_reason: run.status_reason,
+        current_step,
+        progress,
+        pending_actions: pending.iter().map(GateSummary::from).collect(),
+        created_at: run.created_at,
+        updated_at: run.updated_at,
+    }))
+}
+
+/// Pauses an active or waiting run. Reviewers and admins only.
+#[utoipa::path(post, path = "/run/{run_id}/pause", tag = "hitl", params(("run_id" = String, Path, description = "The run")),
+    responses((status = 200, body = Run), (status = 403, body = ApiErrorBody), (status = 404, body = ApiErrorBody),
+        (status = 409, body = ApiErrorBody)))]
+pub async fn pause_run(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(run_id): Path<String>,
+) -> ApiResult<Json<Run>> {
+    caller.require_reviewer()?;
+    let (id, actor) = (RunId::from_string(run_id), caller.name);
+    Ok(Json(state.engine(move |e| e.pause_run(&id, &actor)).await?))
+}
+
+/// Resumes a paused run: back to `awaiting_human` while blocking gates are
+/// pending, otherwise `active`. Reviewers and admins only.
+#[utoipa::path(post, path = "/run/{run_id}/resume", tag = "hitl", params(("run_id" = String, Path, description = "The run")),
+    responses((status = 200, body = Run), (status = 403, body = ApiErrorBody), (status = 404, body = ApiErrorBody),
+        (status = 409, body = ApiErrorBody)))]
+pub async fn resume_run(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(run_id): Path<String>,
+) -> ApiResult<Json<Run>> {
+    caller.require_reviewer()?;
+    let (id, actor) = (RunId::from_string(run_id), caller.name);
+    Ok(Json(state.engine(move |e| e.resume_run(&id, &actor)).await?))
+}
+
+/// Why a run is cancelled.
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct CancelQuery {
+    /// Recorded as the run's status reason.
+    pub reason: Option<String>,
+}
+
+/// Cancels a run; its pending gates are withdrawn with it. Reviewers and
+/// admins only.
+#[utoipa::path(delete, path = "/run/{run_id}", tag = "hitl", params(("run_id" = String, Path, description = "The run"), CancelQuery),
+    responses((status = 200, body = Run), (status = 403, body = ApiErrorBody), (status = 404, body = ApiErrorBody),
+        (status = 409, body = ApiErrorBody), (status = 422, body = ApiErrorBody)))]
+pub async fn cancel_run(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(run_id): Path<String>,
+    query: Result<Query<CancelQuery>, QueryRejection>,
+) -> ApiResult<Json<Run>> {
+    caller.require_reviewer()?;
+    let Query(q) = query.map_err(query_error)?;
+    let reason = q.reason.filter(|r| !r.trim().is_empty());
+    let (id, actor) = (RunId::from_string(run_id), caller.name);
+    Ok(Json(state.engine(move |e| e.cancel_run(&id, &actor, reason.as_deref())).await?))
+}
+
+/// Everything needed to resume a run in another session.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RunStateResponse {
+    /// The run.
+    pub run: Run,
+    /// Its turns in order.
+    pub turns: Vec<Turn>,
+    /// All its gates, oldest first, with their decisions.
+    pub gates: Vec<Gate>,
+    /// Its shared context.
+    pub context: std::collections::BTreeMap<String, Value>,
+    /// Its current plan (the newest revision), if it has one.
+    pub plan: Option<PlanRevision>,
+    /// Every plan revision, oldest first.
+    pub plan_revisions: Vec<PlanRevision>,
+    /// Plan tasks done, or gates closed, of all.
+    pub progress: ProgressState,
+}
+
+/// A run's full state for resuming it: run, turns, gates, context and plan
+/// from one snapshot, then its progress.
+#[utoipa::path(get, path = "/run/{run_id}/state", tag = "hitl", params(("run_id" = String, Path, description = "The run")),
+    responses((status = 200, body = RunStateResponse), (status = 403, body = ApiErrorBody), (status = 404, body = ApiErrorBody)))]
+pub async fn run_state(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(run_id): Path<String>,
+) -> ApiResult<Json<RunStateResponse>> {
+    let run = visible_run(&state, &caller, run_id).await?;
+    let id = run.id.clone();
+    let body = state
+        .engine(move |e| {
+            let (run, turns, gates, context, plan_revisions) = e.store().read(|r| {
+                let run = r.run(&id)?.ok_or_else(|| EngineError::NotFound { what: "run", id: id.to_string() })?;
+                let mut gates = r.gates(&GateFilter { run_id: Some(id.clone()), ..GateFilter::default() })?;
+                gates.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
+                Ok((run, r.turns(&id)?, gates, r.context(&id)?, r.plan_revisions(&id)?))
+            })?;
+            let progress = e.progress(&id)?;
+            let plan = plan_revisions.last().cloned();
+            Ok(RunStateResponse { run, turns, gates, context, plan, plan_revisions, progress })
+        })
+        .await?;
+    Ok(Json(body))
+}
+
+/// A model provider and the tools mapped to it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Provider {
+    /// The provider's name (`replicate`, `openai`...).
+    pub name: String,
+    /// The tools it serves.
+    pub tools: Vec<String>,
+}
+
+/// The providers Gatehouse orchestrates.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ProvidersResponse {
+    /// None yet: Gatehouse reviews runs that agents drive; orchestrated
+    /// provider runs come later.
+    pub providers: Vec<Provider>,
+}
+
+/// Available providers and their mapped tools.
+#[utoipa::path(get, path = "/providers", tag = "hitl", responses((status = 200, body = ProvidersResponse)))]
+pub async fn providers(_caller: Caller) -> Json<ProvidersResponse> {
+    Json(ProvidersResponse { providers: Vec::new() })
 }

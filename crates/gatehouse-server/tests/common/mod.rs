@@ -62,7 +62,8 @@ impl TestServer {
 
     /// Creates a run driven by the `deployer` agent and returns its id.
     pub async fn run(&self) -> String {
-        let (status, body) = self.post("/run", &self.agent, serde_json::json!({"run_input": {"prompt": "deploy"}})).await;
+        let (status, body) =
+            self.post("/run", &self.agent, serde_json::json!({"run_input": {"prompt": "deploy"}})).await;
         assert_eq!(status, 201, "{body}");
         body["run_id"].as_str().expect("run_id").to_owned()
     }

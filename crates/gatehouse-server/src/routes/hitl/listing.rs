@@ -1,0 +1,287 @@
+//! Seed 004's listings: runs, active (resumable) runs, a session's active
+//! runs and pending approvals. Agents see only the runs they drive or take
+//! part in, and only their own gates; reviewers and admins see everything.
+//!
+//! Seed 004 writes its filters as `?user_id=&status=`, so an empty value
+//! means "no filter" here, never "the empty name".
+
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
+use axum::Json;
+use chrono::{DateTime, Utc};
+use gatehouse_engine::plan::ProgressState;
+use gatehouse_engine::{GateFilter, RunFilter, RunId, RunStatus, Store, TokenRole};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::query_error;
+use crate::auth::Caller;
+use crate::error::{ApiError, ApiErrorBody, ApiResult};
+use crate::routes::gates::{GateList, GateSummary};
+use crate::state::AppState;
+
+/// This module's routes.
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_runs))
+        .routes(routes!(active_runs))
+        .routes(routes!(session_active_runs))
+        .routes(routes!(pending_approvals))
+}
+
+/// Runs listed when no `limit` is given.
+const DEFAULT_LIMIT: u32 = 50;
+/// The most runs one listing returns.
+const MAX_LIMIT: u32 = 500;
+/// The statuses a run can still be resumed from.
+const LIVE: [RunStatus; 4] = [RunStatus::Created, RunStatus::Active, RunStatus::AwaitingHuman, RunStatus::Paused];
+
+/// One line of a run listing.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RunSummary {
+    /// The run.
+    pub id: RunId,
+    /// Its title.
+    pub title: String,
+    /// The agent driving it.
+    pub agent: String,
+    /// Where it is.
+    pub status: RunStatus,
+    /// Its user.
+    pub user_id: Option<String>,
+    /// Its session.
+    pub session_id: Option<String>,
+    /// Plan tasks done, or gates closed, of all.
+    pub progress: ProgressState,
+    /// Gates waiting for a decision.
+    pub pending_gates: u64,
+    /// When it was created.
+    pub created_at: DateTime<Utc>,
+    /// When it last changed.
+    pub updated_at: DateTime<Utc>,
+}
+
+/// A run listing, newest first.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RunList {
+    /// The runs.
+    pub runs: Vec<RunSummary>,
+}
+
+/// Filters of `GET /runs`.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+pub struct RunsQuery {
+    /// Only this user's runs.
+    pub user_id: Option<String>,
+    /// Only these statuses, comma-separated: created, active, awaiting_human,
+    /// paused, completed, failed, cancelled (`queued` and `aborted` are accepted too).
+    pub status: Option<String>,
+    /// At most this many, 1 to 500 (default 50).
+    #[param(value_type = Option<u32>)]
+    pub limit: Option<String>,
+}
+
+/// Filters of the active-run listings.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+pub struct ActiveQuery {
+    /// Only this user's runs.
+    pub user_id: Option<String>,
+    /// Only this session's runs.
+    pub session_id: Option<String>,
+    /// Only these live statuses, comma-separated: created, active, awaiting_human, paused.
+    pub status: Option<String>,
+    /// At most this many, 1 to 500 (default 50).
+    #[param(value_type = Option<u32>)]
+    pub limit: Option<String>,
+}
+
+/// Filters of a session's active runs.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+pub struct SessionQuery {
+    /// Only this user's runs.
+    pub user_id: Option<String>,
+}
+
+/// Filters of pending approvals.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+pub struct PendingQuery {
+    /// Only gates of this user's runs.
+    pub user_id: Option<String>,
+    /// At most this many, 1 to 10000 (default 500).
+    #[param(value_type = Option<u32>)]
+    pub limit: Option<String>,
+}
+
+fn non_empty(v: Option<String>) -> Option<String> {
+    v.filter(|s| !s.trim().is_empty())
+}
+
+/// Parses `limit`, naming the parameter when it is not a number in range.
+fn parse_limit(raw: Option<String>, default: u32, max: u32) -> ApiResult<u32> {
+    let Some(raw) = non_empty(raw) else { return Ok(default) };
+    match raw.trim().parse::<u32>() {
+        Ok(n) if (1..=max).contains(&n) => Ok(n),
+        _ => Err(ApiError::invalid(format!("limit: `{raw}` is not a whole number from 1 to {max}"))),
+    }
+}
+
+/// Parses a comma-separated `status`, naming the parameter and the bad value.
+fn parse_statuses(raw: Option<String>) -> ApiResult<Vec<RunStatus>> {
+    let Some(raw) = non_empty(raw) else { return Ok(Vec::new()) };
+    raw.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            serde_json::from_value(serde_json::Value::String(s.to_owned())).map_err(|_| {
+                ApiError::invalid(format!(
+                    "status: `{s}` is not a run status; use created, active, awaiting_human, paused, completed, failed or cancelled"
+                ))
+            })
+        })
+        .collect()
+}
+
+/// Live statuses only: the given ones (each must be live) or all four.
+fn live_statuses(raw: Option<String>) -> ApiResult<Vec<RunStatus>> {
+    let statuses = parse_statuses(raw)?;
+    if let Some(done) = statuses.iter().find(|s| s.is_terminal()) {
+        return Err(ApiError::invalid(format!(
+            "status: `{}` has ended; active runs are created, active, awaiting_human or paused",
+            done.as_str()
+        )));
+    }
+    Ok(if statuses.is_empty() { LIVE.to_vec() } else { statuses })
+}
+
+/// Lists runs with their progress and pending-gate counts, newest first,
+/// restricted for agent tokens to runs they drive or take part in.
+async fn summaries(state: &AppState, caller: &Caller, filter: RunFilter) -> ApiResult<Json<RunList>> {
+    let agent = (caller.role == TokenRole::Agent).then(|| caller.name.clone());
+    let runs = state
+        .engine(move |e| {
+            let runs = match &agent {
+                Some(agent) => e.store().read(|r| r.runs_of_agent(&filter, agent))?,
+                None => e.runs(&filter)?,
+            };
+            let mut out = Vec::with_capacity(runs.len());
+            for run in runs {
+                let pending = GateFilter { run_id: Some(run.id.clone()), ..GateFilter::pending() };
+                out.push(RunSummary {
+                    progress: e.progress(&run.id)?,
+                    pending_gates: e.count_gates(&pending)?,
+                    id: run.id,
+                    title: run.title,
+                    agent: run.agent,
+                    status: run.status,
+                    user_id: run.user_id,
+                    session_id: run.session_id,
+                    created_at: run.created_at,
+                    updated_at: run.updated_at,
+                });
+            }
+            Ok(out)
+        })
+        .await?;
+    Ok(Json(RunList { runs }))
+}
+
+/// Lists runs, newest first. Agents see only runs they drive or take part in.
+#[utoipa::path(get, path = "/runs", tag = "hitl", params(RunsQuery),
+    responses((status = 200, body = RunList), (status = 422, body = ApiErrorBody)))]
+pub async fn list_runs(
+    State(state): State<AppState>,
+    caller: Caller,
+    query: Result<Query<RunsQuery>, QueryRejection>,
+) -> ApiResult<Json<RunList>> {
+    let Query(q) = query.map_err(query_error)?;
+    let filter = RunFilter {
+        statuses: parse_statuses(q.status)?,
+        user_id: non_empty(q.user_id),
+        session_id: None,
+        limit: Some(parse_limit(q.limit, DEFAULT_LIMIT, MAX_LIMIT)?),
+    };
+    summaries(&state, &caller, filter).await
+}
+
+/// Lists active (resumable, not yet ended) runs, newest first.
+#[utoipa::path(get, path = "/runs/active", tag = "hitl", params(ActiveQuery),
+    responses((status = 200, body = RunList), (status = 422, body = ApiErrorBody)))]
+pub async fn active_runs(
+    State(state): State<AppState>,
+    caller: Caller,
+    query: Result<Query<ActiveQuery>, QueryRejection>,
+) -> ApiResult<Json<RunList>> {
+    let Query(q) = query.map_err(query_error)?;
+    let filter = RunFilter {
+        statuses: live_statuses(q.status)?,
+        user_id: non_empty(q.user_id),
+        session_id: non_empty(q.session_id),
+        limit: Some(parse_limit(q.limit, DEFAULT_LIMIT, MAX_LIMIT)?),
+    };
+    summaries(&state, &caller, filter).await
+}
+
+/// Lists a session's active runs, newest first (at most 500).
+#[utoipa::path(get, path = "/sessions/{session_id}/active", tag = "hitl",
+    params(("session_id" = String, Path, description = "The session"), SessionQuery),
+    responses((status = 200, body = RunList), (status = 422, body = ApiErrorBody)))]
+pub async fn session_active_runs(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(session_id): Path<String>,
+    query: Result<Query<SessionQuery>, QueryRejection>,
+) -> ApiResult<Json<RunList>> {
+    let Query(q) = query.map_err(query_error)?;
+    let filter = RunFilter {
+        statuses: LIVE.to_vec(),
+        user_id: non_empty(q.user_id),
+        session_id: Some(session_id),
+        limit: Some(MAX_LIMIT),
+    };
+    summaries(&state, &caller, filter).await
+}
+
+/// Pending approvals in panel order (sync first, then priority, then age):
+/// gates of the user's runs, or every pending gate when no user is named.
+/// Agents see only their own gates.
+#[utoipa::path(get, path = "/approvals/pending", tag = "hitl", params(PendingQuery),
+    responses((status = 200, body = GateList), (status = 422, body = ApiErrorBody)))]
+pub async fn pending_approvals(
+    State(state): State<AppState>,
+    caller: Caller,
+    query: Result<Query<PendingQuery>, QueryRejection>,
+) -> ApiResult<Json<GateList>> {
+    let Query(q) = query.map_err(query_error)?;
+    let limit = parse_limit(q.limit, 500, 10_000)?;
+    let agent = (caller.role == TokenRole::Agent).then(|| caller.name.clone());
+    let user = non_empty(q.user_id);
+    let (gates, total) = state
+        .engine(move |e| {
+            let base = GateFilter { agent, ..GateFilter::pending() };
+            let Some(user) = user else {
+                let page = GateFilter { limit: Some(limit), ..base.clone() };
+                return Ok((e.gates(&page)?, e.count_gates(&base)?));
+            };
+            // Ending a run withdraws its gates, so only live runs can have pending ones.
+            let runs = e.runs(&RunFilter { statuses: LIVE.to_vec(), user_id: Some(user), ..RunFilter::default() })?;
+            let mut gates = Vec::new();
+            for run in runs {
+                gates.extend(e.gates(&GateFilter { run_id: Some(run.id), ..base.clone() })?);
+            }
+            gates.sort_by(|a, b| {
+                (a.mode.rank(), -a.priority.rank(), a.created_at, &a.id).cmp(&(
+                    b.mode.rank(),
+                    -b.priority.rank(),
+                    b.created_at,
+                    &b.id,
+                ))
+            });
+            let total = gates.len() as u64;
+            gates.truncate(limit as usize);
+            Ok((gates, total))
+        })
+        .await?;
+    Ok(Json(GateList { gates: gates.iter().map(GateSummary::from).collect(), total }))
+}
