@@ -17,7 +17,7 @@ use crate::out::outln;
 use crate::table::{short, snake, Table};
 
 /// Who the audit log names for changes made from the command line.
-const CLI_ACTOR: &str = "cli";
+pub const CLI_ACTOR: &str = "cli";
 
 /// Arguments of `export`.
 #[derive(Debug, Args)]
@@ -33,6 +33,9 @@ pub struct ExportArgs {
 #[derive(Debug, Args)]
 #[group(required = true, multiple = false)]
 struct ScopeArgs {
+    /// One run (the same as --run).
+    #[arg(value_name = "RUN_ID")]
+    run_id: Option<String>,
     /// One run.
     #[arg(long, value_name = "RUN_ID")]
     run: Option<String>,
@@ -65,7 +68,8 @@ pub fn audit_verify(engine: &Engine) -> Result<ExitCode> {
 
 /// `export`: a recording as pretty JSON to a file or stdout.
 pub fn export(engine: &Engine, args: &ExportArgs) -> Result<()> {
-    let (scope, what) = match (&args.scope.run, &args.scope.session) {
+    let run = args.scope.run.as_ref().or(args.scope.run_id.as_ref());
+    let (scope, what) = match (run, &args.scope.session) {
         (Some(run), _) => (RecordingScope::Run { run_id: RunId::from_string(run.as_str()) }, format!("run {run}")),
         (None, Some(session)) => {
             (RecordingScope::Session { session_id: session.clone() }, format!("session {session}"))

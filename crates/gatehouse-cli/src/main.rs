@@ -1,17 +1,26 @@
 //! The `gatehouse` command: the command-line face of the Gatehouse engine.
 //! This file holds the argument definitions and the dispatch; each command
 //! lives in its own module. Exit codes: 0 success, 1 a verification that
-//! found problems, 2 a usage mistake (clap's convention), 3 any other error.
+//! found problems, 2 a usage mistake (clap's convention), 3 any other error;
+//! `ask` has its own (see [`ask`]).
 //!
-//! The server-facing commands (`serve`, `ask`, `token`) join the
-//! [`Command`] enum when the HTTP server lands; everything they need from
-//! here (the database path, opening the engine, error reporting) is shared.
+//! Commands work on the database directly (`demo --no-serve`, `audit`,
+//! `export`, `token`...) or talk to a running server (`ask`, `gates`,
+//! `runs`): deciding a gate must wake the agent waiting on it, which only
+//! the server can do. `serve` and `demo` run that server.
 
+mod ask;
+mod client;
 mod commands;
 mod demo;
+mod duration;
+mod gates;
 mod listing;
 mod out;
+mod runs;
+mod serve;
 mod table;
+mod tokens;
 
 use std::io::ErrorKind;
 use std::path::PathBuf;
@@ -19,13 +28,14 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use clap::{Args, Parser, Subcommand};
-use gatehouse_engine::{Engine, EngineConfig, GateKind, GateStatus, RunStatus};
+use clap::{Parser, Subcommand};
+use gatehouse_engine::{Engine, EngineConfig};
 
-/// Gatehouse: a reviewer's desk for AI agents. Inspect, verify and move
-/// the database of runs, gates and decisions, or fill it with a demo.
+/// Gatehouse: a reviewer's desk for AI agents. Serve the API, ask a person from a script, decide
+/// gates, and inspect, verify and move the database of runs, gates and decisions.
 ///
-/// Exit codes: 0 success, 1 audit verification found problems, 2 usage error, 3 any other error.
+/// Exit codes: 0 success, 1 audit verification found problems, 2 usage error, 3 any other error
+/// (`ask`: 0 approved, 1 rejected, 2 timed out, 3 error).
 /// Set GATEHOUSE_LOG (e.g. `debug`) for diagnostic logs on stderr.
 #[derive(Debug, Parser)]
 #[command(name = "gatehouse", version)]
@@ -41,7 +51,30 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Fill the database with a realistic simulated workload and print a summary.
+    /// Serve the HTTP API (REST, SSE, long polls) until Ctrl-C; creates an admin token on first start.
+    Serve(serve::ServeArgs),
+    /// Ask a person and wait for the decision: exit 0 approved, 1 rejected, 2 timed out, 3 error.
+    Ask(ask::AskArgs),
+    /// List, show and decide gates on a running server.
+    Gates {
+        #[command(flatten)]
+        client: client::ClientArgs,
+        #[command(subcommand)]
+        command: gates::GatesCommand,
+    },
+    /// List, show, pause, resume and cancel runs on a running server.
+    Runs {
+        #[command(flatten)]
+        client: client::ClientArgs,
+        #[command(subcommand)]
+        command: runs::RunsCommand,
+    },
+    /// Create, list and revoke API tokens (on the database directly).
+    Token {
+        #[command(subcommand)]
+        command: tokens::TokenCommand,
+    },
+    /// Serve with a simulated fleet of agents at work (fill the database and exit with --no-serve).
     Demo(demo::DemoArgs),
     /// Check the hash-chained audit log.
     Audit {
@@ -67,16 +100,6 @@ enum Command {
         #[command(subcommand)]
         command: RetentionCommand,
     },
-    /// List runs.
-    Runs {
-        #[command(subcommand)]
-        command: RunsCommand,
-    },
-    /// List gates.
-    Gates {
-        #[command(subcommand)]
-        command: GatesCommand,
-    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -95,43 +118,6 @@ enum RetentionCommand {
     },
 }
 
-#[derive(Debug, Subcommand)]
-enum RunsCommand {
-    /// Newest runs first.
-    List(RunsListArgs),
-}
-
-#[derive(Debug, Subcommand)]
-enum GatesCommand {
-    /// Pending gates in the reviewer's order (sync first, then priority, then age); others newest first.
-    List(GatesListArgs),
-}
-
-/// Filters for `runs list`.
-#[derive(Debug, Args)]
-pub struct RunsListArgs {
-    /// Only runs in this status.
-    #[arg(long, value_parser = enum_parser(RunStatus::ALL, RunStatus::as_str))]
-    pub status: Option<RunStatus>,
-    /// At most this many.
-    #[arg(long, default_value_t = 50)]
-    pub limit: u32,
-}
-
-/// Filters for `gates list`.
-#[derive(Debug, Args)]
-pub struct GatesListArgs {
-    /// Only gates in this status.
-    #[arg(long, value_parser = enum_parser(GateStatus::ALL, GateStatus::as_str))]
-    pub status: Option<GateStatus>,
-    /// Only gates of this kind.
-    #[arg(long, value_parser = enum_parser(GateKind::ALL, GateKind::as_str))]
-    pub kind: Option<GateKind>,
-    /// At most this many.
-    #[arg(long, default_value_t = 50)]
-    pub limit: u32,
-}
-
 /// A clap parser accepting exactly the snake_case names of `all`, so
 /// `--help` and error messages list the possible values.
 fn enum_parser<T: Copy + Send + Sync + 'static, const N: usize>(
@@ -144,7 +130,13 @@ fn enum_parser<T: Copy + Send + Sync + 'static, const N: usize>(
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_tracing();
+    // A server says what it is doing; the other commands speak only when something is wrong.
+    let serving = match &cli.command {
+        Command::Serve(_) => true,
+        Command::Demo(args) => !args.no_serve,
+        _ => false,
+    };
+    init_tracing(if serving { "info" } else { "warn" });
     match dispatch(cli) {
         Ok(code) => code,
         // The reader of our stdout went away (`gatehouse export --all | head`): not an error.
@@ -164,9 +156,9 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 }
 
 /// Logs go to stderr so they never mix with exported JSON on stdout.
-fn init_tracing() {
+fn init_tracing(default: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("GATEHOUSE_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
 }
 
@@ -178,8 +170,18 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         let engine = open_engine(&path)?;
         Ok((path, engine))
     };
+    // The server-facing commands find their fallback token beside the database, never opening it.
+    let api = |client: &client::ClientArgs| client::Api::connect(client, &db_path(db.clone())?);
     match cli.command {
         Command::Replay { file } => commands::replay(&file)?,
+        Command::Serve(args) => {
+            let (path, engine) = open()?;
+            serve::serve(&engine, &path, &args)?
+        }
+        Command::Ask(args) => return ask::ask(&api(&args.client)?, &args),
+        Command::Gates { client, command } => gates::run(&api(&client)?, &command)?,
+        Command::Runs { client, command } => runs::run(&api(&client)?, &command)?,
+        Command::Token { command } => tokens::run(&open()?.1, &command)?,
         Command::Demo(args) => {
             let (path, engine) = open()?;
             demo::run(&engine, &path, &args)?
@@ -191,8 +193,6 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Retention { command: RetentionCommand::Purge { older_than_days } } => {
             commands::purge(&open()?.1, older_than_days)?
         }
-        Command::Runs { command: RunsCommand::List(args) } => listing::runs(&open()?.1, &args)?,
-        Command::Gates { command: GatesCommand::List(args) } => listing::gates(&open()?.1, &args)?,
     }
     Ok(ExitCode::SUCCESS)
 }

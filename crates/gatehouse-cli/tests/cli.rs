@@ -1,6 +1,9 @@
 //! The `gatehouse` binary end to end: each test runs the real executable
 //! against its own database in a temporary directory and checks what a
-//! person (or a script) sees: output, files and exit codes.
+//! person (or a script) sees: output, files and exit codes. The listings
+//! go through a `gatehouse serve` started on that database.
+
+mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -40,7 +43,7 @@ impl Scratch {
 
     /// Fills `db` with a small, seeded demo.
     fn demo(&self, db: &str) -> Output {
-        let out = self.run(db, &["demo", "--runs", "9", "--seed", "11"]);
+        let out = self.run(db, &["demo", "--runs", "9", "--seed", "11", "--no-serve"]);
         assert_success(&out);
         out
     }
@@ -83,7 +86,8 @@ fn demo_summarises_every_gate_kind_and_leaves_gates_pending_for_a_reviewer() {
     for part in ["Runs by status", "Decisions by type", "Agent capability ratings", "head hash", "expired question"] {
         assert!(summary.contains(part), "the summary lacks {part:?}:\n{summary}");
     }
-    let pending = s.run("g.db", &["gates", "list", "--status", "pending"]);
+    let server = common::Server::start(&s.path("g.db"));
+    let pending = server.run(&["gates", "list", "--status", "pending"]);
     assert_success(&pending);
     let listed = stdout(&pending);
     let rows = listed.lines().filter(|l| l.starts_with("gate_")).count();
@@ -163,6 +167,22 @@ fn export_all_imported_into_a_fresh_database_exports_the_same_runs_and_events() 
 }
 
 #[test]
+fn export_takes_the_run_as_a_positional_argument_too() {
+    let s = Scratch::new();
+    s.demo("g.db");
+    let all = s.path("all.json");
+    assert_success(&s.run("g.db", &["export", "--all", "-o", all.to_str().expect("utf-8 path")]));
+    let run = read_json(&all)["runs"][0]["run"]["id"].as_str().expect("a run id").to_owned();
+    let one = s.path("one.json");
+    assert_success(&s.run("g.db", &["export", &run, "-o", one.to_str().expect("utf-8 path")]));
+    let recording = read_json(&one);
+    assert_eq!(recording["runs"].as_array().map(Vec::len), Some(1));
+    assert_eq!(recording["runs"][0]["run"]["id"], run.as_str());
+    let both = s.run("g.db", &["export", &run, "--all"]);
+    assert_eq!(both.status.code(), Some(2), "one scope at a time");
+}
+
+#[test]
 fn importing_a_malformed_file_exits_3_saying_it_is_not_a_recording() {
     let s = Scratch::new();
     let bad = s.path("bad.json");
@@ -211,7 +231,8 @@ fn retention_purge_removes_finished_runs_and_the_audit_still_verifies() {
     assert_success(&out);
     let text = stdout(&out);
     assert!(text.contains("purged ") && text.contains("Release api-gateway 2.14.0"), "{text}");
-    let finished = stdout(&s.run("g.db", &["runs", "list", "--status", "completed"]));
+    let server = common::Server::start(&s.path("g.db"));
+    let finished = stdout(&server.run(&["runs", "list", "--status", "completed"]));
     assert!(finished.starts_with("no runs match"), "{finished}");
     let audit = s.run("g.db", &["audit", "verify"]);
     assert_success(&audit);
@@ -221,7 +242,7 @@ fn retention_purge_removes_finished_runs_and_the_audit_still_verifies() {
 #[test]
 fn keep_going_trickles_new_gates_until_the_time_is_up() {
     let s = Scratch::new();
-    let out = s.run("g.db", &["demo", "--runs", "1", "--seed", "5", "--keep-going", "2"]);
+    let out = s.run("g.db", &["demo", "--runs", "1", "--seed", "5", "--keep-going", "2", "--no-serve"]);
     assert_success(&out);
     let text = stdout(&out);
     assert!(text.contains("--runs 1 raised to 7"), "{text}");
@@ -232,7 +253,8 @@ fn keep_going_trickles_new_gates_until_the_time_is_up() {
 #[test]
 fn listing_an_empty_database_suggests_the_demo() {
     let s = Scratch::new();
-    let out = s.run("g.db", &["gates", "list"]);
+    let server = common::Server::start(&s.path("g.db"));
+    let out = server.run(&["gates", "list"]);
     assert_success(&out);
     assert!(stdout(&out).contains("gatehouse demo"), "{}", stdout(&out));
 }

@@ -1,7 +1,10 @@
-//! `gatehouse demo`: fills a database with a realistic workload so the
-//! reviewer UI, the audit log and recordings have something true to show.
-//! Seven scripted stories touch every gate kind, policy, mode and outcome;
-//! randomized routine runs add volume; `--keep-going` adds a live trickle.
+//! `gatehouse demo`: a simulated fleet of agents at work, so a new user
+//! sees the product working at once. It starts the server, fills the
+//! database with a realistic workload (seven scripted stories touch every
+//! gate kind, policy, mode and outcome; randomized routine runs add volume)
+//! and keeps a live trickle of gates going until Ctrl-C. The fleet works
+//! through the server's own engine, so its decisions wake waiting agents.
+//! `--no-serve` only fills (plus `--keep-going` seconds of trickle) and exits.
 //!
 //! Every choice comes from one seeded RNG, so a seed reproduces the same
 //! workload (ids and timestamps differ: the engine makes those itself).
@@ -15,6 +18,7 @@ mod summary;
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use crate::out::outln;
@@ -43,13 +47,52 @@ pub struct DemoArgs {
     /// Seed for every random choice; the same seed gives the same workload. [default: random, printed]
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
-    /// After the workload, keep opening and resolving gates (about one a second) for this long.
-    #[arg(long, default_value_t = 0, value_name = "SECONDS")]
+    /// With --no-serve: after the workload, keep opening and resolving gates (about one a
+    /// second) for this long. (While serving, that goes on until Ctrl-C.)
+    #[arg(long, default_value_t = 0, value_name = "SECONDS", requires = "no_serve")]
     pub keep_going: u64,
+    /// Only fill the database, print the summary and exit; do not start the server.
+    #[arg(long)]
+    pub no_serve: bool,
+    #[command(flatten)]
+    pub serve: crate::serve::ServeArgs,
 }
 
-/// Plays the demo into `engine` and prints what the database now holds.
+/// Serves with the fleet at work until Ctrl-C, or with `--no-serve` plays
+/// the workload, prints what the database now holds and returns.
 pub fn run(engine: &Engine, path: &Path, args: &DemoArgs) -> Result<()> {
+    if args.no_serve {
+        let (mut sim, played) = fill(engine, path, args)?;
+        if args.keep_going > 0 {
+            outln!("\nKeeping going for {} s (Ctrl-C stops; everything so far is saved):", args.keep_going);
+            let deadline = Instant::now() + Duration::from_secs(args.keep_going);
+            routine::keep_going(&mut sim, Some(deadline), &AtomicBool::new(false))?;
+        }
+        return played.summarise(engine, path);
+    }
+    crate::serve::serve_with(engine, path, &args.serve, |live| {
+        let (mut sim, played) = fill(engine, path, args)?;
+        played.summarise(engine, path)?;
+        outln!("\nGatehouse is serving at {}; the simulated agents keep working (Ctrl-C stops):", live.url);
+        routine::keep_going(&mut sim, None, live.stop)
+    })
+}
+
+/// What [`fill`] played, for the summary.
+struct Played {
+    seed: u64,
+    total: u32,
+    started: Instant,
+}
+
+impl Played {
+    fn summarise(&self, engine: &Engine, path: &Path) -> Result<()> {
+        summary::print(engine, path, self.seed, self.total, self.started.elapsed())
+    }
+}
+
+/// Plays the scripted stories and the routine runs into `engine`.
+fn fill<'e>(engine: &'e Engine, path: &Path, args: &DemoArgs) -> Result<(Sim<'e>, Played)> {
     let started = Instant::now();
     let seed = args.seed.unwrap_or_else(rand::random);
     let total = args.runs.max(stories::COUNT);
@@ -67,11 +110,7 @@ pub fn run(engine: &Engine, path: &Path, args: &DemoArgs) -> Result<()> {
         }
     }
     sim.sweep_after_deadlines()?;
-    if args.keep_going > 0 {
-        outln!("\nKeeping going for {} s (Ctrl-C stops; everything so far is saved):", args.keep_going);
-        routine::keep_going(&mut sim, Duration::from_secs(args.keep_going))?;
-    }
-    summary::print(engine, path, seed, total, started.elapsed())
+    Ok((sim, Played { seed, total, started }))
 }
 
 /// The simulation: the engine, the seeded RNG and what the scenarios

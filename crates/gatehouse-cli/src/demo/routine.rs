@@ -1,8 +1,10 @@
-//! Randomized routine runs and the `--keep-going` trickle: agents open
-//! gates drawn from the catalog and reviewers decide a realistic share.
+//! Randomized routine runs and the live trickle (`--keep-going`, or while
+//! the demo serves): agents open gates drawn from the catalog and
+//! reviewers decide a realistic share.
 //! Only runs and gates this demo created are touched, so running the demo
 //! against a database with real work never decides a real agent's gate.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
@@ -38,12 +40,13 @@ pub fn run(sim: &mut Sim) -> Result<()> {
     sim.report(&run)
 }
 
-/// Keeps opening a gate about once a second and deciding some, until `duration` is up.
-pub fn keep_going(sim: &mut Sim, duration: Duration) -> Result<()> {
-    let deadline = Instant::now() + duration;
+/// Keeps opening a gate about once a second and deciding some, until
+/// `deadline` passes (if there is one) or `stop` is set.
+pub fn keep_going(sim: &mut Sim, deadline: Option<Instant>, stop: &AtomicBool) -> Result<()> {
+    let done = |now: Instant| stop.load(Ordering::Relaxed) || deadline.is_some_and(|d| now >= d);
     loop {
         let tick = Instant::now();
-        if tick >= deadline {
+        if done(tick) {
             return Ok(());
         }
         // A reviewer in the UI may decide or cancel the same things meanwhile; losing that race is normal.
@@ -55,8 +58,12 @@ pub fn keep_going(sim: &mut Sim, duration: Duration) -> Result<()> {
             }
             line("skipped", &format!("{e:#}"));
         }
-        let next = deadline.min(tick + Duration::from_secs(1));
-        std::thread::sleep(next.saturating_duration_since(Instant::now()));
+        let next = tick + Duration::from_secs(1);
+        let next = deadline.map_or(next, |d| d.min(next));
+        // Short naps, so a stop request is noticed promptly.
+        while !done(Instant::now()) && Instant::now() < next {
+            std::thread::sleep(next.saturating_duration_since(Instant::now()).min(Duration::from_millis(100)));
+        }
     }
 }
 

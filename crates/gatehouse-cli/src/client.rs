@@ -1,0 +1,239 @@
+//! Talking to a running server: the `--url` and `--token` options, finding
+//! a token (the flag, `GATEHOUSE_TOKEN`, else the `admin-token` file that
+//! `gatehouse serve` writes beside the database) and one blocking HTTP
+//! client whose failures read as the server's own `{code, message}` with
+//! the HTTP status, or say plainly that the server cannot be reached.
+
+use std::fmt;
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{bail, ensure, Context, Result};
+use clap::Args;
+use reqwest::blocking::{Client, RequestBuilder};
+use reqwest::{Method, StatusCode, Url};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+/// Where `gatehouse serve` listens unless told otherwise.
+pub const DEFAULT_URL: &str = "http://127.0.0.1:7777";
+/// The file beside the database holding the admin token `gatehouse serve` created.
+pub const ADMIN_TOKEN_FILE: &str = "admin-token";
+/// How long an ordinary request may take; long polls set their own limit.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How to reach the server; shared by every command that talks to one.
+#[derive(Debug, Clone, Args)]
+pub struct ClientArgs {
+    /// The Gatehouse server to talk to.
+    #[arg(long, global = true, env = "GATEHOUSE_URL", default_value = DEFAULT_URL, value_name = "URL")]
+    pub url: String,
+    /// API token sent as `Authorization: Bearer`. [default: the admin-token file beside the
+    /// database, written by `gatehouse serve` on its first start]
+    #[arg(long, global = true, env = "GATEHOUSE_TOKEN", hide_env_values = true, value_name = "TOKEN")]
+    pub token: Option<String>,
+}
+
+/// The admin-token file beside the database at `db`.
+pub fn admin_token_path(db: &Path) -> PathBuf {
+    match db.parent() {
+        Some(dir) => dir.join(ADMIN_TOKEN_FILE),
+        None => PathBuf::from(ADMIN_TOKEN_FILE),
+    }
+}
+
+/// An error answer from the server: its status and `{code, message}` body.
+#[derive(Debug)]
+pub struct ApiFailure {
+    /// The HTTP status.
+    pub status: StatusCode,
+    /// The server's explanation.
+    pub message: String,
+}
+
+impl fmt::Display for ApiFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (HTTP {})", self.message, self.status)?;
+        if self.status == StatusCode::UNAUTHORIZED {
+            write!(f, "; pass a live token with --token or GATEHOUSE_TOKEN (`gatehouse token create` makes one)")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ApiFailure {}
+
+/// The part of the server's `{code, message}` error body shown to people.
+#[derive(Deserialize)]
+struct ErrorBody {
+    message: String,
+}
+
+/// Whether `e` is a failure to reach the server or hear its answer (worth
+/// retrying), rather than an answer the server gave.
+pub fn is_transport(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.is::<reqwest::Error>())
+}
+
+/// A client for one server and one token.
+pub struct Api {
+    http: Client,
+    base: Url,
+    token: String,
+}
+
+impl Api {
+    /// A client for `args`, finding the token as described on [`ClientArgs`]; `db` is
+    /// the database whose `admin-token` file is the fallback.
+    pub fn connect(args: &ClientArgs, db: &Path) -> Result<Self> {
+        let base = parse_url(&args.url)?;
+        let token = match args.token.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
+            Some(token) => token.to_owned(),
+            None => read_token_file(db)?,
+        };
+        let http = Client::builder()
+            .connect_timeout(Duration::from_secs(5))
+            .timeout(REQUEST_TIMEOUT)
+            .user_agent(concat!("gatehouse-cli/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .context("cannot set up the HTTP client")?;
+        Ok(Self { http, base, token })
+    }
+
+    /// The server's base URL, for messages.
+    pub fn server(&self) -> &str {
+        self.base.as_str().trim_end_matches('/')
+    }
+
+    /// A request to `/api/hitl/<segments...>` (each segment percent-encoded), carrying the token.
+    pub fn request(&self, method: Method, segments: &[&str]) -> RequestBuilder {
+        let mut url = self.base.clone();
+        if let Ok(mut path) = url.path_segments_mut() {
+            path.pop_if_empty().extend(["api", "hitl"]).extend(segments);
+        }
+        self.http.request(method, url).bearer_auth(&self.token)
+    }
+
+    /// GETs `segments` and parses the answer.
+    pub fn get<T: DeserializeOwned>(&self, segments: &[&str]) -> Result<T> {
+        self.send(self.request(Method::GET, segments))
+    }
+
+    /// POSTs `body` as JSON to `segments` and parses the answer.
+    pub fn post<T: DeserializeOwned>(&self, segments: &[&str], body: &impl Serialize) -> Result<T> {
+        self.send(self.request(Method::POST, segments).json(body))
+    }
+
+    /// Sends a request; a non-2xx answer becomes an [`ApiFailure`].
+    pub fn send<T: DeserializeOwned>(&self, request: RequestBuilder) -> Result<T> {
+        let response = request.send().map_err(|e| self.transport(e))?;
+        let status = response.status();
+        let body = response.text().map_err(|e| self.transport(e))?;
+        if !status.is_success() {
+            return Err(failure(status, &body).into());
+        }
+        serde_json::from_str(&body).with_context(|| {
+            format!(
+                "the server at {} answered (HTTP {status}) in a shape this gatehouse does not understand; \
+                 are the server and this command the same version?",
+                self.server()
+            )
+        })
+    }
+
+    fn transport(&self, e: reqwest::Error) -> anyhow::Error {
+        let what = if e.is_timeout() {
+            format!("the Gatehouse server at {} did not answer in time; is it overloaded or stuck?", self.server())
+        } else if e.is_connect() {
+            format!(
+                "cannot reach the Gatehouse server at {}; start it with `gatehouse serve`, \
+                 or point --url (or GATEHOUSE_URL) at a running one",
+                self.server()
+            )
+        } else {
+            format!("the exchange with the Gatehouse server at {} failed", self.server())
+        };
+        anyhow::Error::new(e).context(what)
+    }
+}
+
+fn failure(status: StatusCode, body: &str) -> ApiFailure {
+    match serde_json::from_str::<ErrorBody>(body) {
+        Ok(ErrorBody { message }) => ApiFailure { status, message },
+        Err(_) => {
+            let text = crate::table::short(body, 200);
+            let message = if status == StatusCode::NOT_FOUND || status == StatusCode::METHOD_NOT_ALLOWED {
+                "the server does not offer this endpoint; is it an older Gatehouse than this command?".to_owned()
+            } else if text.is_empty() {
+                status.canonical_reason().unwrap_or("the server refused the request").to_owned()
+            } else {
+                text
+            };
+            ApiFailure { status, message }
+        }
+    }
+}
+
+/// `--url`, with `http://` assumed when no scheme is given.
+fn parse_url(raw: &str) -> Result<Url> {
+    let raw = raw.trim();
+    let full = if raw.contains("://") { raw.to_owned() } else { format!("http://{raw}") };
+    let mut url =
+        Url::parse(&full).with_context(|| format!("--url `{raw}` is not a URL; give one like {DEFAULT_URL}"))?;
+    ensure!(
+        matches!(url.scheme(), "http" | "https"),
+        "--url `{raw}` must be an http:// or https:// URL, like {DEFAULT_URL}"
+    );
+    url.set_query(None);
+    url.set_fragment(None);
+    Ok(url)
+}
+
+fn read_token_file(db: &Path) -> Result<String> {
+    let path = admin_token_path(db);
+    match std::fs::read_to_string(&path) {
+        Ok(text) if !text.trim().is_empty() => Ok(text.trim().to_owned()),
+        Ok(_) => bail!("the token file {} is empty; {}", path.display(), how_to_get_a_token(&path)),
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            bail!("no API token given and no {} found; {}", path.display(), how_to_get_a_token(&path))
+        }
+        Err(e) => Err(e).with_context(|| format!("cannot read the token file {}", path.display())),
+    }
+}
+
+fn how_to_get_a_token(path: &Path) -> String {
+    format!(
+        "pass --token TOKEN or set GATEHOUSE_TOKEN. `gatehouse serve` writes an admin token to {} on its first \
+         start (give this command the same --db as the server), and `gatehouse token create --role reviewer \
+         --name NAME --db <the server's database>` makes another",
+        path.display()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_get_a_scheme_and_lose_query_and_fragment() {
+        assert_eq!(parse_url("127.0.0.1:7777").unwrap().as_str(), "http://127.0.0.1:7777/");
+        assert_eq!(parse_url("https://gh.example/x?y=1#z").unwrap().as_str(), "https://gh.example/x");
+        assert!(parse_url("ftp://example.com").is_err());
+        assert!(parse_url("http://").is_err());
+    }
+
+    #[test]
+    fn error_bodies_become_the_servers_message_with_the_status() {
+        let e = failure(StatusCode::FORBIDDEN, r#"{"code":"forbidden","message":"`bot` has an agent token"}"#);
+        assert_eq!(e.to_string(), "`bot` has an agent token (HTTP 403 Forbidden)");
+        let e = failure(StatusCode::NOT_FOUND, "");
+        assert!(e.to_string().contains("does not offer this endpoint"), "{e}");
+    }
+
+    #[test]
+    fn the_token_file_sits_beside_the_database() {
+        assert_eq!(admin_token_path(Path::new("/data/g.db")), Path::new("/data/admin-token"));
+        assert_eq!(admin_token_path(Path::new("g.db")), Path::new("admin-token"));
+    }
+}

@@ -1,0 +1,175 @@
+//! `runs show`, `runs pause|resume|cancel` (and `runs list`, in
+//! [`crate::listing`]): a run's state summarised for a terminal, and the
+//! reviewer's run controls. All go through the server, which records the
+//! token's identity and tells everyone watching the run.
+
+use std::collections::BTreeMap;
+
+use anyhow::Result;
+use chrono::Utc;
+use clap::Subcommand;
+use gatehouse_engine::{Gate, Run, Turn};
+use reqwest::Method;
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::client::Api;
+use crate::listing::RunsListArgs;
+use crate::out::outln;
+use crate::table::{age, short, snake, Table};
+
+/// The `runs` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum RunsCommand {
+    /// Newest runs first.
+    List(RunsListArgs),
+    /// One run: status, progress, gates and decisions, plan, context and latest turns.
+    Show {
+        /// The run (`run_...`, as `runs list` shows it).
+        run_id: String,
+    },
+    /// Pause an active or waiting run (reviewer or admin token).
+    Pause {
+        /// The run.
+        run_id: String,
+    },
+    /// Resume a paused run (reviewer or admin token).
+    Resume {
+        /// The run.
+        run_id: String,
+    },
+    /// Cancel a run and withdraw its pending gates (reviewer or admin token).
+    Cancel {
+        /// The run.
+        run_id: String,
+        /// Recorded as the run's status reason.
+        #[arg(long, value_name = "TEXT")]
+        reason: Option<String>,
+    },
+}
+
+/// `GET /run/{id}/state`; the plan and progress are read loosely, for display only.
+#[derive(Debug, Deserialize)]
+struct RunState {
+    run: Run,
+    turns: Vec<Turn>,
+    gates: Vec<Gate>,
+    context: BTreeMap<String, Value>,
+    plan: Option<Value>,
+    progress: Value,
+}
+
+/// How many of the latest turns `runs show` prints.
+const TURNS_SHOWN: usize = 5;
+
+/// Runs a `runs` subcommand.
+pub fn run(api: &Api, command: &RunsCommand) -> Result<()> {
+    let (run, verb): (Run, &str) = match command {
+        RunsCommand::List(args) => return crate::listing::runs(api, args),
+        RunsCommand::Show { run_id } => return show(api, run_id),
+        RunsCommand::Pause { run_id } => (api.send(api.request(Method::POST, &["run", run_id, "pause"]))?, "paused"),
+        RunsCommand::Resume { run_id } => (api.send(api.request(Method::POST, &["run", run_id, "resume"]))?, "resumed"),
+        RunsCommand::Cancel { run_id, reason } => {
+            let mut request = api.request(Method::DELETE, &["run", run_id]);
+            if let Some(reason) = reason {
+                request = request.query(&[("reason", reason)]);
+            }
+            (api.send(request)?, "cancelled")
+        }
+    };
+    outln!("{verb} run {} \"{}\": now {}", run.id, short(&run.title, 60), run.status.as_str());
+    Ok(())
+}
+
+fn show(api: &Api, run_id: &str) -> Result<()> {
+    let state: RunState = api.get(&["run", run_id, "state"])?;
+    let (run, now) = (&state.run, Utc::now());
+    outln!("Run {} \"{}\"", run.id, run.title);
+    let status = match &run.status_reason {
+        Some(reason) => format!("{} ({reason})", run.status.as_str()),
+        None => run.status.as_str().to_owned(),
+    };
+    field("status", &status);
+    field("agent", &run.agent);
+    if let Some(user) = &run.user_id {
+        field("user", user);
+    }
+    if let Some(session) = &run.session_id {
+        field("session", session);
+    }
+    field("created", &format!("{} ago, last changed {} ago", age(run.created_at, now), age(run.updated_at, now)));
+    let count = |key: &str| state.progress.get(key).and_then(Value::as_u64).unwrap_or(0);
+    let progress_status = state.progress.get("status").and_then(Value::as_str).unwrap_or("?");
+    field("progress", &format!("{} of {} done ({progress_status})", count("completed"), count("total")));
+    field("policy", &snake(&run.hitl_config.run_policy));
+    if !run.input.is_null() {
+        field("input", &short(&run.input.to_string(), 100));
+    }
+    if let Some(result) = &run.result {
+        field("result", &short(&result.to_string(), 100));
+    }
+
+    outln!("\nGates ({}):", state.gates.len());
+    if state.gates.is_empty() {
+        outln!("  none");
+    } else {
+        let mut table = Table::new(&["id", "kind", "status", "decision", "preview"]);
+        for gate in &state.gates {
+            let decision = match &gate.decision {
+                Some(d) => format!("{} by {}", d.action.as_str(), d.decided_by),
+                None => gate.status_reason.as_deref().map(|r| short(r, 40)).unwrap_or_else(|| "-".into()),
+            };
+            table.row(vec![
+                gate.id.to_string(),
+                gate.kind().as_str().to_owned(),
+                gate.status.as_str().to_owned(),
+                decision,
+                gate.preview(),
+            ]);
+        }
+        table.print("  ");
+    }
+
+    if let Some(plan) = &state.plan {
+        plan_section(plan);
+    }
+    if !state.context.is_empty() {
+        outln!("\nContext:");
+        for (key, value) in &state.context {
+            outln!("  {key} = {}", short(&value.to_string(), 90));
+        }
+    }
+    let skipped = state.turns.len().saturating_sub(TURNS_SHOWN);
+    outln!("\nTurns ({}{}):", state.turns.len(), if skipped > 0 { ", the latest shown" } else { "" });
+    if state.turns.is_empty() {
+        outln!("  none");
+    }
+    for turn in &state.turns[skipped..] {
+        outln!("  #{} {} {}: {}", turn.index, snake(&turn.role), turn.actor, short(&turn.content, 90));
+    }
+    Ok(())
+}
+
+/// The current plan's tasks, one line each.
+fn plan_section(plan: &Value) {
+    let revision = plan.get("revision").and_then(Value::as_u64).unwrap_or(0);
+    let tasks = plan.pointer("/plan/tasks").and_then(Value::as_array).cloned().unwrap_or_default();
+    outln!("\nPlan (revision {revision}, {} tasks):", tasks.len());
+    let text = |task: &Value, key: &str| task.get(key).and_then(Value::as_str).unwrap_or("").to_owned();
+    let mut table = Table::new(&["task", "status", "agent", "description"]);
+    for task in &tasks {
+        table.row(vec![
+            text(task, "task_id"),
+            text(task, "status"),
+            task.get("assigned_agent").and_then(Value::as_str).unwrap_or("-").to_owned(),
+            short(&text(task, "description"), 70),
+        ]);
+    }
+    if !table.is_empty() {
+        table.print("  ");
+    }
+}
+
+fn field(label: &str, value: &str) {
+    outln!("  {label:<9} {value}");
+}
