@@ -65,6 +65,7 @@ where
         webhook_url: args.webhook_url.clone().filter(|u| !u.trim().is_empty()),
         allowed_hosts: args.allowed_hosts.clone(),
         public_url: args.public_url.clone(),
+        ui_dir: None,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -18,6 +18,7 @@ pub mod json;
 pub mod markdown;
 pub mod routes;
 pub mod state;
+pub mod ui;
 pub mod waiters;
 pub mod webhook;
 
@@ -56,11 +57,14 @@ fn api_router() -> OpenApiRouter<AppState> {
     OpenApiRouter::with_openapi(ApiDoc::openapi()).nest("/api/hitl", routes::router())
 }
 
-/// The whole application: the API behind its guards, and the OpenAPI document.
+/// The whole application: the API behind its guards, the OpenAPI
+/// document, and the reviewer UI for every other path.
 pub fn app(state: AppState) -> Router {
     let (api, doc) = api_router().split_for_parts();
     let api = api.layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_token));
-    let doc_json = serde_json::to_string(&doc).unwrap_or_default();
+    // Shared by every response without copying.
+    let doc_json = axum::body::Bytes::from(serde_json::to_vec(&doc).unwrap_or_default());
+    let ui_dir = state.config.ui_dir.clone().or_else(ui::find_ui_dir).unwrap_or_else(ui::in_tree_dir);
     Router::new()
         .merge(api)
         .route(
@@ -69,6 +73,7 @@ pub fn app(state: AppState) -> Router {
                 move || async move { ([(axum::http::header::CONTENT_TYPE, "application/json")], doc_json) },
             ),
         )
+        .merge(ui::ui_router(ui_dir))
         .layer(DefaultBodyLimit::max(state.config.body_limit))
         .layer(axum::middleware::from_fn_with_state(state.clone(), auth::same_origin_only))
         .with_state(state)

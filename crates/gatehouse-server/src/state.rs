@@ -26,6 +26,8 @@ pub struct ServerConfig {
     pub allowed_hosts: Vec<String>,
     /// The base URL links point at; defaults to `http://{bind}`.
     pub public_url: Option<String>,
+    /// The reviewer UI's build; `None` looks in the usual places ([`crate::ui::find_ui_dir`]).
+    pub ui_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for ServerConfig {
@@ -36,6 +38,7 @@ impl Default for ServerConfig {
             webhook_url: None,
             allowed_hosts: Vec::new(),
             public_url: None,
+            ui_dir: None,
         }
     }
 }

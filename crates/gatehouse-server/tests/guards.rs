@@ -194,3 +194,25 @@ async fn the_openapi_document_describes_the_gate_api() {
     }
     assert!(doc["components"]["securitySchemes"]["bearer"].is_object());
 }
+
+#[tokio::test]
+async fn the_same_server_serves_the_reviewer_ui_beside_the_api() {
+    let dist = tempfile::tempdir().unwrap();
+    std::fs::write(dist.path().join("index.html"), "<!doctype html><title>Gatehouse reviewer</title>").unwrap();
+    let s = TestServer::start_with(ServerConfig { ui_dir: Some(dist.path().to_path_buf()), ..ServerConfig::default() })
+        .await;
+    let client = reqwest::Client::new();
+    let root = format!("http://{}", s.server.addr);
+    for page in ["/", "/runs/run_1"] {
+        let resp = client.get(format!("{root}{page}")).send().await.unwrap();
+        assert_eq!(resp.status(), 200, "{page}");
+        assert!(resp.headers()["content-security-policy"].to_str().unwrap().contains("script-src 'self'"));
+        assert!(resp.text().await.unwrap().contains("Gatehouse reviewer"), "{page}");
+    }
+    // The API still wants its token, and unknown API paths stay JSON errors.
+    let (status, body) = send(client.get(s.url("/gates"))).await;
+    assert_eq!(status, 401, "{body}");
+    let (status, body) = send(client.get(s.url("/no-such-thing")).bearer_auth(&s.admin)).await;
+    assert_eq!(status, 404, "{body}");
+    assert!(body["message"].is_string(), "{body}");
+}

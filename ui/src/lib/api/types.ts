@@ -1,0 +1,27 @@
+// Names for the generated API types the UI uses. Aliases only: every shape
+// comes from schema.d.ts, which is generated from the server's OpenAPI
+// document (`npm run gen:api`), so the Rust types stay the one source.
+
+import type { components, paths } from "./schema";
+
+type Schemas = components["schemas"];
+
+export type ApiErrorBody = Schemas["ApiErrorBody"];
+export type BlockingMode = Schemas["BlockingMode"];
+export type DecisionAction = Schemas["DecisionAction"];
+export type DecisionInput = Schemas["DecisionInput"];
+export type FieldChange = Schemas["FieldChange"];
+export type Gate = Schemas["Gate"];
+export type GateDetail = Schemas["GateDetail"];
+export type GateKind = Schemas["GateKind"];
+export type GateList = Schemas["GateList"];
+export type GateSpec = Schemas["GateSpec"];
+export type GateSummary = Schemas["GateSummary"];
+export type Priority = Schemas["Priority"];
+export type Turn = Schemas["Turn"];
+/** One event of the log, as the event stream sends it (`data` of each message). */
+export type LogEvent = Schemas["Event"];
+/** The `type` of an event, also the SSE `event:` name. */
+export type EventType = LogEvent["type"];
+/** Every path the server documents. */
+export type ApiPath = keyof paths;

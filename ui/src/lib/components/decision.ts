@@ -1,0 +1,88 @@
+// What the decision bar offers and what a submission sends: labels and
+// keys for each action the gate allows, which action Ctrl+Enter takes, and
+// the DecisionInput built from the reviewer's draft. Kept apart from the
+// components so the rules are tested on their own.
+
+import type { DecisionAction, DecisionInput } from "../api/types";
+import type { Action } from "../keys";
+import type { Json } from "./payload";
+
+export const ACTION_LABELS: Record<DecisionAction, string> = {
+  approve: "Approve",
+  edit: "Approve with edits",
+  reject: "Reject",
+  respond: "Send answer",
+  needs_revision: "Request revision",
+  defer: "Defer",
+  retry: "Retry",
+};
+
+/** The shortcut that triggers an action directly, if any. */
+export const ACTION_KEYS: Partial<Record<DecisionAction, Action>> = {
+  approve: "gate.approve",
+  edit: "gate.edit",
+  reject: "gate.reject",
+};
+
+/** Bar order: the going-ahead actions first, the stopping ones last. */
+const ORDER: DecisionAction[] = ["respond", "approve", "edit", "retry", "needs_revision", "defer", "reject"];
+
+/** The actions to show, in bar order; `edit` only when there is a payload to edit. */
+export function barActions(allowed: readonly DecisionAction[], hasPayload: boolean): DecisionAction[] {
+  return ORDER.filter((a) => allowed.includes(a) && (a !== "edit" || hasPayload));
+}
+
+/** What the reviewer has typed or changed so far in the modal. */
+export interface Draft {
+  /** The answer, reason or feedback. */
+  text: string;
+  /** The edited payload, when it parses and differs from the proposal. */
+  editedPayload?: Json;
+  /** Whether the edited payload has errors (bad JSON, missing required fields). */
+  payloadInvalid: boolean;
+  /** An action the reviewer chose that waits for the text (reject after `r`). */
+  armed: DecisionAction | null;
+  /** The payload editor's text, kept so a reopened gate shows it again. */
+  payloadText?: string;
+}
+
+export const EMPTY_DRAFT: Draft = { text: "", payloadInvalid: false, armed: null };
+
+/**
+ * The action Ctrl+Enter submits: the armed one; else edits, when the payload
+ * was changed; else the answer, for questions; else approval.
+ */
+export function primaryAction(allowed: readonly DecisionAction[], draft: Draft): DecisionAction | null {
+  if (draft.armed && allowed.includes(draft.armed)) return draft.armed;
+  if ((draft.editedPayload !== undefined || draft.payloadInvalid) && allowed.includes("edit")) return "edit";
+  if (allowed.includes("respond")) return "respond";
+  if (allowed.includes("approve")) return "approve";
+  return null;
+}
+
+/** The decision to send, or why it cannot be sent yet. */
+export function buildDecision(action: DecisionAction, draft: Draft): { input: DecisionInput } | { problem: string } {
+  const text = draft.text.trim();
+  switch (action) {
+    case "edit":
+      if (draft.payloadInvalid) return { problem: "Fix the payload first: it is not valid or misses required fields." };
+      if (draft.editedPayload === undefined) return { problem: "Nothing was edited: approve as proposed instead." };
+      return { input: { action, payload: draft.editedPayload, ...(text ? { text } : {}) } };
+    case "respond":
+      if (!text) return { problem: "Type an answer first." };
+      return { input: { action, text } };
+    case "needs_revision":
+      if (!text) return { problem: "Say what to change: a revision needs feedback." };
+      return { input: { action, text } };
+    default:
+      return { input: { action, ...(text ? { text } : {}) } };
+  }
+}
+
+/** The label of the text box, by what it will be sent as. */
+export function textLabel(allowed: readonly DecisionAction[], armed: DecisionAction | null): string {
+  if (armed === "reject") return "Reason for rejecting";
+  if (armed === "needs_revision") return "What should change";
+  if (allowed.includes("respond")) return "Your answer";
+  return "Note, reason or feedback (optional)";
+}

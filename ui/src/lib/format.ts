@@ -1,0 +1,79 @@
+// How times, previews and ids read in the panel and the modal.
+
+import type { BlockingMode, GateKind } from "./api/types";
+
+/** Characters of a gate's text shown in the panel (seed 002). */
+export const PREVIEW_CHARS = 50;
+
+/**
+ * How long ago `then` was, as the panel shows it: "just now", "45s ago",
+ * "5m ago", "2h ago", "3d ago". A time in the future (clock skew between
+ * the server and this machine) reads as "just now".
+ */
+export function formatAge(then: string | number | Date, now: number = Date.now()): string {
+  const at = then instanceof Date ? then.getTime() : typeof then === "number" ? then : Date.parse(then);
+  if (Number.isNaN(at)) return "";
+  const seconds = Math.floor((now - at) / 1000);
+  if (seconds < 10) return "just now";
+  if (seconds < 60) return `${seconds}s ago`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes}m ago`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 24) return `${hours}h ago`;
+  return `${Math.floor(hours / 24)}d ago`;
+}
+
+/**
+ * A gate's one-line preview, exactly as the server makes it: the first
+ * non-blank line, cut to 50 characters (Unicode code points, not UTF-16
+ * units, so an emoji is never split) with an ellipsis when cut.
+ */
+export function previewOf(text: string): string {
+  const line = text.split(/\r?\n/).find((l) => l.trim().length > 0) ?? "";
+  return truncate(line, PREVIEW_CHARS);
+}
+
+/** `text` cut to `max` code points, with "…" appended when cut. */
+export function truncate(text: string, max: number): string {
+  const chars = Array.from(text);
+  return chars.length > max ? chars.slice(0, max).join("") + "…" : text;
+}
+
+/** The distinguishing tail of a long id (`run_0193…` → `…a1b2c3d4`). */
+export function shortId(id: string, keep = 8): string {
+  return id.length > keep + 1 ? `…${id.slice(-keep)}` : id;
+}
+
+/** A timestamp for people, in their locale and time zone. */
+export function formatTime(iso: string): string {
+  const at = new Date(iso);
+  return Number.isNaN(at.getTime()) ? iso : at.toLocaleString();
+}
+
+/**
+ * A sortable number for an RFC 3339 timestamp with microsecond precision
+ * (the server's), since its fraction has a varying number of digits and
+ * Date keeps only milliseconds.
+ */
+export function timeKey(iso: string): number {
+  const ms = Date.parse(iso);
+  if (Number.isNaN(ms)) return 0;
+  const fraction = /\.(\d+)/.exec(iso)?.[1] ?? "";
+  const micros = Number((fraction + "000000").slice(3, 6));
+  return ms * 1000 + micros;
+}
+
+/** How each kind of gate is named to reviewers. */
+export const KIND_LABELS: Record<GateKind, string> = {
+  approval: "Approval",
+  payload_review: "Payload review",
+  question: "Question",
+  information_review: "Information review",
+  response_review: "Response review",
+  quality_score: "Quality score",
+  goal_review: "Goal review",
+  plan_review: "Plan review",
+};
+
+/** Seed 002's badge text: SYNC, ASYNC, and seed 003's ADVISORY. */
+export const MODE_LABELS: Record<BlockingMode, string> = { sync: "SYNC", async: "ASYNC", advisory: "ADVISORY" };

@@ -1,0 +1,101 @@
+import { describe, expect, it } from "vitest";
+import {
+  ACTIONS,
+  BINDINGS,
+  createKeymap,
+  detectPlatform,
+  displayKey,
+  duplicateKeys,
+  isTyping,
+  keyOfEvent,
+  normalizeKey,
+  worksWhileTyping,
+} from "./keys";
+
+const key = (k: string, mods: Partial<{ ctrlKey: boolean; metaKey: boolean; altKey: boolean }> = {}) => ({
+  key: k,
+  ctrlKey: false,
+  metaKey: false,
+  altKey: false,
+  ...mods,
+});
+
+describe("the hotkey registry", () => {
+  it("binds no key twice, on either platform", () => {
+    expect(duplicateKeys("other")).toEqual([]);
+    expect(duplicateKeys("mac")).toEqual([]);
+  });
+
+  it("gives every action a label and at least one key", () => {
+    for (const action of ACTIONS) {
+      expect(BINDINGS[action].label.length).toBeGreaterThan(0);
+      expect(createKeymap("other").keysOf(action).length).toBeGreaterThan(0);
+    }
+  });
+
+  it("submits with Ctrl+Enter, and with Cmd+Enter on macOS", () => {
+    expect(createKeymap("other").keysOf("gate.submit")).toEqual(["Ctrl+Enter"]);
+    expect(createKeymap("mac").keysOf("gate.submit")).toEqual(["Meta+Enter"]);
+    expect(createKeymap("other").match(key("Enter", { ctrlKey: true }), ["modal"])).toBe("gate.submit");
+    expect(createKeymap("mac").match(key("Enter", { metaKey: true }), ["modal"])).toBe("gate.submit");
+    expect(createKeymap("mac").match(key("Enter", { ctrlKey: true }), ["modal"])).toBeNull();
+  });
+
+  it("matches the seed's keys in their scopes only", () => {
+    const keymap = createKeymap("other");
+    expect(keymap.match(key("j"), ["panel"])).toBe("panel.next");
+    expect(keymap.match(key("ArrowDown"), ["panel"])).toBe("panel.next");
+    expect(keymap.match(key("k"), ["panel"])).toBe("panel.previous");
+    expect(keymap.match(key("Enter"), ["panel"])).toBe("panel.open");
+    expect(keymap.match(key("a"), ["modal"])).toBe("gate.approve");
+    expect(keymap.match(key("e"), ["modal"])).toBe("gate.edit");
+    expect(keymap.match(key("r"), ["modal"])).toBe("gate.reject");
+    expect(keymap.match(key("Escape"), ["modal"])).toBe("gate.close");
+    expect(keymap.match(key("/"), ["global"])).toBe("panel.filter");
+    expect(keymap.match(key("?"), ["global"])).toBe("help.shortcuts");
+    expect(keymap.match(key("a"), ["panel", "global"])).toBeNull();
+    expect(keymap.match(key("j"), ["modal"])).toBeNull();
+  });
+
+  it("treats a shifted letter as the letter, and Ctrl+j as something else", () => {
+    const keymap = createKeymap("other");
+    expect(keymap.match(key("J"), ["panel"])).toBe("panel.next");
+    expect(keymap.match(key("j", { ctrlKey: true }), ["panel"])).toBeNull();
+  });
+
+  it("accepts a reviewer's overrides and refuses ones that clash", () => {
+    const keymap = createKeymap("other", { "panel.next": ["n"] });
+    expect(keymap.match(key("n"), ["panel"])).toBe("panel.next");
+    expect(keymap.match(key("j"), ["panel"])).toBeNull();
+    expect(() => createKeymap("other", { "gate.approve": ["r"] })).toThrow(/r \(gate.approve, gate.reject\)/);
+  });
+
+  it("writes keys for people and for aria-keyshortcuts", () => {
+    expect(displayKey("Mod+Enter", "other")).toBe("Ctrl+Enter");
+    expect(displayKey("Mod+Enter", "mac")).toBe("⌘↩");
+    expect(displayKey("Escape", "other")).toBe("Esc");
+    expect(createKeymap("other").aria("gate.submit")).toBe("Control+Enter");
+    expect(createKeymap("other").aria("panel.next")).toBe("j ArrowDown");
+  });
+
+  it("normalises modifier order and Mod", () => {
+    expect(normalizeKey("Alt+Mod+x", "other")).toBe("Ctrl+Alt+x");
+    expect(normalizeKey("Mod+Alt+x", "mac")).toBe("Alt+Meta+x");
+    expect(keyOfEvent(key("X", { altKey: true, ctrlKey: true }))).toBe("Ctrl+Alt+x");
+  });
+
+  it("detects macOS", () => {
+    expect(detectPlatform({ platform: "MacIntel" })).toBe("mac");
+    expect(detectPlatform({ platform: "Linux x86_64", userAgent: "X11" })).toBe("other");
+  });
+
+  it("lets only submit and close through while the reviewer types", () => {
+    expect(ACTIONS.filter(worksWhileTyping).sort()).toEqual(["gate.close", "gate.submit"]);
+    expect(isTyping({ tagName: "TEXTAREA", isContentEditable: false } as unknown as EventTarget)).toBe(true);
+    expect(isTyping({ tagName: "INPUT", type: "search", isContentEditable: false } as unknown as EventTarget)).toBe(true);
+    expect(isTyping({ tagName: "INPUT", type: "checkbox", isContentEditable: false } as unknown as EventTarget)).toBe(false);
+    expect(isTyping({ tagName: "DIV", isContentEditable: true } as unknown as EventTarget)).toBe(true);
+    expect(isTyping({ tagName: "DIV", isContentEditable: false } as unknown as EventTarget)).toBe(false);
+    expect(isTyping(null)).toBe(false);
+  });
+});

@@ -1,0 +1,170 @@
+// Every keyboard shortcut, in one map: action → keys, per platform. The
+// panel, the modal, the buttons' `aria-keyshortcuts` and the shortcuts
+// dialog all read it, so a key is changed here and nowhere else. A reviewer
+// may override bindings (`createKeymap(platform, overrides)`).
+//
+// A key is written as modifiers and a key joined by "+": "Mod" is Ctrl, or
+// ⌘ (Meta) on macOS; "Ctrl", "Meta", "Alt" are literal; the key is
+// `KeyboardEvent.key` ("j", "Enter", "ArrowDown", "/", "?"). Shift is implied
+// by printable characters ("?" is Shift+/ on most layouts) and not written.
+
+export type Platform = "mac" | "other";
+
+/** Where an action applies. */
+export type Scope = "global" | "panel" | "modal";
+
+export type Action =
+  | "panel.next"
+  | "panel.previous"
+  | "panel.open"
+  | "panel.filter"
+  | "gate.approve"
+  | "gate.edit"
+  | "gate.reject"
+  | "gate.submit"
+  | "gate.close"
+  | "help.shortcuts";
+
+export interface Binding {
+  /** What the shortcut does, for the shortcuts dialog. */
+  label: string;
+  scope: Scope;
+  /** Keys on every platform. */
+  keys: string[];
+  /** Keys on macOS, when they differ. */
+  mac?: string[];
+  /** Whether it also works while typing in a text field or the editor. */
+  whileTyping?: boolean;
+}
+
+/** The default bindings. */
+export const BINDINGS: Readonly<Record<Action, Binding>> = {
+  "panel.next": { label: "Next gate", scope: "panel", keys: ["j", "ArrowDown"] },
+  "panel.previous": { label: "Previous gate", scope: "panel", keys: ["k", "ArrowUp"] },
+  "panel.open": { label: "Open the selected gate", scope: "panel", keys: ["Enter"] },
+  "panel.filter": { label: "Filter the panel", scope: "global", keys: ["/"] },
+  "gate.approve": { label: "Approve as proposed", scope: "modal", keys: ["a"] },
+  "gate.edit": { label: "Edit the payload", scope: "modal", keys: ["e"] },
+  "gate.reject": { label: "Reject (type a reason, then submit)", scope: "modal", keys: ["r"] },
+  "gate.submit": { label: "Submit the decision", scope: "modal", keys: ["Mod+Enter"], whileTyping: true },
+  "gate.close": { label: "Close without deciding", scope: "modal", keys: ["Escape"], whileTyping: true },
+  "help.shortcuts": { label: "Show every shortcut", scope: "global", keys: ["?"] },
+};
+
+export const ACTIONS = Object.keys(BINDINGS) as Action[];
+
+/** The platform this page runs on. */
+export function detectPlatform(nav: { platform?: string; userAgent?: string } = globalThis.navigator ?? {}): Platform {
+  const name = `${nav.platform ?? ""} ${nav.userAgent ?? ""}`;
+  return /Mac|iPhone|iPad|iPod/i.test(name) ? "mac" : "other";
+}
+
+/** A key written as in the map, with "Mod" resolved for the platform and modifiers in one order. */
+export function normalizeKey(key: string, platform: Platform): string {
+  const parts = key.split("+");
+  // "+" itself as the key: "Ctrl++" splits into [..., "", ""].
+  const last = key.endsWith("++") || key === "+" ? "+" : (parts.pop() ?? "");
+  const mods = new Set(
+    parts.filter(Boolean).map((m) => (m === "Mod" ? (platform === "mac" ? "Meta" : "Ctrl") : m)),
+  );
+  const ordered = ["Ctrl", "Alt", "Meta"].filter((m) => mods.has(m));
+  return [...ordered, last.length === 1 ? last.toLowerCase() : last].join("+");
+}
+
+/** A key event written the same way. */
+export function keyOfEvent(e: Pick<KeyboardEvent, "key" | "ctrlKey" | "altKey" | "metaKey">): string {
+  const mods = [e.ctrlKey && "Ctrl", e.altKey && "Alt", e.metaKey && "Meta"].filter(Boolean);
+  const key = e.key.length === 1 ? e.key.toLowerCase() : e.key;
+  return [...mods, key].join("+");
+}
+
+/** How a key is shown to people: "Ctrl+Enter", "⌘Enter", "/". */
+export function displayKey(key: string, platform: Platform): string {
+  const normal = normalizeKey(key, platform);
+  const names: Record<string, string> =
+    platform === "mac"
+      ? { Meta: "⌘", Ctrl: "⌃", Alt: "⌥", ArrowUp: "↑", ArrowDown: "↓", Escape: "Esc", Enter: "↩" }
+      : { ArrowUp: "↑", ArrowDown: "↓", Escape: "Esc" };
+  const parts = normal.split("+").map((p) => names[p] ?? p);
+  return platform === "mac" ? parts.join("") : parts.join("+");
+}
+
+/** The bindings for one platform, after a reviewer's overrides. */
+export interface Keymap {
+  platform: Platform;
+  /** The keys of an action, normalised for the platform. */
+  keysOf(action: Action): string[];
+  /** The action a key event triggers in `scopes`, if any. */
+  match(e: Pick<KeyboardEvent, "key" | "ctrlKey" | "altKey" | "metaKey">, scopes: Scope[]): Action | null;
+  /** The `aria-keyshortcuts` value of an action. */
+  aria(action: Action): string;
+  /** Every action with its keys as shown to people. */
+  describe(): { action: Action; label: string; scope: Scope; keys: string[] }[];
+}
+
+/** Keys bound to more than one action on `platform`: empty when the map is sound. */
+export function duplicateKeys(
+  platform: Platform,
+  overrides: Partial<Record<Action, string[]>> = {},
+): { key: string; actions: Action[] }[] {
+  const seen = new Map<string, Action[]>();
+  for (const action of ACTIONS) {
+    for (const key of keysFor(action, platform, overrides)) {
+      seen.set(key, [...(seen.get(key) ?? []), action]);
+    }
+  }
+  return [...seen].filter(([, actions]) => actions.length > 1).map(([key, actions]) => ({ key, actions }));
+}
+
+function keysFor(action: Action, platform: Platform, overrides: Partial<Record<Action, string[]>>): string[] {
+  const binding = BINDINGS[action];
+  const keys = overrides[action] ?? (platform === "mac" && binding.mac ? binding.mac : binding.keys);
+  return keys.map((k) => normalizeKey(k, platform));
+}
+
+/** The keymap for `platform`; refuses overrides that bind one key twice. */
+export function createKeymap(platform: Platform, overrides: Partial<Record<Action, string[]>> = {}): Keymap {
+  const clashes = duplicateKeys(platform, overrides);
+  if (clashes.length > 0) {
+    const list = clashes.map((c) => `${c.key} (${c.actions.join(", ")})`).join("; ");
+    throw new Error(`keyboard shortcuts bound twice: ${list}`);
+  }
+  const byKey = new Map<string, Action>();
+  for (const action of ACTIONS) for (const key of keysFor(action, platform, overrides)) byKey.set(key, action);
+  return {
+    platform,
+    keysOf: (action) => keysFor(action, platform, overrides),
+    match(e, scopes) {
+      const action = byKey.get(keyOfEvent(e));
+      return action && scopes.includes(BINDINGS[action].scope) ? action : null;
+    },
+    aria: (action) =>
+      keysFor(action, platform, overrides)
+        .map((k) => k.replace("Ctrl", "Control"))
+        .join(" "),
+    describe: () =>
+      ACTIONS.map((action) => ({
+        action,
+        label: BINDINGS[action].label,
+        scope: BINDINGS[action].scope,
+        keys: keysFor(action, platform, overrides).map((k) => displayKey(k, platform)),
+      })),
+  };
+}
+
+/** Whether a key event comes from somewhere the reviewer types. */
+export function isTyping(target: EventTarget | null): boolean {
+  const el = target as HTMLElement | null;
+  if (!el || typeof el.tagName !== "string") return false;
+  if (el.isContentEditable) return true;
+  const tag = el.tagName.toLowerCase();
+  if (tag === "textarea" || tag === "select") return true;
+  if (tag !== "input") return false;
+  const type = (el as HTMLInputElement).type;
+  return !["button", "checkbox", "radio", "submit", "reset"].includes(type);
+}
+
+/** Whether `action` may fire while the reviewer is typing. */
+export function worksWhileTyping(action: Action): boolean {
+  return BINDINGS[action].whileTyping === true;
+}

@@ -1,0 +1,178 @@
+// The one store of server state: the pending gates, in panel order, kept
+// live by the event stream. It loads the queue once (`GET /gates`), then
+// follows the log from where that snapshot stood; after a gap in the
+// stream it loads the queue again and replays what arrived meanwhile on
+// top. Components read it and never poll.
+//
+// Events are applied in batches (every 30 ms at most), so a burst of
+// thousands, or a replay of the log, costs one re-render.
+
+import { eventsUrl, errorMessage, type Api } from "../api/client";
+import type { GateList, GateSummary, LogEvent } from "../api/types";
+import { openEventStream, type EventSourceFactory, type EventStream } from "./event-stream";
+import { applyEvents, compareGates, QUEUE_EVENTS, type Closed } from "./queue-logic";
+
+/** The most gates one request lists (the server's limit). */
+export const QUEUE_LIMIT = 10_000;
+/** How many closed gates are remembered for open modals. */
+const CLOSED_MEMORY = 500;
+
+export type Connection = "connecting" | "live" | "reconnecting" | "offline";
+
+export interface QueueDeps {
+  api: Api;
+  /** The server's origin, for the event stream. */
+  baseUrl: string;
+  token: string;
+  openSource?: EventSourceFactory;
+  /** Runs `flush` soon: the batching window for events (default 30 ms). */
+  schedule?: (flush: () => void) => void;
+}
+
+export class QueueStore {
+  /** Pending gates in panel order. */
+  gates = $state.raw<GateSummary[]>([]);
+  /** How many are pending in all (more than listed only beyond the server's limit). */
+  total = $state(0);
+  connection = $state<Connection>("connecting");
+  /** The last load error, if the queue could not be loaded. */
+  error = $state<string | null>(null);
+  /** Gates that closed while this page watched, by id. */
+  closed = $state.raw<ReadonlyMap<string, Closed>>(new Map());
+
+  #deps: QueueDeps;
+  #stream: EventStream | null = null;
+  #incoming: LogEvent[] = [];
+  #flushScheduled = false;
+  /** Events received while a refetch is in flight, replayed onto its answer. */
+  #sinceRefetch: LogEvent[] | null = null;
+  #stopped = false;
+
+  constructor(deps: QueueDeps) {
+    this.#deps = deps;
+  }
+
+  /** Loads the queue and follows the stream. */
+  async start(): Promise<void> {
+    const snapshot = await this.#load();
+    if (snapshot === null || this.#stopped) return;
+    this.#install(snapshot.gates, snapshot.total);
+    this.#follow(headOf(snapshot));
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    this.#stream?.close();
+    this.#stream = null;
+  }
+
+  /** Loads the queue again, keeping the stream; events meanwhile are replayed on top. */
+  async refetch(): Promise<void> {
+    if (this.#sinceRefetch !== null) return;
+    this.#sinceRefetch = [];
+    const snapshot = await this.#load();
+    const meanwhile = this.#sinceRefetch;
+    this.#sinceRefetch = null;
+    if (snapshot === null || this.#stopped) return;
+    const gates = [...snapshot.gates].sort(compareGates);
+    const { queue } = applyEvents(gates, meanwhile);
+    this.gates = queue;
+    this.total = Math.max(snapshot.total - (gates.length - queue.length), queue.length);
+  }
+
+  /** Takes a gate out at once (this reviewer just decided it); the event confirms it. */
+  remove(closed: Closed): void {
+    this.#closeAll([closed]);
+    const before = this.gates.length;
+    this.gates = this.gates.filter((g) => g.id !== closed.gateId);
+    this.total = Math.max(0, this.total - (before - this.gates.length));
+  }
+
+  /** Applies events now (tests; the stream batches them). */
+  receive(events: LogEvent[]): void {
+    this.#incoming.push(...events);
+    this.flush();
+  }
+
+  flush(): void {
+    this.#flushScheduled = false;
+    if (this.#incoming.length === 0) return;
+    const batch = this.#incoming;
+    this.#incoming = [];
+    this.#sinceRefetch?.push(...batch);
+    const before = this.gates.length;
+    const { queue, closed } = applyEvents(this.gates, batch);
+    this.gates = queue;
+    this.total = Math.max(0, this.total + (queue.length - before));
+    this.#closeAll(closed);
+  }
+
+  async #load(): Promise<GateList | null> {
+    const { data, error, response } = await this.#deps.api.GET("/api/hitl/gates", {
+      params: { query: { status: "pending", limit: QUEUE_LIMIT } },
+    });
+    if (data === undefined) {
+      this.error = `Cannot load the queue (${response.status}): ${errorMessage(error)}`;
+      return null;
+    }
+    this.error = null;
+    return data;
+  }
+
+  #install(gates: GateSummary[], total: number): void {
+    this.gates = [...gates].sort(compareGates);
+    this.total = total;
+  }
+
+  #follow(after: number): void {
+    const { baseUrl, token } = this.#deps;
+    this.#stream = openEventStream({
+      url: (from) => eventsUrl(baseUrl, token, from),
+      after,
+      types: QUEUE_EVENTS,
+      ...(this.#deps.openSource ? { open: this.#deps.openSource } : {}),
+      handlers: {
+        onEvent: (event) => this.#enqueue(event),
+        onOpen: (afterGap) => {
+          this.connection = "live";
+          if (afterGap) void this.refetch();
+        },
+        onDown: () => {
+          this.connection = "reconnecting";
+        },
+      },
+    });
+  }
+
+  #enqueue(event: LogEvent): void {
+    this.#incoming.push(event);
+    if (this.#flushScheduled) return;
+    this.#flushScheduled = true;
+    const schedule = this.#deps.schedule ?? defaultSchedule;
+    schedule(() => this.flush());
+  }
+
+  #closeAll(closed: Closed[]): void {
+    if (closed.length === 0) return;
+    const next = new Map(this.closed);
+    for (const c of closed) next.set(c.gateId, c);
+    while (next.size > CLOSED_MEMORY) next.delete(next.keys().next().value as string);
+    this.closed = next;
+  }
+}
+
+/** A short timer rather than a frame: frames stop in background tabs, and the title's count should not. */
+function defaultSchedule(flush: () => void): void {
+  setTimeout(flush, 30);
+}
+
+/**
+ * Where the snapshot stands in the event log, so the stream starts right
+ * after it. Servers that do not report it yet are followed from the start
+ * of the log: replaying is idempotent, so the queue is still right, only
+ * slower to settle on a long log.
+ */
+function headOf(snapshot: GateList): number {
+  const head = (snapshot as GateList & { head_seq?: number }).head_seq;
+  return typeof head === "number" ? head : 0;
+}
