@@ -1,0 +1,93 @@
+// A reviewer resolves gates with the keyboard alone (j/k, Enter, typing,
+// r, Ctrl+Enter, Esc) and the agents' pending long polls get the decisions.
+
+import { expect, signIn, test } from "../support/fixtures";
+
+test("a reviewer answers and rejects with only the keyboard and the waiting agents get the decisions", async ({
+  page,
+  gatehouse,
+}) => {
+  const agent = gatehouse.agent(await gatehouse.token("agent", "planner"));
+  const runId = await agent.startRun("Migrate the billing tables");
+  const question = await agent.openGate(runId, {
+    kind: "question",
+    mode: "sync",
+    priority: "urgent",
+    text: "Which **database** should the migration target?",
+  });
+  const approval = await agent.openGate(runId, {
+    kind: "approval",
+    action: "drop_table",
+    mode: "sync",
+    text: "Drop the `legacy_invoices` table?",
+  });
+  // The agents wait on both, as an SDK would, before anyone decides.
+  const answered = agent.wait(question.id);
+  const rejected = agent.wait(approval.id);
+
+  await signIn(page, gatehouse, await gatehouse.token("reviewer", "alice"));
+  const rows = page.getByTestId("blocker-row");
+  await expect(rows).toHaveCount(2);
+
+  // The most urgent gate starts selected; j moves down, k back up.
+  await expect(rows.nth(0)).toHaveAttribute("aria-selected", "true");
+  await page.keyboard.press("j");
+  await expect(rows.nth(1)).toHaveAttribute("aria-selected", "true");
+  await expect(rows.nth(0)).toHaveAttribute("aria-selected", "false");
+  await page.keyboard.press("k");
+  await expect(rows.nth(0)).toHaveAttribute("aria-selected", "true");
+  await expect(rows.nth(0)).toHaveAttribute("data-gate-id", question.id);
+
+  // Enter opens it; a question starts with the cursor in the answer box.
+  await page.keyboard.press("Enter");
+  const modal = page.getByTestId("resolution-modal");
+  await expect(modal).toHaveAttribute("data-gate-id", question.id);
+  await expect(modal.getByTestId("gate-text")).toContainText("Which database should the migration target?");
+  await expect(modal.getByTestId("answer-input")).toBeFocused();
+  await page.keyboard.type("Use the replica first, then primary.");
+  await page.keyboard.press("Control+Enter");
+
+  const decided = await answered;
+  expect(decided.status).toBe("resolved");
+  expect(decided.decision?.action).toBe("respond");
+  expect(decided.decision?.text).toBe("Use the replica first, then primary.");
+  expect(decided.decision?.decided_by).toBe("alice");
+  await expect(modal).toHaveCount(0);
+  await expect(page.getByTestId("notice")).toHaveText("Decided: respond.");
+  await expect(page.getByTestId("blocker-count")).toHaveText("1");
+
+  // Back in the panel: the approval is all that is left. Enter, r, a reason, Ctrl+Enter.
+  await expect(page.getByTestId("blocker-list")).toBeFocused();
+  await expect(rows.nth(0)).toHaveAttribute("aria-selected", "true");
+  await page.keyboard.press("Enter");
+  await expect(modal).toHaveAttribute("data-gate-id", approval.id);
+  // Esc closes without deciding; Enter opens it again.
+  await page.keyboard.press("Escape");
+  await expect(modal).toHaveCount(0);
+  await page.keyboard.press("Enter");
+  await expect(modal).toHaveAttribute("data-gate-id", approval.id);
+  await expect(modal.getByTestId("decide-approve")).toBeEnabled();
+  await page.keyboard.press("r");
+  await expect(modal.getByTestId("answer-input")).toBeFocused();
+  await expect(modal.getByText("Reason for rejecting")).toBeVisible();
+  await page.keyboard.type("Invoices from 2019 are still audited.");
+  await page.keyboard.press("Control+Enter");
+
+  const refused = await rejected;
+  expect(refused.decision?.action).toBe("reject");
+  expect(refused.decision?.text).toBe("Invoices from 2019 are still audited.");
+  await expect(page.getByTestId("blocker-count")).toHaveText("0");
+  await expect(page.getByTestId("blocker-empty")).toBeVisible();
+});
+
+test("? lists every shortcut and / focuses the filter", async ({ page, gatehouse }) => {
+  await signIn(page, gatehouse, await gatehouse.token("reviewer", "alice"));
+  await page.keyboard.press("?");
+  const dialog = page.getByRole("dialog");
+  await expect(dialog).toContainText("Submit the decision");
+  await expect(dialog).toContainText("Ctrl+Enter");
+  await page.keyboard.press("Escape");
+  await expect(dialog).toHaveCount(0);
+  await page.keyboard.press("/");
+  await expect(page.getByTestId("panel-filter")).toBeFocused();
+});
