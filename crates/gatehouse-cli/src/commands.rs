@@ -197,6 +197,20 @@ fn detail(event: &EventBody, gates: &HashMap<&GateId, &Gate>) -> String {
         EventKind::ScoreRecorded { agent, score, .. } => {
             format!("{agent} scored {:.2} by {}", score.score, score.scorer)
         }
+        EventKind::RunControlChanged { step_mode, breakpoints } => {
+            format!("{} mode, {} breakpoints", snake(step_mode), breakpoints.len())
+        }
+        EventKind::InstructionInjected { instruction } => {
+            format!("{} instructs: {}", instruction.by, short(&instruction.text, 60))
+        }
+        EventKind::NextAgentSet { agent } => match agent {
+            Some(agent) => format!("next agent: {agent}"),
+            None => "next-agent choice withdrawn".to_owned(),
+        },
+        EventKind::DirectiveDelivered { instructions, next_agent } => {
+            let next = next_agent.as_deref().map(|a| format!(", next agent {a}")).unwrap_or_default();
+            format!("{} instructions delivered{next}", instructions.len())
+        }
         EventKind::RecordingImported { runs, events } => format!("{} runs, {events} events", runs.len()),
         EventKind::TokenCreated { token } => format!("{} ({})", token.name, token.role.as_str()),
         EventKind::TokenRevoked { token_id } => token_id.clone(),

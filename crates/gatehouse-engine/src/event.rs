@@ -11,7 +11,7 @@ use crate::decision::{Decision, DecisionInput};
 use crate::gate::{Gate, GateStatus, Vote};
 use crate::ids::{GateId, RunId};
 use crate::plan::PlanRevision;
-use crate::run::{Run, RunStatus, Turn};
+use crate::run::{Breakpoint, Instruction, Run, RunStatus, StepMode, Turn};
 use crate::scoring::QualityScore;
 
 /// What happened. Tagged with `type` in JSON.
@@ -126,6 +126,32 @@ pub enum EventKind {
         /// The score.
         score: Box<QualityScore>,
     },
+    /// A reviewer changed how the run steps: its mode and breakpoints.
+    RunControlChanged {
+        /// The new step mode.
+        step_mode: StepMode,
+        /// The new breakpoints.
+        breakpoints: Vec<Breakpoint>,
+    },
+    /// A reviewer injected an instruction for the run's agents.
+    InstructionInjected {
+        /// The instruction.
+        instruction: Instruction,
+    },
+    /// A reviewer chose (or, with `null`, stopped choosing) the next agent.
+    NextAgentSet {
+        /// The agent.
+        #[serde(default)]
+        agent: Option<String>,
+    },
+    /// Held instructions and the next-agent choice reached an agent.
+    DirectiveDelivered {
+        /// The instructions delivered.
+        instructions: Vec<Instruction>,
+        /// The next agent delivered, if one was chosen.
+        #[serde(default)]
+        next_agent: Option<String>,
+    },
     /// A recording was imported (bookkeeping; not part of recordings).
     RecordingImported {
         /// The runs it brought.
@@ -170,6 +196,10 @@ impl EventKind {
             Self::ContextDeleted { .. } => "context_deleted",
             Self::PlanRevised { .. } => "plan_revised",
             Self::ScoreRecorded { .. } => "score_recorded",
+            Self::RunControlChanged { .. } => "run_control_changed",
+            Self::InstructionInjected { .. } => "instruction_injected",
+            Self::NextAgentSet { .. } => "next_agent_set",
+            Self::DirectiveDelivered { .. } => "directive_delivered",
             Self::RecordingImported { .. } => "recording_imported",
             Self::TokenCreated { .. } => "token_created",
             Self::TokenRevoked { .. } => "token_revoked",

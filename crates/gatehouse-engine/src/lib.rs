@@ -39,6 +39,9 @@ pub use event::{Event, EventBody, EventKind};
 pub use gate::{BlockingMode, Gate, GateContext, GateKind, GateSpec, GateStatus, NewGate, Priority, Quorum};
 pub use ids::{Clock, GateId, ManualClock, RunId, SystemClock};
 pub use recording::{Recording, RecordingScope, Replay};
-pub use run::{NewRun, NewTurn, Role, Run, RunStatus, Turn};
+pub use run::{
+    Breakpoint, Directive, DirectiveAction, Instruction, NewRun, NewTurn, Role, Run, RunControl, RunStatus, StepMode,
+    Turn,
+};
 pub use store::{GateFilter, RunFilter, SqliteStore, Store, StoreOptions};
 pub use token::{Token, TokenRole};

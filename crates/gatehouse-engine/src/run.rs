@@ -169,6 +169,166 @@ pub enum StepMode {
     Breakpoint,
 }
 
+/// A condition that pauses a run in [`StepMode::Breakpoint`] after the
+/// agent turn that meets it. Agents describe a turn's tool calls, handoffs
+/// and errors in its `metadata`: `tool_call` (`{"tool_name": ..}`) or
+/// `tool_calls` (a list of those), `handoff` (`{"destination_agent": ..}`,
+/// or a tool call named `handoff`/`parallel_handoff`), and `error`.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "on", rename_all = "snake_case")]
+pub enum Breakpoint {
+    /// A tool call, of any tool or of the one named.
+    ToolCall {
+        /// Only this tool; any when absent.
+        #[serde(default)]
+        tool: Option<String>,
+    },
+    /// A handoff, to anyone or to the agent named.
+    Handoff {
+        /// Only handoffs to this agent; any when absent.
+        #[serde(default)]
+        to: Option<String>,
+    },
+    /// A turn that reports an error.
+    Error,
+    /// Any turn by this agent.
+    Agent {
+        /// The agent's name.
+        name: String,
+    },
+}
+
+impl Breakpoint {
+    /// Why `turn` trips this breakpoint, or `None` when it does not.
+    pub fn hit(&self, turn: &Turn) -> Option<String> {
+        let meta = &turn.metadata;
+        let calls: Vec<&serde_json::Value> = meta
+            .get("tool_call")
+            .into_iter()
+            .chain(meta.get("tool_calls").and_then(|c| c.as_array()).into_iter().flatten())
+            .collect();
+        let call_name = |c: &&serde_json::Value| {
+            c.get("tool_name").or_else(|| c.get("name")).and_then(|n| n.as_str()).map(str::to_owned)
+        };
+        match self {
+            Self::ToolCall { tool } => calls
+                .iter()
+                .filter_map(call_name)
+                .find(|name| tool.as_deref().is_none_or(|t| t == name))
+                .map(|name| format!("breakpoint: tool call `{name}`")),
+            Self::Handoff { to } => {
+                let mut targets: Vec<Option<String>> = Vec::new();
+                if let Some(h) = meta.get("handoff").filter(|h| !h.is_null()) {
+                    targets.push(destination(h));
+                }
+                for c in &calls {
+                    if matches!(call_name(c).as_deref(), Some("handoff" | "parallel_handoff")) {
+                        targets.push(c.get("args").and_then(destination));
+                    }
+                }
+                targets.into_iter().find(|t| to.is_none() || t == to).map(|t| match t {
+                    Some(t) => format!("breakpoint: handoff to `{t}`"),
+                    None => "breakpoint: handoff".to_owned(),
+                })
+            }
+            Self::Error => meta
+                .get("error")
+                .filter(|e| !e.is_null() && *e != &serde_json::Value::Bool(false))
+                .map(|_| "breakpoint: the turn reports an error".to_owned()),
+            Self::Agent { name } => (turn.actor == *name).then(|| format!("breakpoint: a turn by `{name}`")),
+        }
+    }
+}
+
+fn destination(v: &serde_json::Value) -> Option<String> {
+    let name = v.get("destination_agent").or_else(|| v.get("to")).or_else(|| v.get("agent")).unwrap_or(v);
+    name.as_str().map(str::to_owned)
+}
+
+/// A reviewer's instruction for a run's agents, held until an agent picks
+/// up its next directive.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Instruction {
+    /// Its id (`ins_...`).
+    pub id: String,
+    /// What the reviewer says (markdown).
+    pub text: String,
+    /// Who said it.
+    pub by: String,
+    /// When.
+    pub at: DateTime<Utc>,
+}
+
+/// A run's intervention state (seed 003 §9.3): what is kept between turns.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct RunControl {
+    /// Conditions that pause the run in breakpoint mode.
+    #[serde(default)]
+    pub breakpoints: Vec<Breakpoint>,
+    /// Reviewer instructions not yet delivered to an agent.
+    #[serde(default)]
+    pub pending_instructions: Vec<Instruction>,
+    /// The agent a reviewer chose to act next, not yet delivered.
+    #[serde(default)]
+    pub next_agent: Option<String>,
+}
+
+/// What an agent should do now.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DirectiveAction {
+    /// Carry on (the run is active, or waits on a gate the agent is waiting for).
+    Continue,
+    /// Hold: a reviewer paused the run, or step or breakpoint mode stopped it.
+    Paused,
+    /// Stop: the run was cancelled.
+    Cancelled,
+    /// Stop: the run completed or failed.
+    Finished,
+}
+
+/// The answer to an agent's turn: whether to go on, and what reviewers said.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Directive {
+    /// What to do.
+    pub action: DirectiveAction,
+    /// The run's status.
+    pub run_status: RunStatus,
+    /// Why it is paused or ended, when known.
+    pub reason: Option<String>,
+    /// Its step mode.
+    pub step_mode: StepMode,
+    /// Reviewer instructions delivered now (each exactly once).
+    pub instructions: Vec<Instruction>,
+    /// The agent a reviewer chose to act next, delivered now.
+    pub next_agent: Option<String>,
+}
+
+impl Directive {
+    /// The directive `run` implies, without delivering anything.
+    pub fn of(run: &Run) -> Self {
+        let action = match run.status {
+            RunStatus::Created | RunStatus::Active | RunStatus::AwaitingHuman => DirectiveAction::Continue,
+            RunStatus::Paused => DirectiveAction::Paused,
+            RunStatus::Cancelled => DirectiveAction::Cancelled,
+            RunStatus::Completed | RunStatus::Failed => DirectiveAction::Finished,
+        };
+        Self {
+            action,
+            run_status: run.status,
+            reason: run.status_reason.clone(),
+            step_mode: run.step_mode,
+            instructions: Vec::new(),
+            next_agent: None,
+        }
+    }
+}
+
 /// One run, as callers see it: an immutable snapshot.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -197,6 +357,10 @@ pub struct Run {
     pub execution_mode: ExecutionMode,
     /// Step-through control.
     pub step_mode: StepMode,
+    /// Breakpoints, pending reviewer instructions and the next-agent
+    /// override (seed 003's intervention points).
+    #[serde(default)]
+    pub control: RunControl,
     /// The input it was started with (redacted).
     pub input: serde_json::Value,
     /// The final result, once completed.
@@ -239,6 +403,9 @@ pub struct NewRun {
     /// Step-through control.
     #[serde(default)]
     pub step_mode: StepMode,
+    /// Conditions that pause the run in breakpoint mode.
+    #[serde(default)]
+    pub breakpoints: Vec<Breakpoint>,
     /// The run's input.
     #[serde(default)]
     pub input: serde_json::Value,

@@ -19,6 +19,7 @@ use crate::run::Run;
 use crate::store::{EventFilter, SqliteStore, Store, StoreOptions, WriteTx};
 
 pub mod collab;
+pub mod control;
 mod gates;
 mod maintenance;
 pub mod metrics;

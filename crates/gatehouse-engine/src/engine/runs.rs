@@ -4,13 +4,14 @@
 
 use chrono::{DateTime, Utc};
 
+use crate::engine::control::{deliver, pause_if_stopped_here};
 use crate::engine::{emit, Engine};
 use crate::error::{EngineError, Result};
 use crate::event::EventKind;
 use crate::gate::{BlockingMode, GateStatus};
 use crate::ids::{RunId, TurnId};
 use crate::plan::ExecutionMode;
-use crate::run::{NewRun, Role, Run, RunStatus, RunTransition, Turn};
+use crate::run::{Directive, NewRun, NewTurn, Role, Run, RunControl, RunStatus, RunTransition, Turn};
 use crate::scoring::{CapabilityRating, QualityScore};
 use crate::store::{GateFilter, RunFilter, Store, WriteTx};
 
@@ -18,6 +19,7 @@ impl<S: Store> Engine<S> {
     /// Creates a run in `created`.
     pub fn create_run(&self, new: NewRun, actor: &str) -> Result<Run> {
         new.hitl_config.validate()?;
+        crate::engine::control::check_breakpoints(&new.breakpoints)?;
         if let Some(t) = new.protocol.auto_approve_threshold {
             if !(1.0..=5.0).contains(&t) {
                 return Err(EngineError::invalid(
@@ -41,6 +43,7 @@ impl<S: Store> Engine<S> {
             protocol: new.protocol,
             execution_mode: ExecutionMode::default(),
             step_mode: new.step_mode,
+            control: RunControl { breakpoints: new.breakpoints, ..RunControl::default() },
             input: self.redactor().redact_value(&new.input),
             result: None,
             turn_count: 0,
@@ -129,8 +132,21 @@ impl<S: Store> Engine<S> {
     }
 
     /// Adds a turn. Agent turns obey the handoff protocol; a human turn
-    /// resets the count. A turn on a created run starts it.
-    pub fn add_turn(&self, run_id: &RunId, turn: crate::run::NewTurn, actor: &str) -> Result<Turn> {
+    /// resets the count. A turn on a created run starts it. An agent turn
+    /// in step mode, or one that trips a breakpoint in breakpoint mode,
+    /// pauses the run until a reviewer steps or resumes it.
+    pub fn add_turn(&self, run_id: &RunId, turn: NewTurn, actor: &str) -> Result<Turn> {
+        Ok(self.turn_with(run_id, turn, actor, false)?.0)
+    }
+
+    /// Adds an agent's turn like [`Engine::add_turn`] and answers with the
+    /// run's directive, delivering held reviewer instructions and the
+    /// next-agent choice when the run may continue (each exactly once).
+    pub fn agent_turn(&self, run_id: &RunId, turn: NewTurn, actor: &str) -> Result<(Turn, Directive)> {
+        self.turn_with(run_id, turn, actor, true)
+    }
+
+    fn turn_with(&self, run_id: &RunId, turn: NewTurn, actor: &str, direct: bool) -> Result<(Turn, Directive)> {
         if let Some(score) = turn.score {
             QualityScore::new("turn", actor, score, self.now())?;
         }
@@ -180,7 +196,15 @@ impl<S: Store> Engine<S> {
                 let qs = QualityScore::new(turn.id.as_str(), &actor, score, now)?;
                 record_score(tx, &run, &turn.actor, None, qs, &actor, now)?;
             }
-            Ok(turn)
+            if turn.role == Role::Agent {
+                pause_if_stopped_here(tx, &mut run, &turn, now)?;
+            }
+            let directive = if direct && turn.role == Role::Agent {
+                deliver(tx, &mut run, &actor, now)?
+            } else {
+                Directive::of(&run)
+            };
+            Ok((turn, directive))
         })
     }
 
@@ -220,6 +244,9 @@ pub(crate) fn set_status(
     run.updated_at = now;
     if reason.is_some() {
         run.status_reason = reason.clone();
+    } else if matches!(run.status, RunStatus::Active | RunStatus::AwaitingHuman) {
+        // Back at work: why it was paused no longer applies.
+        run.status_reason = None;
     }
     tx.update_run(run)?;
     emit(tx, run, actor, now, EventKind::RunStatusChanged { from, to: run.status, reason })?;

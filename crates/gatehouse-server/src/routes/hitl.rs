@@ -14,7 +14,7 @@ use axum::Json;
 use chrono::{DateTime, Utc};
 use gatehouse_engine::plan::{PlanRevision, ProgressState, TaskStatus};
 use gatehouse_engine::policy::HitlConfig;
-use gatehouse_engine::run::{HandoffProtocol, Participant, StepMode};
+use gatehouse_engine::run::{Breakpoint, HandoffProtocol, Participant, StepMode};
 use gatehouse_engine::{EngineError, Gate, GateFilter, NewRun, Run, RunId, RunStatus, Store, TokenRole, Turn};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -85,6 +85,9 @@ pub struct StartRunRequest {
     /// Step-through control.
     #[serde(default)]
     pub step_mode: Option<StepMode>,
+    /// Conditions that pause the run in breakpoint mode.
+    #[serde(default)]
+    pub breakpoints: Vec<Breakpoint>,
     /// Participants besides the agent.
     #[serde(default)]
     pub participants: Vec<Participant>,
@@ -128,6 +131,7 @@ pub async fn start_run(
         hitl_config: req.hitl_config.unwrap_or_default(),
         protocol: req.protocol.unwrap_or_default(),
         step_mode: req.step_mode.unwrap_or_default(),
+        breakpoints: req.breakpoints,
         input: req.run_input,
     };
     let actor = caller.name.clone();
