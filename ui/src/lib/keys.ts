@@ -7,11 +7,24 @@
 // ⌘ (Meta) on macOS; "Ctrl", "Meta", "Alt" are literal; the key is
 // `KeyboardEvent.key` ("j", "Enter", "ArrowDown", "/", "?"). Shift is implied
 // by printable characters ("?" is Shift+/ on most layouts) and not written.
+//
+// A key may serve two actions only in scopes that are never active together
+// (the runs list's j/k and the panel's, say): see `CONTEXTS`.
 
 export type Platform = "mac" | "other";
 
 /** Where an action applies. */
-export type Scope = "global" | "panel" | "modal";
+export type Scope = "global" | "panel" | "runs" | "modal";
+
+/**
+ * The scopes active together: the desk (panel), the runs view, or an open
+ * gate. Keys must be unique within each.
+ */
+export const CONTEXTS: readonly (readonly Scope[])[] = [
+  ["global", "panel"],
+  ["global", "runs"],
+  ["modal"],
+];
 
 export type Action =
   | "panel.next"
@@ -23,6 +36,12 @@ export type Action =
   | "gate.reject"
   | "gate.submit"
   | "gate.close"
+  | "gate.retry"
+  | "gate.revise"
+  | "review.prompt"
+  | "review.model"
+  | "review.score"
+  | "review.add-task"
   | "help.shortcuts";
 
 export interface Binding {
@@ -48,6 +67,12 @@ export const BINDINGS: Readonly<Record<Action, Binding>> = {
   "gate.reject": { label: "Reject (type a reason, then submit)", scope: "modal", keys: ["r"] },
   "gate.submit": { label: "Submit the decision", scope: "modal", keys: ["Mod+Enter"], whileTyping: true },
   "gate.close": { label: "Close without deciding", scope: "modal", keys: ["Escape"], whileTyping: true },
+  "gate.retry": { label: "Retry with changes (type them, then submit)", scope: "modal", keys: ["t"] },
+  "gate.revise": { label: "Refine or request a revision (type what to change)", scope: "modal", keys: ["v"] },
+  "review.prompt": { label: "Information review: modify the prompt", scope: "modal", keys: ["p"] },
+  "review.model": { label: "Information review: change the model", scope: "modal", keys: ["m"] },
+  "review.score": { label: "Quality gate: score the current criterion 1 to 5", scope: "modal", keys: ["1", "2", "3", "4", "5"] },
+  "review.add-task": { label: "Plan review: add a task", scope: "modal", keys: ["n"] },
   "help.shortcuts": { label: "Show every shortcut", scope: "global", keys: ["?"] },
 };
 
@@ -102,18 +127,22 @@ export interface Keymap {
   describe(): { action: Action; label: string; scope: Scope; keys: string[] }[];
 }
 
-/** Keys bound to more than one action on `platform`: empty when the map is sound. */
+/** Keys bound to more than one action active at once on `platform`: empty when the map is sound. */
 export function duplicateKeys(
   platform: Platform,
   overrides: Partial<Record<Action, string[]>> = {},
 ): { key: string; actions: Action[] }[] {
-  const seen = new Map<string, Action[]>();
-  for (const action of ACTIONS) {
-    for (const key of keysFor(action, platform, overrides)) {
-      seen.set(key, [...(seen.get(key) ?? []), action]);
+  const clashes = new Map<string, Set<Action>>();
+  for (const context of CONTEXTS) {
+    const seen = new Map<string, Action[]>();
+    for (const action of ACTIONS.filter((a) => context.includes(BINDINGS[a].scope))) {
+      for (const key of keysFor(action, platform, overrides)) seen.set(key, [...(seen.get(key) ?? []), action]);
+    }
+    for (const [key, actions] of seen) {
+      if (actions.length > 1) clashes.set(key, new Set([...(clashes.get(key) ?? []), ...actions]));
     }
   }
-  return [...seen].filter(([, actions]) => actions.length > 1).map(([key, actions]) => ({ key, actions }));
+  return [...clashes].map(([key, actions]) => ({ key, actions: [...actions] }));
 }
 
 function keysFor(action: Action, platform: Platform, overrides: Partial<Record<Action, string[]>>): string[] {
@@ -129,14 +158,15 @@ export function createKeymap(platform: Platform, overrides: Partial<Record<Actio
     const list = clashes.map((c) => `${c.key} (${c.actions.join(", ")})`).join("; ");
     throw new Error(`keyboard shortcuts bound twice: ${list}`);
   }
-  const byKey = new Map<string, Action>();
-  for (const action of ACTIONS) for (const key of keysFor(action, platform, overrides)) byKey.set(key, action);
+  const byKey = new Map<string, Action[]>();
+  for (const action of ACTIONS) {
+    for (const key of keysFor(action, platform, overrides)) byKey.set(key, [...(byKey.get(key) ?? []), action]);
+  }
   return {
     platform,
     keysOf: (action) => keysFor(action, platform, overrides),
     match(e, scopes) {
-      const action = byKey.get(keyOfEvent(e));
-      return action && scopes.includes(BINDINGS[action].scope) ? action : null;
+      return byKey.get(keyOfEvent(e))?.find((action) => scopes.includes(BINDINGS[action].scope)) ?? null;
     },
     aria: (action) =>
       keysFor(action, platform, overrides)

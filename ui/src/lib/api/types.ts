@@ -8,6 +8,7 @@ type Schemas = components["schemas"];
 
 export type ApiErrorBody = Schemas["ApiErrorBody"];
 export type BlockingMode = Schemas["BlockingMode"];
+export type Decision = Schemas["Decision"];
 export type DecisionAction = Schemas["DecisionAction"];
 export type DecisionInput = Schemas["DecisionInput"];
 export type FieldChange = Schemas["FieldChange"];
@@ -17,8 +18,23 @@ export type GateKind = Schemas["GateKind"];
 export type GateList = Schemas["GateList"];
 export type GateSpec = Schemas["GateSpec"];
 export type GateSummary = Schemas["GateSummary"];
+export type ImportSummary = Schemas["ImportSummary"];
+export type Plan = Schemas["Plan"];
+export type PlanRevision = Schemas["PlanRevision"];
+export type PlanTask = Schemas["PlanTask"];
 export type Priority = Schemas["Priority"];
+export type ProgressState = Schemas["ProgressState"];
+export type QualityScore = Schemas["QualityScore"];
+export type Recording = Schemas["Recording"];
+export type Role = Schemas["Role"];
+export type Run = Schemas["Run"];
+export type RunState = Schemas["RunStateResponse"];
+export type RunStatus = Schemas["RunStatus"];
+export type RunSummary = Schemas["RunSummary"];
+export type TaskStatus = Schemas["TaskStatus"];
 export type Turn = Schemas["Turn"];
+/** An event without its place in the log (as recordings hold them). */
+export type EventBody = Schemas["EventBody"];
 /** One event of the log, as the event stream sends it (`data` of each message). */
 export type LogEvent = Schemas["Event"];
 /** The `type` of an event, also the SSE `event:` name. */

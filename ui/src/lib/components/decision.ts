@@ -3,7 +3,7 @@
 // the DecisionInput built from the reviewer's draft. Kept apart from the
 // components so the rules are tested on their own.
 
-import type { DecisionAction, DecisionInput } from "../api/types";
+import type { DecisionAction, DecisionInput, QualityScore } from "../api/types";
 import type { Action } from "../keys";
 import type { Json } from "./payload";
 
@@ -22,14 +22,29 @@ export const ACTION_KEYS: Partial<Record<DecisionAction, Action>> = {
   approve: "gate.approve",
   edit: "gate.edit",
   reject: "gate.reject",
+  retry: "gate.retry",
+  needs_revision: "gate.revise",
 };
+
+/** Actions that wait for the reviewer's text before they are sent (armed by their key). */
+export const NEEDS_TEXT: readonly DecisionAction[] = ["reject", "needs_revision", "retry"];
 
 /** Bar order: the going-ahead actions first, the stopping ones last. */
 const ORDER: DecisionAction[] = ["respond", "approve", "edit", "retry", "needs_revision", "defer", "reject"];
 
-/** The actions to show, in bar order; `edit` only when there is a payload to edit. */
-export function barActions(allowed: readonly DecisionAction[], hasPayload: boolean): DecisionAction[] {
-  return ORDER.filter((a) => allowed.includes(a) && (a !== "edit" || hasPayload));
+/** The actions to show, in bar order; `edit` only when there is something to edit. */
+export function barActions(allowed: readonly DecisionAction[], canEdit: boolean): DecisionAction[] {
+  return ORDER.filter((a) => allowed.includes(a) && (a !== "edit" || canEdit));
+}
+
+/** A quality gate's score as the reviewer has given it so far. */
+export interface ScoreDraft {
+  /** The score to send, once every criterion is scored and justified. */
+  score: QualityScore | null;
+  /** Whether the overall score reaches the gate's `required_score`. */
+  passes: boolean;
+  /** What is still missing, when `score` is null. */
+  problem: string | null;
 }
 
 /** What the reviewer has typed or changed so far in the modal. */
@@ -44,17 +59,22 @@ export interface Draft {
   armed: DecisionAction | null;
   /** The payload editor's text, kept so a reopened gate shows it again. */
   payloadText?: string;
+  /** A quality gate's score. */
+  quality?: ScoreDraft;
 }
 
 export const EMPTY_DRAFT: Draft = { text: "", payloadInvalid: false, armed: null };
 
 /**
  * The action Ctrl+Enter submits: the armed one; else edits, when the payload
- * was changed; else the answer, for questions; else approval.
+ * was changed; else the answer, for questions; else, for a scored quality
+ * gate, approval when the score passes and a revision when it does not;
+ * else approval.
  */
 export function primaryAction(allowed: readonly DecisionAction[], draft: Draft): DecisionAction | null {
   if (draft.armed && allowed.includes(draft.armed)) return draft.armed;
   if ((draft.editedPayload !== undefined || draft.payloadInvalid) && allowed.includes("edit")) return "edit";
+  if (draft.quality && !draft.quality.passes && allowed.includes("needs_revision")) return "needs_revision";
   if (allowed.includes("respond")) return "respond";
   if (allowed.includes("approve")) return "approve";
   return null;
@@ -62,6 +82,7 @@ export function primaryAction(allowed: readonly DecisionAction[], draft: Draft):
 
 /** The decision to send, or why it cannot be sent yet. */
 export function buildDecision(action: DecisionAction, draft: Draft): { input: DecisionInput } | { problem: string } {
+  if (draft.quality) return buildScored(action, draft, draft.quality);
   const text = draft.text.trim();
   switch (action) {
     case "edit":
@@ -74,15 +95,38 @@ export function buildDecision(action: DecisionAction, draft: Draft): { input: De
     case "needs_revision":
       if (!text) return { problem: "Say what to change: a revision needs feedback." };
       return { input: { action, text } };
+    case "retry":
+      if (!text) return { problem: "Say what to change for the retry." };
+      return { input: { action, text } };
     default:
       return { input: { action, ...(text ? { text } : {}) } };
   }
+}
+
+/**
+ * A quality gate's decision: approving or asking for a revision carries the
+ * score (the engine records it and refuses an approval below the required
+ * score); a revision's feedback is the reviewer's text, else the
+ * justifications. Rejecting needs no score.
+ */
+function buildScored(action: DecisionAction, draft: Draft, quality: ScoreDraft): { input: DecisionInput } | { problem: string } {
+  const text = draft.text.trim();
+  if (action === "reject") return { input: { action, ...(text ? { text } : {}) } };
+  if (quality.score === null) return { problem: quality.problem ?? "Score every criterion first." };
+  const score = quality.score;
+  if (action === "approve" && !quality.passes) {
+    return { problem: `The score ${score.score} is below the required score: request a revision instead.` };
+  }
+  const feedback = text || (score.justification ?? "").trim();
+  if (action === "needs_revision" && !feedback) return { problem: "Say what to change: a revision needs feedback." };
+  return { input: { action, score, ...(feedback ? { text: feedback } : {}) } };
 }
 
 /** The label of the text box, by what it will be sent as. */
 export function textLabel(allowed: readonly DecisionAction[], armed: DecisionAction | null): string {
   if (armed === "reject") return "Reason for rejecting";
   if (armed === "needs_revision") return "What should change";
+  if (armed === "retry") return "What to change for the retry";
   if (allowed.includes("respond")) return "Your answer";
   return "Note, reason or feedback (optional)";
 }

@@ -1,0 +1,17 @@
+// What a kind's review adds to the modal's draft: an edited payload (and
+// whether the edit is valid), or a quality gate's score.
+
+import type { ScoreDraft } from "../decision";
+import type { Json } from "../payload";
+
+export interface ReviewContribution {
+  /** The payload an `edit` decision sends, when the reviewer changed something. */
+  editedPayload?: Json;
+  /** Whether the reviewer's edit cannot be sent as it is (an invalid plan). */
+  invalid: boolean;
+  /** Why, when invalid. */
+  problem?: string;
+  quality?: ScoreDraft;
+}
+
+export const NO_CONTRIBUTION: ReviewContribution = { invalid: false };
