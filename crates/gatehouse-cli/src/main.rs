@@ -100,6 +100,10 @@ enum Command {
         #[command(subcommand)]
         command: RetentionCommand,
     },
+    /// Print the HTTP API's OpenAPI document (JSON), as `GET /api/hitl/openapi.json` serves it;
+    /// the UI's `npm run fetch:api` and the test command's freshness check read it from here.
+    #[command(hide = true)]
+    Openapi,
 }
 
 #[derive(Debug, Subcommand)]
@@ -174,6 +178,11 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
     let api = |client: &client::ClientArgs| client::Api::connect(client, &db_path(db.clone())?);
     match cli.command {
         Command::Replay { file } => commands::replay(&file)?,
+        Command::Openapi => {
+            let document = serde_json::to_string_pretty(&gatehouse_server::openapi())
+                .context("cannot serialise the OpenAPI document")?;
+            out::outln!("{document}");
+        }
         Command::Serve(args) => {
             let (path, engine) = open()?;
             serve::serve(&engine, &path, &args)?

@@ -266,3 +266,15 @@ fn an_unknown_status_is_a_usage_error_listing_the_possible_values() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("pending, resolved, expired, cancelled"), "{}", stderr(&out));
 }
+
+#[test]
+fn openapi_prints_the_document_the_server_serves_without_touching_a_database() {
+    let s = Scratch::new();
+    let out = s.run("g.db", &["openapi"]);
+    assert_success(&out);
+    let printed: Value = serde_json::from_str(&stdout(&out)).expect("the document is JSON");
+    let served = serde_json::to_value(gatehouse_server::openapi()).expect("the server's document");
+    assert_eq!(printed, served);
+    assert!(printed["paths"]["/api/hitl/runs/{run_id}/gates"]["post"].is_object());
+    assert!(!s.path("g.db").exists(), "printing the document opened a database");
+}
