@@ -3,8 +3,8 @@
 
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { BINARY, UI_DIR } from "./support/gatehouse";
-import { CHROMIUM } from "./playwright.config";
+import { CHROMIUM } from "./support/chromium.mjs";
+import { BINARY, UI_DIR } from "./support/gatehouse.mjs";
 
 export default function globalSetup(): void {
   const missing: string[] = [];

@@ -2,21 +2,7 @@
 // a real `gatehouse serve` that each test starts (support/fixtures.ts).
 
 import { defineConfig } from "@playwright/test";
-
-/** The browser: Debian's package. */
-export const CHROMIUM = process.env.CHROMIUM_BIN ?? "/usr/bin/chromium";
-
-/** Flags for a quiet, headless, offline Chromium (Playwright gives each launch a fresh profile directory). */
-export const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
+import { CHROMIUM, CHROMIUM_ARGS } from "./support/chromium.mjs";
 
 export default defineConfig({
   testDir: "specs",

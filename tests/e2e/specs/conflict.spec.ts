@@ -3,7 +3,7 @@
 // what they had typed stays on screen.
 
 import type { Browser, Page } from "@playwright/test";
-import type { Gatehouse } from "../support/gatehouse";
+import type { Gatehouse } from "../support/gatehouse.mjs";
 import { expect, signIn, test } from "../support/fixtures";
 
 /** A reviewer's page in a context of its own; `deaf` holds back its event stream, as on a slow network. */

@@ -3,7 +3,7 @@
 // /recordings`) shows its pending gates in the second server's panel, and
 // its decided gate keeps its decision.
 
-import { Gatehouse } from "../support/gatehouse";
+import { Gatehouse } from "../support/gatehouse.mjs";
 import { expect, signIn, test } from "../support/fixtures";
 
 test("a run exported from one server and imported into another shows its gates in the second panel", async ({

@@ -3,7 +3,7 @@
 // in as a reviewer the way a person would, through `/#token=...`.
 
 import { expect, test as base, type Page } from "@playwright/test";
-import { Gatehouse } from "./gatehouse";
+import { Gatehouse } from "./gatehouse.mjs";
 
 export { expect };
 
