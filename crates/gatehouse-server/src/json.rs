@@ -39,6 +39,36 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
     }
 }
 
+/// An optional body: absent (empty) is `None`, anything else must parse.
+impl<S: Send + Sync, T: DeserializeOwned> axum::extract::OptionalFromRequest<S> for ApiJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Option<Self>, ApiError> {
+        let empty = req.headers().get(axum::http::header::CONTENT_LENGTH).is_some_and(|l| l == "0")
+            || (req.headers().get(axum::http::header::CONTENT_TYPE).is_none()
+                && req.headers().get(axum::http::header::CONTENT_LENGTH).is_none()
+                && req.headers().get(axum::http::header::TRANSFER_ENCODING).is_none());
+        if empty {
+            return Ok(None);
+        }
+        <Self as FromRequest<S>>::from_request(req, state).await.map(Some)
+    }
+}
+
+/// Reads `value` as a `T`, naming the path of the first bad field (for
+/// bodies read in parts, where `#[serde(flatten)]` would lose the path).
+pub fn from_value<T: DeserializeOwned>(value: &serde_json::Value) -> Result<T, ApiError> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if path.is_empty() || path == "." {
+            ApiError::invalid(format!("body: {inner}"))
+        } else {
+            ApiError::invalid(format!("{path}: {inner}"))
+        }
+    })
+}
+
 /// Parses JSON, naming the path of the first bad field.
 pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     let de = &mut serde_json::Deserializer::from_slice(bytes);

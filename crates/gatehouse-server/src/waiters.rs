@@ -1,41 +1,47 @@
 //! Long-poll waits. One dispatcher follows the engine's event broadcast and
-//! wakes the agents waiting on a gate the moment it closes; a waiter
-//! registers before it checks the gate, so a decision landing in between
-//! is never missed.
+//! wakes the agents waiting on a gate the moment it closes, and those held
+//! on a paused run the moment its status changes; a waiter registers
+//! before it checks, so a change landing in between is never missed.
 
 use std::collections::HashMap;
+use std::hash::Hash;
 use std::sync::{Arc, Mutex};
 
-use gatehouse_engine::{Engine, EventKind, GateId};
+use gatehouse_engine::{Engine, EventKind, GateId, RunId};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::Notify;
 
-/// Gates being waited on, each with its wake-up.
-#[derive(Default)]
-pub struct Waiters {
-    gates: Mutex<HashMap<GateId, (Arc<Notify>, usize)>>,
+/// Things being waited on, each with its wake-up and its number of waiters.
+pub struct Registry<K> {
+    entries: Mutex<HashMap<K, (Arc<Notify>, usize)>>,
+}
+
+impl<K> Default for Registry<K> {
+    fn default() -> Self {
+        Self { entries: Mutex::new(HashMap::new()) }
+    }
 }
 
 /// A registration; dropping it unregisters.
-pub struct WaitTicket<'w> {
-    waiters: &'w Waiters,
-    gate: GateId,
-    /// Notified when the gate closes.
+pub struct WaitTicket<'w, K: Eq + Hash + Clone> {
+    registry: &'w Registry<K>,
+    key: K,
+    /// Notified when the thing waited on changes.
     pub notify: Arc<Notify>,
 }
 
-impl Waiters {
-    /// Registers interest in `gate`.
-    pub fn register(&self, gate: &GateId) -> WaitTicket<'_> {
-        let mut gates = self.gates.lock().unwrap_or_else(|p| p.into_inner());
-        let entry = gates.entry(gate.clone()).or_insert_with(|| (Arc::new(Notify::new()), 0));
+impl<K: Eq + Hash + Clone> Registry<K> {
+    /// Registers interest in `key`.
+    pub fn register(&self, key: &K) -> WaitTicket<'_, K> {
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        let entry = entries.entry(key.clone()).or_insert_with(|| (Arc::new(Notify::new()), 0));
         entry.1 += 1;
-        WaitTicket { waiters: self, gate: gate.clone(), notify: Arc::clone(&entry.0) }
+        WaitTicket { registry: self, key: key.clone(), notify: Arc::clone(&entry.0) }
     }
 
-    /// How many gates are being waited on.
+    /// How many keys are being waited on.
     pub fn len(&self) -> usize {
-        self.gates.lock().map(|g| g.len()).unwrap_or(0)
+        self.entries.lock().map(|g| g.len()).unwrap_or(0)
     }
 
     /// Whether nobody waits.
@@ -43,16 +49,57 @@ impl Waiters {
         self.len() == 0
     }
 
-    fn wake(&self, gate: &GateId) {
-        if let Some((notify, _)) = self.gates.lock().unwrap_or_else(|p| p.into_inner()).get(gate) {
+    fn wake(&self, key: &K) {
+        if let Some((notify, _)) = self.entries.lock().unwrap_or_else(|p| p.into_inner()).get(key) {
             notify.notify_waiters();
         }
     }
 
     fn wake_all(&self) {
-        for (notify, _) in self.gates.lock().unwrap_or_else(|p| p.into_inner()).values() {
+        for (notify, _) in self.entries.lock().unwrap_or_else(|p| p.into_inner()).values() {
             notify.notify_waiters();
         }
+    }
+}
+
+impl<K: Eq + Hash + Clone> Drop for WaitTicket<'_, K> {
+    fn drop(&mut self) {
+        let mut entries = self.registry.entries.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(entry) = entries.get_mut(&self.key) {
+            entry.1 -= 1;
+            if entry.1 == 0 {
+                entries.remove(&self.key);
+            }
+        }
+    }
+}
+
+/// Agents long-polling gates, and agents held on paused runs.
+#[derive(Default)]
+pub struct Waiters {
+    gates: Registry<GateId>,
+    runs: Registry<RunId>,
+}
+
+impl Waiters {
+    /// Registers interest in `gate` closing.
+    pub fn register(&self, gate: &GateId) -> WaitTicket<'_, GateId> {
+        self.gates.register(gate)
+    }
+
+    /// Registers interest in `run`'s status changing.
+    pub fn register_run(&self, run: &RunId) -> WaitTicket<'_, RunId> {
+        self.runs.register(run)
+    }
+
+    /// How many gates are being waited on.
+    pub fn len(&self) -> usize {
+        self.gates.len()
+    }
+
+    /// Whether nobody waits on a gate.
+    pub fn is_empty(&self) -> bool {
+        self.gates.is_empty()
     }
 
     /// Follows the engine's events forever, waking waiters of closed gates.
@@ -70,24 +117,18 @@ impl Waiters {
                         _ => None,
                     };
                     if let Some(gate_id) = closed {
-                        self.wake(gate_id);
+                        self.gates.wake(gate_id);
+                    }
+                    if let (EventKind::RunStatusChanged { .. }, Some(run)) = (&event.body.kind, &event.body.run_id) {
+                        self.runs.wake(run);
                     }
                 }
-                // Missed some: every waiter re-checks its gate.
-                Err(RecvError::Lagged(_)) => self.wake_all(),
+                // Missed some: every waiter re-checks.
+                Err(RecvError::Lagged(_)) => {
+                    self.gates.wake_all();
+                    self.runs.wake_all();
+                }
                 Err(RecvError::Closed) => return,
-            }
-        }
-    }
-}
-
-impl Drop for WaitTicket<'_> {
-    fn drop(&mut self) {
-        let mut gates = self.waiters.gates.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(entry) = gates.get_mut(&self.gate) {
-            entry.1 -= 1;
-            if entry.1 == 0 {
-                gates.remove(&self.gate);
             }
         }
     }

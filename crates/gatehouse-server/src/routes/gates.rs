@@ -64,16 +64,54 @@ pub async fn open_gate(
         let key = key.to_str().map_err(|_| ApiError::invalid("Idempotency-Key: must be visible ASCII"))?;
         new.idempotency_key = Some(key.to_owned());
     }
-    let run_id = RunId::from_string(run_id);
-    let run = state.engine(move |e| e.run(&run_id)).await?;
-    caller.may_use_run(&run)?;
-    let actor = caller.name.clone();
-    let gate = state.engine(move |e| e.open_gate(&run.id, new, &actor)).await?;
+    let gate = open_gate_for(&state, &caller, RunId::from_string(run_id), new).await?;
     Ok((StatusCode::CREATED, Json(OpenedGate { gate_id: gate.id.clone(), status: gate.status, gate })))
+}
+
+/// Opens `new` on `run_id` if the caller may use the run, in one engine
+/// call (the run check and the gate share a trip to the blocking pool).
+pub(crate) async fn open_gate_for(state: &AppState, caller: &Caller, run_id: RunId, new: NewGate) -> ApiResult<Gate> {
+    let caller = caller.clone();
+    state
+        .engine(move |e| {
+            let run = e.run(&run_id)?;
+            if let Err(refused) = caller.may_use_run(&run) {
+                return Ok(Err(refused));
+            }
+            e.open_gate(&run.id, new, &caller.name).map(Ok)
+        })
+        .await?
+}
+
+/// Waits until `gate_id` closes or `deadline` passes, answering with the
+/// gate as it is then.
+pub(crate) async fn wait_for_gate(
+    state: &AppState,
+    gate_id: &GateId,
+    deadline: tokio::time::Instant,
+) -> ApiResult<Gate> {
+    let ticket = state.waiters.register(gate_id);
+    loop {
+        // Arm the wake-up before reading, so a decision in between still wakes us.
+        let notified = ticket.notify.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        let id = gate_id.clone();
+        let gate = state.engine(move |e| e.gate(&id)).await?;
+        if gate.status.is_terminal() || tokio::time::Instant::now() >= deadline {
+            return Ok(gate);
+        }
+        if tokio::time::timeout_at(deadline, notified).await.is_err() {
+            // Timed out: answer with the gate as it is now.
+            let id = gate_id.clone();
+            return state.engine(move |e| e.gate(&id)).await;
+        }
+    }
 }
 
 /// How long to wait.
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct WaitQuery {
     /// Seconds to wait for a decision, 0 to 60 (default 30).
     pub timeout: Option<f64>,
@@ -96,38 +134,25 @@ pub async fn wait_gate(
     }
     let gate_id = GateId::from_string(gate_id);
     let deadline = tokio::time::Instant::now() + Duration::from_secs_f64(timeout);
-    let ticket = state.waiters.register(&gate_id);
-    let mut first = true;
-    loop {
-        // Arm the wake-up before reading, so a decision in between still wakes us.
-        let notified = ticket.notify.notified();
-        tokio::pin!(notified);
-        notified.as_mut().enable();
-        let id = gate_id.clone();
-        let (gate, run) = state
-            .engine(move |e| {
-                let gate = e.gate(&id)?;
-                let run = e.run(&gate.run_id)?;
-                Ok((gate, run))
-            })
-            .await?;
-        if first {
-            caller.may_use_run(&run)?;
-            first = false;
-        }
-        if gate.status.is_terminal() || tokio::time::Instant::now() >= deadline {
-            return Ok(Json(gate));
-        }
-        if tokio::time::timeout_at(deadline, notified).await.is_err() {
-            // Timed out: answer with the gate as it is now.
-            let id = gate_id.clone();
-            return Ok(Json(state.engine(move |e| e.gate(&id)).await?));
-        }
+    // The caller must see the gate's run; checked once, before waiting.
+    let id = gate_id.clone();
+    let caller2 = caller.clone();
+    let gate = state
+        .engine(move |e| {
+            let gate = e.gate(&id)?;
+            let run = e.run(&gate.run_id)?;
+            Ok(caller2.may_use_run(&run).map(|()| gate))
+        })
+        .await??;
+    if gate.status.is_terminal() || timeout == 0.0 {
+        return Ok(Json(gate));
     }
+    Ok(Json(wait_for_gate(&state, &gate_id, deadline).await?))
 }
 
 /// Filters for the queue.
 #[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct GateQuery {
     /// pending (default), resolved, expired, cancelled, or `all`.
     pub status: Option<String>,

@@ -8,6 +8,7 @@ use crate::state::AppState;
 
 pub mod admin;
 pub mod agents;
+pub mod collab;
 pub mod events;
 pub mod gates;
 pub mod hitl;
@@ -20,6 +21,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .merge(hitl::routes())
         .merge(agents::routes())
         .merge(runs::routes())
+        .merge(collab::routes())
         .merge(events::routes())
         .merge(admin::routes())
 }
