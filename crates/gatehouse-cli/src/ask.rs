@@ -119,7 +119,15 @@ pub fn ask(api: &Api, args: &AskArgs) -> Result<ExitCode> {
         gate.id
     );
     let gate = if gate.status.is_terminal() { gate } else { wait(api, &gate, Instant::now() + args.timeout)? };
-    outcome(&gate, args.timeout)
+    let code = outcome(&gate, args.timeout)?;
+    if let (GateStatus::Resolved, Some(decision)) = (gate.status, &gate.decision) {
+        // The question is answered: the run `ask` started is done.
+        let result = json!({"result": {"gate_id": gate.id, "action": decision.action}});
+        if let Err(e) = api.post::<serde_json::Value>(&["runs", &run.run_id, "complete"], &result) {
+            eprintln!("note: could not mark run {} completed: {e:#}", run.run_id);
+        }
+    }
+    Ok(code)
 }
 
 /// Long-polls until the gate leaves pending or the deadline (plus the grace) passes.

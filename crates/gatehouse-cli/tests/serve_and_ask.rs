@@ -72,6 +72,11 @@ fn a_reviewers_edit_from_the_cli_wakes_the_waiting_ask_with_the_edited_payload()
     let shown = server.run(&["runs", "show", &run]);
     assert_success(&shown);
     assert!(stdout(&shown).contains("edit by alice"), "{}", stdout(&shown));
+    assert!(
+        stdout(&shown).lines().any(|l| l.split_whitespace().collect::<Vec<_>>() == ["status", "completed"]),
+        "ask completes its run once answered: {}",
+        stdout(&shown)
+    );
 }
 
 #[test]
