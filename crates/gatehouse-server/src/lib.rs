@@ -110,7 +110,8 @@ pub async fn start(engine: Engine, mut config: ServerConfig) -> std::io::Result<
     tokio::spawn(std::sync::Arc::clone(&state.webhooks).dispatch(engine.clone(), state.public_url()));
     tokio::spawn(sweep_forever(engine));
     let app = app(state.clone());
-    let handle = tokio::spawn(async move { axum::serve(listener, app).await });
+    // One shared router for every connection (`app` already holds its state).
+    let handle = tokio::spawn(async move { axum::serve(listener, app.into_make_service()).await });
     Ok(RunningServer { addr, state, handle })
 }
 

@@ -54,7 +54,14 @@ pub struct AppState {
     /// Webhook delivery.
     pub webhooks: Arc<Webhooks>,
     tokens: Arc<Mutex<HashMap<String, (Token, Instant)>>>,
+    /// Bounds engine calls in flight: thousands of waiting requests then
+    /// queue here instead of each holding a blocking thread and a reader.
+    engine_slots: Arc<tokio::sync::Semaphore>,
 }
+
+/// Engine calls run at once on the blocking pool; more wait their turn.
+/// SQLite serialises writes anyway, and reads gain nothing past a few per core.
+pub const ENGINE_CONCURRENCY: usize = 16;
 
 /// How long an authenticated token is trusted before it is looked up again
 /// (revocations through this server take effect at once; through another
@@ -71,6 +78,7 @@ impl AppState {
             engine,
             config,
             tokens: Arc::default(),
+            engine_slots: Arc::new(tokio::sync::Semaphore::new(ENGINE_CONCURRENCY)),
         }
     }
 
@@ -81,10 +89,17 @@ impl AppState {
         F: FnOnce(&Engine) -> Result<T, EngineError> + Send + 'static,
     {
         let engine = self.engine.clone();
-        tokio::task::spawn_blocking(move || f(&engine))
+        let slot = Arc::clone(&self.engine_slots)
+            .acquire_owned()
             .await
-            .map_err(|e| ApiError::internal(format!("engine task failed: {e}")))?
-            .map_err(ApiError::from)
+            .map_err(|_| ApiError::internal("the engine is shutting down"))?;
+        tokio::task::spawn_blocking(move || {
+            let _slot = slot;
+            f(&engine)
+        })
+        .await
+        .map_err(|e| ApiError::internal(format!("engine task failed: {e}")))?
+        .map_err(ApiError::from)
     }
 
     /// The engine itself, for callers already on a blocking thread.

@@ -266,3 +266,20 @@ async fn unknown_gates_are_404_and_bad_filters_422() {
     let (status, _) = s.get("/gates?limit=10001", &s.reviewer).await;
     assert_eq!(status, 422);
 }
+
+#[tokio::test]
+async fn the_queue_names_the_log_head_it_was_read_at() {
+    let s = TestServer::start().await;
+    let run = s.run().await;
+    s.gate(&run, json!({"kind": "question", "text": "Which region?"})).await;
+    let (status, list) = s.get("/gates", &s.reviewer).await;
+    assert_eq!(status, 200, "{list}");
+    let engine = s.server.state.engine_handle().clone();
+    let head = tokio::task::spawn_blocking(move || engine.head_seq().unwrap()).await.unwrap();
+    assert_eq!(list["head_seq"].as_u64(), Some(head), "{list}");
+    // Following the stream from there yields only what came after.
+    s.gate(&run, json!({"kind": "question", "text": "Which zone?"})).await;
+    let (_, page) = s.get(&format!("/runs/{run}/events?after={head}"), &s.reviewer).await;
+    let kinds: Vec<&str> = page["events"].as_array().unwrap().iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["gate_opened"], "{page}");
+}

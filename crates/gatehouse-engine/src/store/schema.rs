@@ -116,6 +116,11 @@ const MIGRATIONS: &[&str] = &[
         data        TEXT NOT NULL
     ) STRICT;
     "#,
+    // 3: a run's pending gates by blocking mode, so deciding a gate on a run
+    // that has thousands of gates does not read them all.
+    r#"
+    CREATE INDEX gates_pending_by_run ON gates (run_id, mode_rank) WHERE status = 'pending';
+    "#,
 ];
 
 /// The schema version this binary writes.
@@ -138,4 +143,39 @@ pub fn migrate(conn: &mut Connection) -> Result<()> {
     tx.pragma_update(None, "user_version", CURRENT_VERSION)?;
     tx.commit()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(conn: &Connection, sql: &str) -> String {
+        let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).expect("explain");
+        let rows = stmt.query_map([], |r| r.get::<_, String>(3)).expect("plan rows");
+        rows.map(|r| r.expect("row")).collect::<Vec<_>>().join("; ")
+    }
+
+    #[test]
+    fn the_hot_queries_use_their_indexes() {
+        let mut conn = Connection::open_in_memory().expect("db");
+        migrate(&mut conn).expect("migrate");
+        let blocking =
+            plan(&conn, "SELECT count(*) FROM gates WHERE run_id = 'r' AND status = 'pending' AND mode_rank = 0");
+        assert!(blocking.contains("gates_pending_by_run"), "{blocking}");
+        let queue = plan(
+            &conn,
+            "SELECT data FROM gates WHERE status = 'pending' ORDER BY mode_rank, priority DESC, created_at LIMIT 100",
+        );
+        assert!(queue.contains("gates_pending_queue"), "{queue}");
+        assert!(!queue.contains("TEMP B-TREE FOR ORDER BY"), "the queue must not sort the whole table: {queue}");
+    }
+
+    #[test]
+    fn migrating_twice_changes_nothing_and_records_the_version() {
+        let mut conn = Connection::open_in_memory().expect("db");
+        migrate(&mut conn).expect("first");
+        migrate(&mut conn).expect("second");
+        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).expect("version");
+        assert_eq!(version, CURRENT_VERSION);
+    }
 }

@@ -120,9 +120,14 @@ fn configure(conn: &Connection, synchronous_full: bool) -> Result<()> {
     conn.pragma_update(None, "synchronous", if synchronous_full { "FULL" } else { "NORMAL" })?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
     conn.pragma_update(None, "cache_size", -32_000)?;
+    conn.pragma_update(None, "temp_store", "MEMORY")?;
     conn.set_prepared_statement_cache_capacity(64);
     Ok(())
 }
+
+/// Idle read connections kept for reuse; more are opened under load and
+/// closed when returned, so a burst does not pin memory forever.
+const IDLE_READERS: usize = 8;
 
 impl SqliteStore {
     /// Opens (creating and migrating if needed) the database at `path`.
@@ -162,6 +167,8 @@ impl SqliteStore {
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI,
         )?;
         conn.busy_timeout(Duration::from_secs(10))?;
+        conn.pragma_update(None, "cache_size", -16_000)?;
+        conn.pragma_update(None, "temp_store", "MEMORY")?;
         conn.set_prepared_statement_cache_capacity(64);
         Ok(conn)
     }
@@ -275,7 +282,9 @@ impl Store for SqliteStore {
         let end = conn.execute_batch(if result.is_ok() { "COMMIT" } else { "ROLLBACK" });
         if end.is_ok() {
             if let Ok(mut pool) = self.readers.lock() {
-                pool.push(conn);
+                if pool.len() < IDLE_READERS {
+                    pool.push(conn);
+                }
             }
         }
         result

@@ -219,6 +219,11 @@ pub struct GateList {
     pub gates: Vec<GateSummary>,
     /// How many match in all.
     pub total: u64,
+    /// The event log's head when the list was read: follow `GET /events`
+    /// from here (`after=head_seq`) and nothing is missed. Events just
+    /// after it may already be reflected in the list; applying them again
+    /// changes nothing.
+    pub head_seq: u64,
 }
 
 fn parse_status(s: Option<&str>) -> ApiResult<Option<GateStatus>> {
@@ -260,8 +265,14 @@ pub async fn list_gates(
     if caller.role == gatehouse_engine::TokenRole::Agent {
         filter.agent = Some(caller.name.clone());
     }
-    let (gates, total) = state.engine(move |e| Ok((e.gates(&filter)?, e.count_gates(&filter)?))).await?;
-    Ok(Json(GateList { gates: gates.iter().map(GateSummary::from).collect(), total }))
+    let (head_seq, gates, total) = state
+        .engine(move |e| {
+            // Head first: anything newer than the list is then replayed, never skipped.
+            let head = e.head_seq()?;
+            Ok((head, e.gates(&filter)?, e.count_gates(&filter)?))
+        })
+        .await?;
+    Ok(Json(GateList { gates: gates.iter().map(GateSummary::from).collect(), total, head_seq }))
 }
 
 /// A gate with everything a reviewer needs to decide it.

@@ -257,12 +257,13 @@ pub async fn pending_approvals(
     let limit = parse_limit(q.limit, 500, 10_000)?;
     let agent = (caller.role == TokenRole::Agent).then(|| caller.name.clone());
     let user = non_empty(q.user_id);
-    let (gates, total) = state
+    let (head_seq, gates, total) = state
         .engine(move |e| {
+            let head = e.head_seq()?;
             let base = GateFilter { agent, ..GateFilter::pending() };
             let Some(user) = user else {
                 let page = GateFilter { limit: Some(limit), ..base.clone() };
-                return Ok((e.gates(&page)?, e.count_gates(&base)?));
+                return Ok((head, e.gates(&page)?, e.count_gates(&base)?));
             };
             // Ending a run withdraws its gates, so only live runs can have pending ones.
             let runs = e.runs(&RunFilter { statuses: LIVE.to_vec(), user_id: Some(user), ..RunFilter::default() })?;
@@ -280,8 +281,8 @@ pub async fn pending_approvals(
             });
             let total = gates.len() as u64;
             gates.truncate(limit as usize);
-            Ok((gates, total))
+            Ok((head, gates, total))
         })
         .await?;
-    Ok(Json(GateList { gates: gates.iter().map(GateSummary::from).collect(), total }))
+    Ok(Json(GateList { gates: gates.iter().map(GateSummary::from).collect(), total, head_seq }))
 }
