@@ -84,6 +84,15 @@ pub enum EngineError {
         /// Consecutive agent turns so far.
         turns: u32,
     },
+    /// The run is paused; its agents wait for their directive until a
+    /// reviewer steps or resumes it.
+    #[error("run {run_id} is paused ({reason}); wait for its directive (`GET /runs/{run_id}/directive`) before the next agent turn")]
+    RunPaused {
+        /// The run.
+        run_id: RunId,
+        /// Why it is paused.
+        reason: String,
+    },
     /// The decision is not one this gate offers.
     #[error("gate {gate_id} does not allow `{}`; allowed: {}", .action.as_str(), join_actions(.allowed))]
     ActionNotAllowed {
@@ -158,7 +167,8 @@ impl EngineError {
             | Self::RunTransition(_)
             | Self::GateTransition(_)
             | Self::RunEnded { .. }
-            | Self::HandoffRequired { .. } => ErrorCode::Conflict,
+            | Self::HandoffRequired { .. }
+            | Self::RunPaused { .. } => ErrorCode::Conflict,
             Self::ActionNotAllowed { .. }
             | Self::Invalid { .. }
             | Self::Plan(_)

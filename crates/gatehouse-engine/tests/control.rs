@@ -28,8 +28,11 @@ fn step_mode_pauses_after_every_agent_turn_until_a_reviewer_steps() {
     assert_eq!(directive.run_status, RunStatus::Paused);
     assert!(directive.reason.as_deref().unwrap_or("").contains("step mode"), "{directive:?}");
 
-    // Asking again changes nothing until a reviewer acts.
+    // Asking again changes nothing until a reviewer acts, and a paused run takes no agent turn.
     assert_eq!(f.engine.directive(&run.id, "coder").unwrap().action, DirectiveAction::Paused);
+    let err = f.engine.agent_turn(&run.id, agent_turn("sneaky", json!(null)), "coder").unwrap_err();
+    assert!(matches!(&err, EngineError::RunPaused { reason, .. } if reason.contains("step mode")), "{err:?}");
+    assert_eq!(f.engine.turns(&run.id).unwrap().len(), 1);
 
     let stepped = f.engine.step_run(&run.id, "alice").unwrap();
     assert_eq!(stepped.status, RunStatus::Active);

@@ -33,6 +33,9 @@ async fn a_turn_in_step_mode_holds_the_agent_until_a_reviewer_steps() {
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["directive"]["action"], "paused", "{body}");
     assert_eq!(body["turn"]["index"], 1);
+    let (status, body) = s.post(&format!("/runs/{run}/turns?wait=0"), &s.agent, turn("sneaky")).await;
+    assert_eq!(status, 409, "a paused run takes no agent turn: {body}");
+    assert!(body["message"].as_str().unwrap().contains("directive"), "{body}");
 
     // A held directive request is answered the moment a reviewer steps.
     let held = {

@@ -134,7 +134,8 @@ impl<S: Store> Engine<S> {
     /// Adds a turn. Agent turns obey the handoff protocol; a human turn
     /// resets the count. A turn on a created run starts it. An agent turn
     /// in step mode, or one that trips a breakpoint in breakpoint mode,
-    /// pauses the run until a reviewer steps or resumes it.
+    /// pauses the run until a reviewer steps or resumes it; a paused run
+    /// takes no agent turns.
     pub fn add_turn(&self, run_id: &RunId, turn: NewTurn, actor: &str) -> Result<Turn> {
         Ok(self.turn_with(run_id, turn, actor, false)?.0)
     }
@@ -163,6 +164,10 @@ impl<S: Store> Engine<S> {
             }
             match turn.role {
                 Role::Agent => {
+                    if run.status == RunStatus::Paused {
+                        let reason = run.status_reason.clone().unwrap_or_else(|| "by a reviewer".to_owned());
+                        return Err(EngineError::RunPaused { run_id: run.id.clone(), reason });
+                    }
                     if let Some(max) = run.protocol.max_consecutive_agent_turns {
                         if run.consecutive_agent_turns >= max {
                             return Err(EngineError::HandoffRequired {
