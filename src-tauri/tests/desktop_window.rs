@@ -1,0 +1,229 @@
+//! The real desktop window, end to end: tauri-driver and WebKitWebDriver
+//! launch the built app on a temporary database and temporary data
+//! directories; an agent opens a sync gate over HTTP and waits on it; the
+//! gate shows in the window's panel; the reviewer opens it with a click and
+//! approves it with the `a` key; the agent's long poll returns the decision.
+//! Screenshots land in `target/e2e-artifacts/`.
+//!
+//! Needs a display (run under `xvfb-run -a`), `WebKitWebDriver` (Debian:
+//! webkit2gtk-driver) and `tauri-driver` (`cargo install tauri-driver
+//! --locked`); `scripts/test.sh` provides all three. Built only with
+//! `--features e2e`, so a plain `cargo test --workspace` needs no display.
+
+mod webdriver;
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant, SystemTime};
+
+use gatehouse_engine::{Engine, EngineConfig, TokenRole};
+use serde_json::{json, Value};
+use webdriver::{By, Session};
+
+const APP: &str = env!("CARGO_BIN_EXE_gatehouse-desktop");
+/// The login name the app runs under here, which names its reviewer token.
+const REVIEWER: &str = "e2e-reviewer";
+
+/// tauri-driver, stopped when the test ends however it ends: SIGTERM
+/// first, since only then does it stop the WebKitWebDriver it started.
+struct Driver(Child);
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = Command::new("kill").args(["-TERM", &self.0.id().to_string()]).status();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if matches!(self.0.try_wait(), Ok(Some(_))) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port()
+}
+
+fn tauri_driver() -> PathBuf {
+    if let Some(path) = std::env::var_os("TAURI_DRIVER") {
+        return path.into();
+    }
+    let in_cargo_home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| dirs::home_dir().map(|h| h.join(".cargo")))
+        .map(|dir| dir.join("bin/tauri-driver"))
+        .filter(|p| p.is_file());
+    in_cargo_home.unwrap_or_else(|| PathBuf::from("tauri-driver"))
+}
+
+fn artifacts() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
+    let dir = target.join("e2e-artifacts");
+    std::fs::create_dir_all(&dir).expect("the artifacts directory");
+    dir
+}
+
+/// What the app must leave alone: the real user's database and app data.
+fn real_user_files() -> Vec<(PathBuf, Option<SystemTime>)> {
+    let mut paths = Vec::new();
+    if let Some(data) = dirs::data_dir() {
+        paths.push(data.join("gatehouse/gatehouse.db"));
+        paths.push(data.join("dev.gatehouse.desktop"));
+    }
+    if let Some(config) = dirs::config_dir() {
+        paths.push(config.join("dev.gatehouse.desktop"));
+    }
+    paths.into_iter().map(|p| (p.clone(), std::fs::metadata(&p).and_then(|m| m.modified()).ok())).collect()
+}
+
+/// The app's process: the one whose environment names this test's database.
+fn app_process(db: &Path) -> Option<u32> {
+    let wanted = format!("GATEHOUSE_DB={}", db.display());
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|entry| {
+        let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+        let exe = std::fs::read_link(entry.path().join("exe")).ok()?;
+        let environ = std::fs::read(entry.path().join("environ")).ok()?;
+        let ours =
+            exe.file_name()? == "gatehouse-desktop" && environ.split(|b| *b == 0).any(|var| var == wanted.as_bytes());
+        ours.then_some(pid)
+    })
+}
+
+/// An agent over plain HTTP.
+struct Agent {
+    http: reqwest::blocking::Client,
+    base: String,
+    token: String,
+}
+
+impl Agent {
+    fn post(&self, path: &str, body: Value) -> Value {
+        let resp = self
+            .http
+            .post(format!("{}/api/hitl{path}", self.base))
+            .bearer_auth(&self.token)
+            .json(&body)
+            .send()
+            .expect("the server answers");
+        let status = resp.status();
+        let body: Value = resp.json().expect("a JSON answer");
+        assert!(status.is_success(), "POST {path}: {status} {body}");
+        body
+    }
+}
+
+#[test]
+fn a_gate_sent_by_an_agent_is_decided_in_the_desktop_window_and_the_agent_gets_the_decision() {
+    let home = tempfile::tempdir().expect("a temp dir");
+    let db = home.path().join("gatehouse.db");
+    let before = real_user_files();
+
+    // The agent's token, made directly in the database the app will open.
+    let agent_token = {
+        let engine = Engine::open(&db, EngineConfig::default()).expect("the test database");
+        engine.create_token("bot", TokenRole::Agent, "desktop test").expect("an agent token").1
+    };
+
+    let port = free_port();
+    let mut driver = Command::new(tauri_driver());
+    driver
+        .args(["--port", &port.to_string(), "--native-port", &free_port().to_string()])
+        .env("GATEHOUSE_DB", &db)
+        .env("XDG_DATA_HOME", home.path().join("data"))
+        .env("XDG_CONFIG_HOME", home.path().join("config"))
+        .env("XDG_CACHE_HOME", home.path().join("cache"))
+        .env("GATEHOUSE_LOG", "info")
+        .env("USER", REVIEWER)
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit());
+    let _driver = Driver(driver.spawn().unwrap_or_else(|e| {
+        panic!("cannot start tauri-driver ({e}); install it with `cargo install tauri-driver --locked` or set TAURI_DRIVER")
+    }));
+    let wd = format!("http://127.0.0.1:{port}");
+    webdriver::wait_until_up(&wd, Duration::from_secs(20));
+
+    let launched = Instant::now();
+    let window =
+        Session::start(&wd, json!({"tauri:options": {"application": APP}}), artifacts().join("desktop-failure.png"));
+    // The panel is there and the event stream is live: the window is usable.
+    window.wait_for(By::Css("[data-testid=blocker-panel]"), Duration::from_secs(20));
+    window.wait_for_text(By::Css("[data-testid=connection]"), "Live", Duration::from_secs(20));
+    println!("start to interactive through WebDriver: {} ms", launched.elapsed().as_millis());
+
+    let url = window.url();
+    assert!(url.starts_with("http://127.0.0.1:"), "the window shows the in-process server's UI: {url}");
+    assert!(!url.contains("token="), "the page removed its token from the address: {url}");
+    let origin = url.split('/').take(3).collect::<Vec<_>>().join("/");
+
+    let agent = Agent { http: reqwest::blocking::Client::new(), base: origin.clone(), token: agent_token };
+    let run = agent.post("/run", json!({"run_input": {"prompt": "ship it"}, "title": "desktop e2e"}));
+    let run_id = run["run_id"].as_str().expect("a run id").to_owned();
+    let opened = agent.post(
+        &format!("/runs/{run_id}/gates"),
+        json!({"kind": "approval", "action": "deploy", "mode": "sync",
+               "text": "Deploy release 42 to production?", "payload": {"env": "prod", "release": 42}}),
+    );
+    let gate_id = opened["gate_id"].as_str().expect("a gate id").to_owned();
+
+    // The agent blocks on the decision while the reviewer works.
+    let waiting = {
+        let (http, base, token, gate) = (agent.http.clone(), origin.clone(), agent.token.clone(), gate_id.clone());
+        std::thread::spawn(move || -> Value {
+            let resp = http
+                .get(format!("{base}/api/hitl/gates/{gate}/wait?timeout=30"))
+                .bearer_auth(token)
+                .timeout(Duration::from_secs(40))
+                .send()
+                .expect("the long poll answers");
+            assert_eq!(resp.status(), 200);
+            resp.json().expect("the gate as JSON")
+        })
+    };
+
+    let row_selector = format!("[data-testid=blocker-row][data-gate-id='{gate_id}']");
+    let row = window.wait_for(By::Css(&row_selector), Duration::from_secs(10));
+    let preview = format!("{row_selector} [data-testid=gate-preview]");
+    window.wait_for_text(By::Css(&preview), "Deploy release 42", Duration::from_secs(5));
+    window.wait_for_text(By::Css("[data-testid=blocker-count]"), "1", Duration::from_secs(5));
+    window.screenshot(&artifacts().join("desktop.png"));
+
+    window.click(&row);
+    window.wait_for_text(By::Css("[data-testid=gate-text]"), "Deploy release 42", Duration::from_secs(10));
+    window.press("a");
+
+    let decided = waiting.join().expect("the agent's thread");
+    assert_eq!(decided["id"], gate_id.as_str(), "{decided}");
+    assert_eq!(decided["status"], "resolved", "{decided}");
+    assert_eq!(decided["decision"]["action"], "approve", "{decided}");
+    assert_eq!(decided["decision"]["origin"]["by"], "human", "{decided}");
+    assert_eq!(decided["decision"]["decided_by"], REVIEWER, "the window's own reviewer token decided: {decided}");
+
+    window.wait_for(By::Css("[data-testid=blocker-empty]"), Duration::from_secs(10));
+    window.screenshot(&artifacts().join("desktop-decided.png"));
+
+    // Quitting (SIGTERM, as a session's logout sends) revokes the window's
+    // token and saves the window's size and place. Ending the WebDriver
+    // session instead would kill the app outright.
+    let app = app_process(&db).expect("the app's process");
+    assert!(Command::new("kill").args(["-TERM", &app.to_string()]).status().is_ok_and(|s| s.success()));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Path::new(&format!("/proc/{app}")).exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let engine = Engine::open(&db, EngineConfig::default()).expect("the test database");
+    let tokens = engine.tokens().expect("the tokens");
+    let window_token = tokens.iter().find(|t| t.name == REVIEWER).expect("the window's token");
+    assert_eq!(window_token.role, TokenRole::Reviewer);
+    assert!(window_token.revoked_at.is_some(), "the window's token outlived the app: {window_token:?}");
+    let saved = home.path().join("config/dev.gatehouse.desktop/.window-state.json");
+    assert!(saved.is_file(), "the window's size and place were not saved to {}", saved.display());
+    drop(window);
+
+    assert_eq!(before, real_user_files(), "the app touched the real user's data");
+}

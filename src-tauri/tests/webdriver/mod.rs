@@ -1,0 +1,170 @@
+//! Just enough of the W3C WebDriver protocol for the desktop test: a
+//! session, finding elements, their text, clicks, key presses, the URL and
+//! screenshots, over blocking HTTP. Every failure panics with what the
+//! driver said, which is what a test wants.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use serde_json::{json, Value};
+
+/// The key under which WebDriver names an element.
+const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
+
+/// How to find elements.
+pub enum By<'a> {
+    /// A CSS selector.
+    Css(&'a str),
+}
+
+/// A found element.
+pub struct Element(String);
+
+/// A WebDriver session: the launched app's window.
+pub struct Session {
+    http: reqwest::blocking::Client,
+    base: String,
+    /// Where a screenshot goes if the test fails while the session is open.
+    on_failure: PathBuf,
+}
+
+/// Waits until the driver at `url` answers `/status`.
+pub fn wait_until_up(url: &str, limit: Duration) {
+    let http = reqwest::blocking::Client::new();
+    let deadline = Instant::now() + limit;
+    loop {
+        if http.get(format!("{url}/status")).send().is_ok_and(|r| r.status().is_success()) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "the WebDriver server at {url} did not come up within {limit:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+impl Session {
+    /// Starts a session (launching the app) with these capabilities.
+    pub fn start(driver: &str, capabilities: Value, on_failure: PathBuf) -> Self {
+        let http =
+            reqwest::blocking::Client::builder().timeout(Duration::from_secs(60)).build().expect("an HTTP client");
+        let body = json!({"capabilities": {"alwaysMatch": capabilities}});
+        let value = call(http.post(format!("{driver}/session")).json(&body), "new session");
+        let id = value["sessionId"].as_str().unwrap_or_else(|| panic!("no session id in {value}"));
+        Self { base: format!("{driver}/session/{id}"), http, on_failure }
+    }
+
+    fn get(&self, path: &str) -> Value {
+        call(self.http.get(format!("{}{path}", self.base)), path)
+    }
+
+    fn post(&self, path: &str, body: Value) -> Value {
+        call(self.http.post(format!("{}{path}", self.base)).json(&body), path)
+    }
+
+    /// Every element matching `by` now.
+    pub fn find_all(&self, by: &By) -> Vec<Element> {
+        let By::Css(selector) = by;
+        let found = self.post("/elements", json!({"using": "css selector", "value": selector}));
+        found
+            .as_array()
+            .map(|all| all.iter().filter_map(|e| e[ELEMENT].as_str()).map(|id| Element(id.to_owned())).collect())
+            .unwrap_or_default()
+    }
+
+    /// The first element matching `by`, waiting up to `limit` for one.
+    pub fn wait_for(&self, by: By, limit: Duration) -> Element {
+        self.poll(limit, || self.find_all(&by).into_iter().next())
+            .unwrap_or_else(|| panic!("no element matched {} within {limit:?}", describe(&by)))
+    }
+
+    /// The first element matching `by` whose text contains `text`, waiting up to `limit`.
+    pub fn wait_for_text(&self, by: By, text: &str, limit: Duration) -> Element {
+        let found = self.poll(limit, || self.find_all(&by).into_iter().find(|e| self.text(e).contains(text)));
+        found.unwrap_or_else(|| {
+            let seen: Vec<String> = self.find_all(&by).iter().map(|e| self.text(e)).collect();
+            panic!("no element matching {} showed {text:?} within {limit:?}; saw {seen:?}", describe(&by))
+        })
+    }
+
+    fn poll<T>(&self, limit: Duration, mut attempt: impl FnMut() -> Option<T>) -> Option<T> {
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(found) = attempt() {
+                return Some(found);
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The element's text content. (WebKitWebDriver's rendered-text command
+    /// answers "" for text clipped with `text-overflow: ellipsis`.)
+    pub fn text(&self, element: &Element) -> String {
+        let text = self.get(&format!("/element/{}/property/textContent", element.0));
+        text.as_str().unwrap_or_default().split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
+    /// Clicks the element.
+    pub fn click(&self, element: &Element) {
+        self.post(&format!("/element/{}/click", element.0), json!({}));
+    }
+
+    /// Presses and releases one key in whatever has the focus.
+    pub fn press(&self, key: &str) {
+        let actions = json!({"actions": [{"type": "key", "id": "keyboard", "actions": [
+            {"type": "keyDown", "value": key}, {"type": "keyUp", "value": key}]}]});
+        self.post("/actions", actions);
+    }
+
+    /// The page's address.
+    pub fn url(&self) -> String {
+        self.get("/url").as_str().unwrap_or_default().to_owned()
+    }
+
+    /// Saves a PNG of the window to `path`, once what the page shows now
+    /// has been painted (a screenshot is the last painted frame).
+    pub fn screenshot(&self, path: &Path) {
+        let painted =
+            "const done = arguments[0]; requestAnimationFrame(() => requestAnimationFrame(() => done(true)));";
+        self.post("/execute/async", json!({"script": painted, "args": []}));
+        let encoded = self.get("/screenshot");
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(encoded.as_str().unwrap_or_default())
+            .expect("the screenshot is base64");
+        std::fs::write(path, png).unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
+        println!("screenshot: {}", path.display());
+    }
+}
+
+impl Drop for Session {
+    /// Ends the session (which stops the app if it still runs), with a
+    /// screenshot first when the test is failing.
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let shot = self.http.get(format!("{}/screenshot", self.base)).send().and_then(|r| r.json::<Value>());
+            let png =
+                shot.ok().and_then(|v| base64::engine::general_purpose::STANDARD.decode(v["value"].as_str()?).ok());
+            if let Some(png) = png {
+                let _ = std::fs::write(&self.on_failure, png);
+                eprintln!("screenshot of the failure: {}", self.on_failure.display());
+            }
+        }
+        let _ = self.http.delete(&self.base).send();
+    }
+}
+
+fn describe(by: &By) -> String {
+    let By::Css(selector) = by;
+    format!("`{selector}`")
+}
+
+/// Sends a command and returns its `value`, panicking on a WebDriver error.
+fn call(request: reqwest::blocking::RequestBuilder, what: &str) -> Value {
+    let resp = request.send().unwrap_or_else(|e| panic!("WebDriver {what}: {e}"));
+    let status = resp.status();
+    let body: Value = resp.json().unwrap_or_else(|e| panic!("WebDriver {what}: not JSON ({e})"));
+    assert!(status.is_success(), "WebDriver {what}: {status} {body}");
+    body["value"].clone()
+}
