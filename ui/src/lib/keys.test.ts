@@ -57,6 +57,20 @@ describe("the hotkey registry", () => {
     expect(keymap.match(key("j"), ["modal"])).toBeNull();
   });
 
+  it("shares a key between scopes never active together, and only those", () => {
+    const keymap = createKeymap("other");
+    expect(keymap.match(key("j"), ["global", "panel"])).toBe("panel.next");
+    expect(keymap.match(key("j"), ["global", "runs"])).toBe("runs.next");
+    expect(keymap.match(key("r"), ["modal"])).toBe("gate.reject");
+    expect(keymap.match(key("r"), ["global", "runs"])).toBe("runs.resume");
+    expect(keymap.match(key("2"), ["global", "panel"])).toBe("view.runs");
+    expect(keymap.match(key("2"), ["modal"])).toBe("review.score");
+    // "?" is global, so the runs view may not take it; nor may one scope take a key twice.
+    expect(() => createKeymap("other", { "runs.pause": ["?"] })).toThrow(/\? \((runs.pause, help.shortcuts|help.shortcuts, runs.pause)\)/);
+    expect(() => createKeymap("other", { "runs.pause": ["j"] })).toThrow(/j \(runs.next, runs.pause\)/);
+    expect(() => createKeymap("other", { "gate.retry": ["1"] })).toThrow(/1 \(gate.retry, review.score\)/);
+  });
+
   it("treats a shifted letter as the letter, and Ctrl+j as something else", () => {
     const keymap = createKeymap("other");
     expect(keymap.match(key("J"), ["panel"])).toBe("panel.next");

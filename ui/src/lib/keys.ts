@@ -42,6 +42,15 @@ export type Action =
   | "review.model"
   | "review.score"
   | "review.add-task"
+  | "view.desk"
+  | "view.runs"
+  | "runs.next"
+  | "runs.previous"
+  | "runs.pause"
+  | "runs.resume"
+  | "runs.cancel"
+  | "runs.export"
+  | "runs.import"
   | "help.shortcuts";
 
 export interface Binding {
@@ -73,6 +82,15 @@ export const BINDINGS: Readonly<Record<Action, Binding>> = {
   "review.model": { label: "Information review: change the model", scope: "modal", keys: ["m"] },
   "review.score": { label: "Quality gate: score the current criterion 1 to 5", scope: "modal", keys: ["1", "2", "3", "4", "5"] },
   "review.add-task": { label: "Plan review: add a task", scope: "modal", keys: ["n"] },
+  "view.desk": { label: "Show the desk", scope: "global", keys: ["1"] },
+  "view.runs": { label: "Show the runs", scope: "global", keys: ["2"] },
+  "runs.next": { label: "Next run", scope: "runs", keys: ["j", "ArrowDown"] },
+  "runs.previous": { label: "Previous run", scope: "runs", keys: ["k", "ArrowUp"] },
+  "runs.pause": { label: "Pause the run", scope: "runs", keys: ["p"] },
+  "runs.resume": { label: "Resume the run", scope: "runs", keys: ["r"] },
+  "runs.cancel": { label: "Cancel the run (press twice)", scope: "runs", keys: ["c"] },
+  "runs.export": { label: "Export the run's recording", scope: "runs", keys: ["e"] },
+  "runs.import": { label: "Import a recording", scope: "runs", keys: ["o"] },
   "help.shortcuts": { label: "Show every shortcut", scope: "global", keys: ["?"] },
 };
 

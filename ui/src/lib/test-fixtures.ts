@@ -1,7 +1,7 @@
 // Gates and events shaped exactly as the server sends them (typed by the
 // generated schema), for the unit tests.
 
-import type { Gate, GateSummary, LogEvent } from "./api/types";
+import type { Gate, GateSummary, LogEvent, Run, RunSummary } from "./api/types";
 
 let seq = 0;
 
@@ -94,4 +94,49 @@ export function turnAdded(): LogEvent {
 /** A JSON response as the server sends it. */
 export function jsonResponse(status: number, body: unknown): Response {
   return new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });
+}
+
+export function runSummary(overrides: Partial<RunSummary> = {}): RunSummary {
+  return {
+    id: "run_1",
+    title: "Migrate the billing database",
+    agent: "BackendWorker-abc123",
+    status: "active",
+    user_id: null,
+    session_id: null,
+    progress: { total: 4, completed: 1, status: "in_progress" },
+    pending_gates: 0,
+    created_at: "2026-01-01T00:00:00.000000Z",
+    updated_at: "2026-01-01T00:00:00.000000Z",
+    ...overrides,
+  };
+}
+
+export function run(overrides: Partial<Run> = {}): Run {
+  return {
+    id: "run_1",
+    title: "Migrate the billing database",
+    agent: "BackendWorker-abc123",
+    participants: [{ name: "alice", role: "human" }],
+    status: "active",
+    hitl_config: {},
+    protocol: {},
+    execution_mode: "autonomous",
+    step_mode: "continuous",
+    input: {},
+    turn_count: 0,
+    consecutive_agent_turns: 0,
+    created_at: "2026-01-01T00:00:00.000000Z",
+    updated_at: "2026-01-01T00:00:00.000000Z",
+    ...overrides,
+  } as Run;
+}
+
+/** Any event of the log, with its envelope filled in (`run_1`, by `system` unless told). */
+export function event(body: Record<string, unknown>, where: Partial<{ actor: string; at: string; run_id: string }> = {}): LogEvent {
+  return { ...envelope(), ...envelopeOverrides(where), ...body } as unknown as LogEvent;
+}
+
+function envelopeOverrides(e: Partial<{ actor: string; at: string; run_id: string }>): Record<string, string> {
+  return Object.fromEntries(Object.entries(e).filter(([, v]) => v !== undefined)) as Record<string, string>;
 }

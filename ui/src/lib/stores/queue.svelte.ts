@@ -5,12 +5,17 @@
 // top. Components read it and never poll.
 //
 // Events are applied in batches (every 30 ms at most), so a burst of
-// thousands, or a replay of the log, costs one re-render.
+// thousands, or a replay of the log, costs one re-render. Other views (the
+// runs) subscribe to the same batches, so the page keeps one stream.
 
 import { eventsUrl, errorMessage, type Api } from "../api/client";
 import type { GateList, GateSummary, LogEvent } from "../api/types";
 import { openEventStream, type EventSourceFactory, type EventStream } from "./event-stream";
 import { applyEvents, compareGates, QUEUE_EVENTS, type Closed } from "./queue-logic";
+import { RUN_EVENTS } from "./runs-logic";
+
+/** Every event the page's stream listens for: the queue's and the runs view's. */
+export const STREAM_EVENTS = [...new Set([...QUEUE_EVENTS, ...RUN_EVENTS])];
 
 /** The most gates one request lists (the server's limit). */
 export const QUEUE_LIMIT = 10_000;
@@ -47,6 +52,7 @@ export class QueueStore {
   /** Events received while a refetch is in flight, replayed onto its answer. */
   #sinceRefetch: LogEvent[] | null = null;
   #stopped = false;
+  #listeners = new Set<(events: readonly LogEvent[]) => void>();
 
   constructor(deps: QueueDeps) {
     this.#deps = deps;
@@ -88,6 +94,12 @@ export class QueueStore {
     this.total = Math.max(0, this.total - (before - this.gates.length));
   }
 
+  /** Hands every batch of events to `listener` too; returns the unsubscribe. */
+  subscribe(listener: (events: readonly LogEvent[]) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
   /** Applies events now (tests; the stream batches them). */
   receive(events: LogEvent[]): void {
     this.#incoming.push(...events);
@@ -105,6 +117,7 @@ export class QueueStore {
     this.gates = queue;
     this.total = Math.max(0, this.total + (queue.length - before));
     this.#closeAll(closed);
+    for (const listener of this.#listeners) listener(batch);
   }
 
   async #load(): Promise<GateList | null> {
@@ -129,7 +142,7 @@ export class QueueStore {
     this.#stream = openEventStream({
       url: (from) => eventsUrl(baseUrl, token, from),
       after,
-      types: QUEUE_EVENTS,
+      types: STREAM_EVENTS,
       ...(this.#deps.openSource ? { open: this.#deps.openSource } : {}),
       handlers: {
         onEvent: (event) => this.#enqueue(event),

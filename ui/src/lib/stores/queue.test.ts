@@ -4,7 +4,7 @@ import type { GateSummary } from "../api/types";
 import { cancelled, gate, jsonResponse, opened, resolved, summary } from "../test-fixtures";
 import { openEventStream } from "./event-stream";
 import { FakeEventSource } from "./fake-event-source";
-import { QueueStore } from "./queue.svelte";
+import { QueueStore, STREAM_EVENTS } from "./queue.svelte";
 
 const ids = (list: readonly GateSummary[]) => list.map((g) => g.id);
 
@@ -151,5 +151,17 @@ describe("the event stream", () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+  it("hands every batch to subscribers, and listens for the runs view's events on the same stream", async () => {
+    const queue = store(server({ gates: [], total: 0 }).api);
+    const batches: string[][] = [];
+    const unsubscribe = queue.subscribe((events) => batches.push(events.map((e) => e.type)));
+    await queue.start();
+    queue.receive([opened(gate({ id: "g1" })), resolved("g1")]);
+    unsubscribe();
+    queue.receive([opened(gate({ id: "g2" }))]);
+    expect(batches).toEqual([["gate_opened", "gate_resolved"]]);
+    expect(STREAM_EVENTS).toEqual(expect.arrayContaining(["gate_opened", "run_status_changed", "turn_added", "context_set"]));
+    expect(new Set(STREAM_EVENTS).size).toBe(STREAM_EVENTS.length);
   });
 });

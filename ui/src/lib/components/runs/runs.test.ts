@@ -1,0 +1,89 @@
+import { describe, expect, it } from "vitest";
+import type { RunState } from "../../api/types";
+import { event, gate, run } from "../../test-fixtures";
+import { importSentence, parseRecording, recordingFileName } from "./recording";
+import { entryOf, knownRoles, timeline, type TimelineEvent } from "./timeline";
+
+const ev = (body: Record<string, unknown>, where: Partial<{ actor: string; at: string }> = {}) => event(body, where) as TimelineEvent;
+
+describe("a run's timeline", () => {
+  const decided = gate({
+    id: "g1",
+    agent: "helper-bot",
+    decision: { decided_by: "bob", origin: { by: "human" } } as never,
+  });
+  const state = { turns: [{ actor: "ops-bot", role: "agent" }], gates: [decided] } as unknown as RunState;
+  const roles = knownRoles(run(), state);
+
+  it("knows who is an agent, a human or the system from the run", () => {
+    expect(roles.get("BackendWorker-abc123")).toBe("agent");
+    expect(roles.get("alice")).toBe("human");
+    expect(roles.get("system")).toBe("system");
+    expect(roles.get("ops-bot")).toBe("agent");
+    expect(roles.get("helper-bot")).toBe("agent");
+    expect(roles.get("bob")).toBe("human");
+  });
+
+  it("says what happened, by whom and when, for turns, gates, decisions and context changes", () => {
+    const turn = entryOf(ev({ type: "turn_added", turn: { index: 3, actor: "ops-bot", role: "agent", content: "Ran the\nmigration" } }), roles);
+    expect(turn).toMatchObject({ group: "turn", who: "agent", actor: "ops-bot", summary: "Turn 3: Ran the migration" });
+    const open = entryOf(ev({ type: "gate_opened", gate: gate({ id: "g7", spec: { kind: "payload_review" }, text: "Check it" }) }), roles);
+    expect(open).toMatchObject({ group: "gate", who: "agent", gateId: "g7", summary: "Gate opened (payload review, sync): Check it" });
+    const decision = entryOf(
+      ev({
+        type: "gate_resolved",
+        gate_id: "g7",
+        decision: { action: "needs_revision", decided_by: "alice", origin: { by: "human" }, text: "Use UTC", score: null, diff: null },
+      }),
+      roles,
+    );
+    expect(decision).toMatchObject({ who: "human", actor: "alice", group: "decision", summary: "Decided: needs revision: Use UTC" });
+    const auto = entryOf(ev({ type: "gate_auto_passed", gate: gate({ id: "g8" }), decision: {} }), roles);
+    expect(auto).toMatchObject({ who: "system", group: "decision" });
+    const ctx = entryOf(ev({ type: "context_set", key: "region", old: null, new: "eu-west" }, { actor: "alice" }), roles);
+    expect(ctx).toMatchObject({ who: "human", group: "context", summary: "Context region: nothing → eu-west" });
+    const status = entryOf(ev({ type: "run_status_changed", from: "active", to: "awaiting_human", reason: null }), roles);
+    expect(status).toMatchObject({ who: "system", group: "run", summary: "Run active → awaiting human" });
+    const stranger = entryOf(ev({ type: "context_deleted", key: "k", old: 1 }, { actor: "mallory" }), roles);
+    expect(stranger.who).toBe("unknown");
+  });
+
+  it("shows an event once even when it arrives from the history and live", () => {
+    const body = { type: "context_set", key: "region", old: null, new: "eu" };
+    const fromRecording = ev(body, { at: "2026-01-01T00:01:00Z" });
+    const live = { ...fromRecording, seq: 12 } as TimelineEvent;
+    const other = ev({ ...body, key: "zone" }, { at: "2026-01-01T00:01:00Z" });
+    expect(timeline([fromRecording, other, live], roles).map((e) => e.summary)).toEqual([
+      "Context region: nothing → eu",
+      "Context zone: nothing → eu",
+    ]);
+    // One transaction may change a run's status twice at the same instant.
+    const at = { at: "2026-01-01T00:02:00Z" };
+    const twice = [
+      ev({ type: "run_status_changed", from: "created", to: "active", reason: null }, at),
+      ev({ type: "run_status_changed", from: "active", to: "awaiting_human", reason: null }, at),
+    ];
+    expect(timeline(twice, roles)).toHaveLength(2);
+  });
+});
+
+describe("recordings", () => {
+  it("names an export after the run and the time", () => {
+    const at = new Date(2026, 0, 2, 3, 4);
+    expect(recordingFileName("Migrate the DB: phase 2!", "run_x", at)).toBe("gatehouse-run-migrate-the-db-phase-2-20260102-0304.json");
+    expect(recordingFileName("???", "run_0193abcdef123456", at)).toBe("gatehouse-run-abcdef123456-20260102-0304.json");
+  });
+
+  it("refuses a file that is not a recording, in words", () => {
+    expect(parseRecording("{nope")).toHaveProperty("problem", expect.stringMatching(/^This file is not JSON/));
+    expect(parseRecording("[1]")).toEqual({ problem: "This file is not a recording (not a JSON object)." });
+    expect(parseRecording('{"format":"x"}')).toEqual({ problem: "This file is not a Gatehouse recording (it lacks format, runs or events)." });
+    const ok = { format: "gatehouse-recording", version: 1, exported_at: "t", scope: {}, runs: [], events: [] };
+    expect(parseRecording(JSON.stringify(ok))).toEqual({ recording: ok });
+  });
+
+  it("says what an import brought in", () => {
+    expect(importSentence({ runs: ["r"], gates: 1, events: 7 })).toBe("Imported 1 run, 1 gate and 7 events.");
+    expect(importSentence({ runs: ["a", "b"], gates: 0, events: 2 })).toBe("Imported 2 runs, 0 gates and 2 events.");
+  });
+});

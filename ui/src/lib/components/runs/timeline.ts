@@ -1,0 +1,159 @@
+// A run's timeline: every event of its log as one line a reviewer reads:
+// what happened, who did it (agent, human or system) and when. Who is
+// which comes from the event itself where it says (a turn's role, a
+// decision's origin), else from the run (its agent, its participants, the
+// agents of its gates, the reviewers who decided them).
+
+import type { EventBody, Role, Run, RunState } from "../../api/types";
+import { truncate } from "../../format";
+
+/** An event as the timeline reads it: the log's own (with `seq`) or a recording's. */
+export type TimelineEvent = EventBody & { seq?: number };
+
+export type Who = Role | "unknown";
+
+export interface Entry {
+  /** Stable across reloads (`identityOf`). */
+  key: string;
+  at: string;
+  actor: string;
+  who: Who;
+  /** turn, gate, decision, context, plan, run, score, other: for filtering and colour. */
+  group: "turn" | "gate" | "decision" | "context" | "plan" | "run" | "score" | "other";
+  /** One line, plain text (rendered as text, never HTML). */
+  summary: string;
+  /** More text to show when expanded (a turn's content, a decision's text), plain. */
+  detail?: string;
+  /** The gate it concerns, to open it. */
+  gateId?: string;
+}
+
+/** Names whose role the run tells: its agent, participants, turns' speakers, gates' agents, human deciders. */
+export function knownRoles(run: Run | null, state: RunState | null): Map<string, Role> {
+  const roles = new Map<string, Role>();
+  roles.set("system", "system");
+  if (run) {
+    roles.set(run.agent, "agent");
+    for (const p of run.participants) roles.set(p.name, p.role);
+  }
+  for (const t of state?.turns ?? []) if (!roles.has(t.actor)) roles.set(t.actor, t.role);
+  for (const g of state?.gates ?? []) {
+    if (!roles.has(g.agent)) roles.set(g.agent, "agent");
+    const d = g.decision;
+    if (d && !roles.has(d.decided_by)) roles.set(d.decided_by, d.origin.by === "human" ? "human" : "system");
+  }
+  return roles;
+}
+
+const short = (text: string | null | undefined, n = 120): string => truncate((text ?? "").replace(/\s+/g, " ").trim(), n);
+
+function value(v: unknown): string {
+  return v === undefined || v === null ? "nothing" : truncate(typeof v === "string" ? v : JSON.stringify(v), 80);
+}
+
+/**
+ * What makes an event itself, with or without its sequence number (a
+ * recording's events have none): its time, kind, actor and subject.
+ */
+export function identityOf(e: TimelineEvent): string {
+  const r = e as unknown as Record<string, unknown>;
+  const subject =
+    r.gate_id ??
+    (r.gate as { id?: string } | undefined)?.id ??
+    (r.turn as { id?: string } | undefined)?.id ??
+    r.key ??
+    (r.revision as { revision?: number } | undefined)?.revision ??
+    (e.type === "run_status_changed" ? `${e.from}>${e.to}` : "");
+  return `${e.at}|${e.type}|${e.actor}|${String(subject)}`;
+}
+
+/** One event as a timeline entry. */
+export function entryOf(e: TimelineEvent, roles: ReadonlyMap<string, Role>): Entry {
+  const key = identityOf(e);
+  const base = { key, at: e.at, actor: e.actor, who: (roles.get(e.actor) ?? "unknown") as Who };
+  switch (e.type) {
+    case "run_created":
+      return { ...base, group: "run", summary: `Run created: ${short(e.run.title) || e.run.id}` };
+    case "run_status_changed":
+      return { ...base, group: "run", summary: `Run ${e.from.replace("_", " ")} → ${e.to.replace("_", " ")}${e.reason ? `: ${short(e.reason)}` : ""}` };
+    case "turn_added":
+      return {
+        ...base,
+        actor: e.turn.actor,
+        who: e.turn.role,
+        group: "turn",
+        summary: `Turn ${e.turn.index}: ${short(e.turn.content)}`,
+        detail: e.turn.content,
+      };
+    case "gate_opened":
+      return {
+        ...base,
+        actor: e.gate.agent,
+        who: "agent",
+        group: "gate",
+        summary: `Gate opened (${e.gate.spec.kind.replace("_", " ")}, ${e.gate.mode}): ${short(e.gate.text)}`,
+        detail: e.gate.text,
+        gateId: e.gate.id,
+      };
+    case "gate_auto_passed":
+      return {
+        ...base,
+        who: "system",
+        group: "decision",
+        summary: `Gate passed by policy (${e.gate.spec.kind.replace("_", " ")}): ${short(e.gate.text)}`,
+        gateId: e.gate.id,
+      };
+    case "gate_resolved": {
+      const d = e.decision;
+      const who: Who = d.origin.by === "human" ? "human" : "system";
+      const how = d.action.replace("_", " ");
+      const score = d.score ? `, score ${d.score.score}` : "";
+      const edits = d.diff ? `, ${d.diff.changes.length} field${d.diff.changes.length === 1 ? "" : "s"} edited` : "";
+      return {
+        ...base,
+        actor: d.decided_by,
+        who,
+        group: "decision",
+        summary: `Decided: ${how}${score}${edits}${d.text ? `: ${short(d.text)}` : ""}`,
+        ...(d.text ? { detail: d.text } : {}),
+        gateId: e.gate_id,
+      };
+    }
+    case "vote_recorded":
+      return { ...base, actor: e.vote.reviewer, who: "human", group: "decision", summary: `Vote: ${e.vote.action}`, gateId: e.gate_id };
+    case "resolution_refused":
+      return { ...base, actor: e.attempted_by, group: "decision", summary: `Late decision refused (already ${e.status})`, gateId: e.gate_id };
+    case "gate_expired":
+      return { ...base, group: "gate", summary: `Gate expired: ${short(e.reason)}`, gateId: e.gate_id };
+    case "gate_cancelled":
+      return { ...base, group: "gate", summary: `Gate cancelled: ${short(e.reason)}`, gateId: e.gate_id };
+    case "context_set":
+      return { ...base, group: "context", summary: `Context ${e.key}: ${value(e.old)} → ${value(e.new)}` };
+    case "context_deleted":
+      return { ...base, group: "context", summary: `Context ${e.key} removed (was ${value(e.old)})` };
+    case "plan_revised":
+      return {
+        ...base,
+        group: "plan",
+        summary: `Plan revision ${e.revision.revision}${e.revision.change_log.length > 0 ? `: ${short(e.revision.change_log.join("; "))}` : ""}`,
+        detail: e.revision.change_log.join("\n"),
+      };
+    case "score_recorded":
+      return { ...base, group: "score", summary: `Score ${e.score.score} for ${e.agent}${e.score.justification ? `: ${short(e.score.justification)}` : ""}` };
+    default:
+      return { ...base, group: "other", summary: e.type.replaceAll("_", " ") };
+  }
+}
+
+/** The timeline, oldest first, each event once (a live event may repeat one already loaded). */
+export function timeline(events: readonly TimelineEvent[], roles: ReadonlyMap<string, Role>): Entry[] {
+  const seen = new Set<string>();
+  const out: Entry[] = [];
+  for (const e of events) {
+    const identity = identityOf(e);
+    if (seen.has(identity)) continue;
+    seen.add(identity);
+    out.push(entryOf(e, roles));
+  }
+  return out;
+}

@@ -1,0 +1,141 @@
+// The runs view's server state: the listed runs, and the selected run's
+// state and event log (its timeline). It never polls: it follows the
+// queue store's event stream (one stream for the whole page), applies what
+// it can to the list at once, and reloads only what the server must count
+// again (progress), at most once a second.
+
+import { errorMessage, type Api } from "../api/client";
+import type { LogEvent, RunState, RunSummary } from "../api/types";
+import type { TimelineEvent } from "../components/runs/timeline";
+import { applyRunEvents } from "./runs-logic";
+
+/** The most runs the server lists at once. */
+export const RUNS_LIMIT = 500;
+const RELOAD_MS = 1_000;
+
+export interface RunsDeps {
+  api: Api;
+  /** Subscribes to the page's event stream; returns the unsubscribe. */
+  follow: (listener: (events: readonly LogEvent[]) => void) => () => void;
+  /** Runs `fn` after `ms` (tests pass their own). */
+  later?: (fn: () => void, ms: number) => void;
+}
+
+export class RunsStore {
+  runs = $state.raw<RunSummary[]>([]);
+  error = $state<string | null>(null);
+  loaded = $state(false);
+  selectedId = $state<string | null>(null);
+  /** The selected run's state (`GET /run/{id}/state`). */
+  state = $state.raw<RunState | null>(null);
+  /** The selected run's events, oldest first. */
+  events = $state.raw<TimelineEvent[]>([]);
+  detailError = $state<string | null>(null);
+
+  #deps: RunsDeps;
+  #unfollow: (() => void) | null = null;
+  #listReload = false;
+  #stateReload = false;
+
+  constructor(deps: RunsDeps) {
+    this.#deps = deps;
+  }
+
+  async start(): Promise<void> {
+    this.#unfollow = this.#deps.follow((events) => this.receive(events));
+    await this.reload();
+  }
+
+  stop(): void {
+    this.#unfollow?.();
+    this.#unfollow = null;
+  }
+
+  async reload(): Promise<void> {
+    const { data, error, response } = await this.#deps.api.GET("/api/hitl/runs", { params: { query: { limit: RUNS_LIMIT } } });
+    this.loaded = true;
+    if (data === undefined) {
+      this.error = `Cannot list the runs (${response.status}): ${errorMessage(error)}`;
+      return;
+    }
+    this.error = null;
+    this.runs = data.runs;
+    if (this.selectedId === null && data.runs.length > 0) void this.select(data.runs[0]!.id);
+  }
+
+  /** Shows a run: its state and its whole event log. */
+  async select(runId: string): Promise<void> {
+    if (this.selectedId === runId && this.state?.run.id === runId) return;
+    this.selectedId = runId;
+    this.state = null;
+    this.events = [];
+    this.detailError = null;
+    await Promise.all([this.#loadState(runId), this.#loadEvents(runId)]);
+  }
+
+  /** Applies a batch of events from the stream. */
+  receive(events: readonly LogEvent[]): void {
+    const change = applyRunEvents(this.runs, events);
+    this.runs = change.runs;
+    if (change.stale) this.#schedule("list");
+    const id = this.selectedId;
+    if (id !== null && change.touched.has(id)) {
+      const mine = events.filter((e) => e.run_id === id);
+      if (mine.length > 0) this.events = [...this.events, ...mine];
+      this.#schedule("state");
+    }
+  }
+
+  /** A run's summary line, if listed. */
+  summary(runId: string): RunSummary | undefined {
+    return this.runs.find((r) => r.id === runId);
+  }
+
+  /** Replaces a run's status at once after a control succeeded (the event confirms it). */
+  setStatus(runId: string, status: RunSummary["status"]): void {
+    this.runs = this.runs.map((r) => (r.id === runId ? { ...r, status } : r));
+    if (this.state?.run.id === runId) this.state = { ...this.state, run: { ...this.state.run, status } };
+  }
+
+  #schedule(what: "list" | "state"): void {
+    const later = this.#deps.later ?? ((fn, ms) => setTimeout(fn, ms));
+    if (what === "list") {
+      if (this.#listReload) return;
+      this.#listReload = true;
+      later(() => {
+        this.#listReload = false;
+        void this.reload();
+      }, RELOAD_MS);
+    } else {
+      if (this.#stateReload) return;
+      this.#stateReload = true;
+      later(() => {
+        this.#stateReload = false;
+        if (this.selectedId !== null) void this.#loadState(this.selectedId);
+      }, RELOAD_MS);
+    }
+  }
+
+  async #loadState(runId: string): Promise<void> {
+    const { data, error } = await this.#deps.api.GET("/api/hitl/run/{run_id}/state", { params: { path: { run_id: runId } } });
+    if (this.selectedId !== runId) return;
+    if (data === undefined) this.detailError = `Cannot load the run: ${errorMessage(error)}`;
+    else this.state = data;
+  }
+
+  /**
+   * The run's event log. The server has no events listing yet, so it is
+   * read from the run's recording, which holds the same events in order.
+   */
+  async #loadEvents(runId: string): Promise<void> {
+    const { data, error } = await this.#deps.api.GET("/api/hitl/runs/{run_id}/recording", { params: { path: { run_id: runId } } });
+    if (this.selectedId !== runId) return;
+    if (data === undefined) {
+      this.detailError = `Cannot load the run's events: ${errorMessage(error)}`;
+      return;
+    }
+    const history = data.events.filter((e) => e.run_id === runId) as TimelineEvent[];
+    // Live events that arrived while loading are kept after the history (the timeline drops repeats).
+    this.events = [...history, ...this.events];
+  }
+}
