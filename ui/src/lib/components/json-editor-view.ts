@@ -1,0 +1,91 @@
+// CodeMirror 6 for JSON: syntax colours, inline lint marks for invalid
+// JSON, undo, and highlighted fields. It is most of the page's JavaScript,
+// so `JsonEditor.svelte` loads this module on first use (and when the page
+// is idle) instead of with the panel: the panel's first render does not
+// wait for an editor it does not show.
+//
+// Ctrl/Cmd+Enter and Esc are left to the modal (submit, close); Tab is not
+// captured, so keyboard users can move on.
+
+import { defaultKeymap, history, historyKeymap } from "@codemirror/commands";
+import { json, jsonParseLinter } from "@codemirror/lang-json";
+import { bracketMatching, defaultHighlightStyle, syntaxHighlighting } from "@codemirror/language";
+import { linter } from "@codemirror/lint";
+import { EditorState, StateEffect, StateField, type Range } from "@codemirror/state";
+import { Decoration, EditorView, keymap, lineNumbers, type DecorationSet } from "@codemirror/view";
+import { adoptEditorStyles } from "./csp-styles";
+import type { FieldHighlight as Highlight } from "./payload";
+
+export interface JsonEditorOptions {
+  text: string;
+  label: string;
+  testid: string;
+  readonly: boolean;
+  highlights: Highlight[];
+  onchange?: ((text: string) => void) | undefined;
+}
+
+/** A mounted editor. */
+export interface JsonEditorView {
+  setHighlights(list: Highlight[]): void;
+  focus(): void;
+  /** Replaces the whole text (reset to the proposal). */
+  replace(next: string): void;
+  destroy(): void;
+}
+
+const setHighlights = StateEffect.define<Highlight[]>();
+const highlightField = StateField.define<DecorationSet>({
+  create: () => Decoration.none,
+  update(marks, tr) {
+    for (const effect of tr.effects) if (effect.is(setHighlights)) return decorate(effect.value, tr.state.doc.length);
+    return marks.map(tr.changes);
+  },
+  provide: (field) => EditorView.decorations.from(field),
+});
+
+function decorate(list: Highlight[], length: number): DecorationSet {
+  const ranges: Range<Decoration>[] = list
+    .filter((h) => h.from < h.to && h.to <= length)
+    .map((h) => Decoration.mark({ class: h.className }).range(h.from, h.to));
+  return Decoration.set(ranges, true);
+}
+
+// The modal owns these keys.
+const editorKeys = defaultKeymap.filter((b) => b.key !== "Mod-Enter" && b.key !== "Escape");
+
+/** Mounts an editor in `parent`. */
+export function mountJsonEditor(parent: HTMLElement, options: JsonEditorOptions): JsonEditorView {
+  adoptEditorStyles();
+  const { text, label, testid, readonly, onchange } = options;
+  const view = new EditorView({
+    parent,
+    state: EditorState.create({
+      doc: text,
+      extensions: [
+        lineNumbers(),
+        history(),
+        bracketMatching(),
+        syntaxHighlighting(defaultHighlightStyle),
+        json(),
+        readonly ? [] : linter(jsonParseLinter(), { delay: 250 }),
+        keymap.of([...editorKeys, ...historyKeymap]),
+        highlightField,
+        EditorState.readOnly.of(readonly),
+        EditorView.editable.of(!readonly),
+        EditorView.lineWrapping,
+        EditorView.contentAttributes.of({ "aria-label": label, "data-testid": testid }),
+        EditorView.updateListener.of((u) => {
+          if (u.docChanged) onchange?.(u.state.doc.toString());
+        }),
+      ],
+    }),
+  });
+  view.dispatch({ effects: setHighlights.of(options.highlights) });
+  return {
+    setHighlights: (list) => view.dispatch({ effects: setHighlights.of(list) }),
+    focus: () => view.focus(),
+    replace: (next) => view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: next } }),
+    destroy: () => view.destroy(),
+  };
+}
