@@ -2,8 +2,9 @@
 # Runs every Gatehouse test: formatting, lints (warnings are errors), the
 # headless engine on its own, the whole workspace, the reviewer UI (its
 # types against the server's OpenAPI document, svelte-check, unit tests,
-# build) and the browser end-to-end tests in headless Chromium. Installs
-# what it needs on a fresh Debian or Ubuntu machine.
+# build), the browser end-to-end tests in headless Chromium and the
+# desktop app's real-window test under Xvfb. Installs what it needs on a
+# fresh Debian or Ubuntu machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,6 +15,15 @@ command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
 command -v npm >/dev/null 2>&1 || need_apt+=(npm)
 # The browser tests drive Debian's Chromium; no test tool downloads a browser.
 [ -x /usr/bin/chromium ] || need_apt+=(chromium)
+# The desktop app (Tauri 2 on WebKitGTK) and its real-window test under Xvfb.
+for pair in webkit2gtk-4.1:libwebkit2gtk-4.1-dev javascriptcoregtk-4.1:libjavascriptcoregtk-4.1-dev \
+  libsoup-3.0:libsoup-3.0-dev gtk+-3.0:libgtk-3-dev ayatana-appindicator3-0.1:libayatana-appindicator3-dev \
+  librsvg-2.0:librsvg2-dev; do
+  pkg-config --exists "${pair%%:*}" 2>/dev/null || need_apt+=("${pair#*:}")
+done
+command -v WebKitWebDriver >/dev/null 2>&1 || need_apt+=(webkit2gtk-driver)
+command -v xvfb-run >/dev/null 2>&1 || need_apt+=(xvfb)
+command -v xauth >/dev/null 2>&1 || need_apt+=(xauth)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "==> installing system packages: ${need_apt[*]}"
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
@@ -30,12 +40,24 @@ if ! node -e 'const [a, b] = process.versions.node.split(".").map(Number); proce
   exit 1
 fi
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
+# The desktop test drives the app's window through tauri-driver.
+export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+if ! command -v tauri-driver >/dev/null 2>&1; then
+  echo "==> installing tauri-driver"
+  cargo install tauri-driver --locked
+fi
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
 
 echo "==> cargo fmt --check"
 cargo fmt --all --check
 echo "==> cargo clippy (warnings are errors)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo clippy -p gatehouse-desktop --all-targets --features e2e --locked -- -D warnings
+echo "==> only the desktop app depends on Tauri"
+if cargo tree -p gatehouse-cli -e normal --locked | grep -q ' tauri'; then
+  echo "error: the engine, server or CLI now depends on Tauri; keep Tauri in src-tauri/" >&2
+  exit 1
+fi
 echo "==> the engine alone: no Tauri, no webview, no network"
 cargo test -p gatehouse-engine --locked
 echo "==> the whole workspace"
@@ -47,3 +69,5 @@ echo "==> the reviewer UI: OpenAPI document and types current, svelte-check, uni
 (cd ui && npm ci --no-audit --no-fund && npm run check:openapi && npm run check:api && npm run check && npm test && npm run build)
 echo "==> browser end-to-end tests (Playwright, headless Chromium, gatehouse serve)"
 (cd tests/e2e && npm ci --no-audit --no-fund && npm test)
+echo "==> desktop end-to-end test (the real Tauri window under Xvfb, tauri-driver, WebKitWebDriver)"
+xvfb-run -a cargo test -p gatehouse-desktop --features e2e --locked --test desktop_window
