@@ -18,6 +18,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Mutex;
+use std::time::Instant;
 
 use anyhow::{Context, Result};
 use clap::Parser;
@@ -40,11 +41,12 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
+    let started = Instant::now();
     let filter = tracing_subscriber::EnvFilter::try_from_env("GATEHOUSE_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
     let cli = Cli::parse();
-    match run(cli) {
+    match run(cli, started) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
@@ -53,7 +55,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(cli: Cli) -> Result<()> {
+fn run(cli: Cli, started: Instant) -> Result<()> {
     let db = backend::db_path(cli.db)?;
     let app = tauri::Builder::default()
         // First, so a second launch only brings this one's window up and
@@ -74,7 +76,7 @@ fn run(cli: Cli) -> Result<()> {
                 })
                 .build(),
         )
-        .setup(move |app| Ok(setup(app.handle(), db.clone())?))
+        .setup(move |app| Ok(setup(app.handle(), db.clone(), started)?))
         .build(tauri::generate_context!())
         .context("cannot start the desktop app")?;
     app.run(|app, event| {
@@ -90,13 +92,13 @@ fn run(cli: Cli) -> Result<()> {
 /// The backend while the app runs; taken and stopped at exit.
 struct Running(Mutex<Option<Backend>>);
 
-fn setup<R: Runtime>(app: &AppHandle<R>, db: PathBuf) -> Result<()> {
+fn setup<R: Runtime>(app: &AppHandle<R>, db: PathBuf, started: Instant) -> Result<()> {
     let resources = app.path().resource_dir().ok();
     let backend = Backend::start(db, backend::bundled_ui(resources.as_deref()))?;
     // Scripts and tests read this line to find the server.
     println!("Gatehouse listening on http://{} (database {})", backend.addr, backend.db.display());
     let _ = std::io::stdout().flush();
-    window::open(app, &backend.window_url())?;
+    window::open(app, &backend.window_url(), started)?;
 
     let shortcut = match app.global_shortcut().register(SHORTCUT) {
         Ok(()) => Some(SHORTCUT),

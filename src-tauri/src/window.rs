@@ -2,19 +2,29 @@
 //! the front by the tray, the global shortcut, a notification or a second
 //! launch. Closing it hides it; the app keeps serving agents until Quit.
 
+use std::time::Instant;
+
 use anyhow::{Context, Result};
+use tauri::webview::PageLoadEvent;
 use tauri::{AppHandle, Manager, Runtime, Url, WebviewUrl, WebviewWindowBuilder, WindowEvent};
 
 /// The window's label.
 pub const MAIN: &str = "main";
 
-/// Opens the window at `url` (the UI with the sign-in fragment).
-pub fn open<R: Runtime>(app: &AppHandle<R>, url: &str) -> Result<()> {
+/// Opens the window at `url` (the UI with the sign-in fragment); logs how
+/// long after `started` its page finished loading (never the address,
+/// which holds the token).
+pub fn open<R: Runtime>(app: &AppHandle<R>, url: &str, started: Instant) -> Result<()> {
     let url = Url::parse(url).context("the server's address is not a URL")?;
     let window = WebviewWindowBuilder::new(app, MAIN, WebviewUrl::External(url))
         .title("Gatehouse")
         .inner_size(1200.0, 800.0)
         .min_inner_size(640.0, 420.0)
+        .on_page_load(move |_, payload| {
+            if payload.event() == PageLoadEvent::Finished {
+                tracing::info!(ms = started.elapsed().as_millis() as u64, "the window's page has loaded");
+            }
+        })
         .build()
         .context("cannot open the window")?;
     let hide = window.clone();
