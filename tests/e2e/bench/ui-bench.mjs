@@ -18,6 +18,7 @@
 import { chromium } from "@playwright/test";
 import { performance } from "node:perf_hooks";
 import { writeFile } from "node:fs/promises";
+import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
 import { CHROMIUM, CHROMIUM_ARGS } from "../support/chromium.mjs";
 import { BINARY, Gatehouse, UI_DIR } from "../support/gatehouse.mjs";
@@ -281,4 +282,7 @@ try {
   await browser.close();
   await server.stop();
 }
+// Other jobs share this machine's two cores: say how busy it was.
+results.loadavg = loadavg();
+console.log(`load average during the run: ${results.loadavg.map((l) => l.toFixed(2)).join(", ")}`);
 if (opts.json) await writeFile(opts.json, JSON.stringify(results, null, 2) + "\n");
