@@ -104,7 +104,7 @@ describe("the hotkey registry", () => {
   });
 
   it("lets only submit and close through while the reviewer types", () => {
-    expect(ACTIONS.filter(worksWhileTyping).sort()).toEqual(["gate.close", "gate.submit"]);
+    expect(ACTIONS.filter(worksWhileTyping).sort()).toEqual(["gate.close", "gate.submit", "runs.send"]);
     expect(isTyping({ tagName: "TEXTAREA", isContentEditable: false } as unknown as EventTarget)).toBe(true);
     expect(isTyping({ tagName: "INPUT", type: "search", isContentEditable: false } as unknown as EventTarget)).toBe(true);
     expect(isTyping({ tagName: "INPUT", type: "checkbox", isContentEditable: false } as unknown as EventTarget)).toBe(false);

@@ -49,6 +49,11 @@ export type Action =
   | "runs.pause"
   | "runs.resume"
   | "runs.cancel"
+  | "runs.step"
+  | "runs.instruct"
+  | "runs.next-agent"
+  | "runs.plan"
+  | "runs.send"
   | "runs.export"
   | "runs.import"
   | "help.shortcuts";
@@ -89,6 +94,11 @@ export const BINDINGS: Readonly<Record<Action, Binding>> = {
   "runs.pause": { label: "Pause the run", scope: "runs", keys: ["p"] },
   "runs.resume": { label: "Resume the run", scope: "runs", keys: ["r"] },
   "runs.cancel": { label: "Cancel the run (press twice)", scope: "runs", keys: ["c"] },
+  "runs.step": { label: "Let a paused run take one step", scope: "runs", keys: ["s"] },
+  "runs.instruct": { label: "Write an instruction to the run's agents", scope: "runs", keys: ["i"] },
+  "runs.next-agent": { label: "Choose the next agent", scope: "runs", keys: ["n"] },
+  "runs.plan": { label: "Edit the run's plan", scope: "runs", keys: ["t"] },
+  "runs.send": { label: "Send the instruction or agent being typed, or save the plan", scope: "runs", keys: ["Mod+Enter"], whileTyping: true },
   "runs.export": { label: "Export the run's recording", scope: "runs", keys: ["e"] },
   "runs.import": { label: "Import a recording", scope: "runs", keys: ["o"] },
   "help.shortcuts": { label: "Show every shortcut", scope: "global", keys: ["?"] },

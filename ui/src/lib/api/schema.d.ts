@@ -388,6 +388,156 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/hitl/runs/{run_id}/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Completes an active run (its agent, or a reviewer). A run still waiting
+         *     for a human or paused cannot complete: 409.
+         */
+        post: operations["complete_run"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/hitl/runs/{run_id}/context": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Reads the run's shared context. */
+        get: operations["read_context"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/hitl/runs/{run_id}/context/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every set and delete of the run's context, oldest first, with who and when. */
+        get: operations["context_history"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/hitl/runs/{run_id}/context/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Sets a context key (1 to 512 characters). */
+        put: operations["set_context"];
+        post?: never;
+        /** Deletes a context key; 404 when the run has no such key. */
+        delete: operations["delete_context"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/hitl/runs/{run_id}/control": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Sets a live run's step mode and breakpoints. Reviewers and admins only. */
+        put: operations["set_control"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/hitl/runs/{run_id}/directive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The run's directive for an agent, held up to `wait` seconds while the
+         *     run is paused. Reviewer instructions and the next-agent choice are
+         *     delivered here (once) when the run may continue.
+         */
+        get: operations["directive"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/hitl/runs/{run_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A run's timeline: its event log as JSON, paged. Agents see only their
+         *     own runs.
+         */
+        get: operations["run_events"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/hitl/runs/{run_id}/fail": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Fails a live run with a reason (its agent, or a reviewer); its pending
+         *     gates are withdrawn with it.
+         */
+        post: operations["fail_run"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/hitl/runs/{run_id}/gates": {
         parameters: {
             query?: never;
@@ -408,6 +558,69 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/hitl/runs/{run_id}/instructions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Injects an instruction: held until an agent of the run asks for its
+         *     next directive, then delivered to it once. Reviewers and admins only.
+         */
+        post: operations["inject_instruction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/hitl/runs/{run_id}/next-agent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Overrides the next agent: the choice reaches the run's agents with their
+         *     next directive. Reviewers and admins only.
+         */
+        put: operations["set_next_agent"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/hitl/runs/{run_id}/plan": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Reads the run's plan with its revisions (seed 003's `plan_read`). */
+        get: operations["read_plan"];
+        put?: never;
+        /**
+         * Applies one plan operation (`op`: add_task, update_task, assign_task,
+         *     estimate_duration, set_dependencies, replace) and answers with the new
+         *     revision. The run's agents and reviewers may change it; a change that
+         *     would leave a dangling dependency or a cycle is 422 naming it.
+         */
+        post: operations["change_plan"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/hitl/runs/{run_id}/recording": {
         parameters: {
             query?: never;
@@ -422,6 +635,111 @@ export interface paths {
         get: operations["export_run"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/hitl/runs/{run_id}/step": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Lets a paused run go on for one agent turn (in step mode the next agent
+         *     turn pauses it again); a held agent is answered at once. Reviewers and
+         *     admins only; 409 unless the run is paused.
+         */
+        post: operations["step_run"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/hitl/runs/{run_id}/tools/escalate_to_human": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Escalates an issue to a human (a question gate the human answers in
+         *     free text).
+         */
+        post: operations["escalate_to_human"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/hitl/runs/{run_id}/tools/request_approval": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Asks a human to approve an action (an approval gate whose payload is
+         *     the context), on a run the caller drives or reviews.
+         */
+        post: operations["request_approval"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/hitl/runs/{run_id}/tools/request_feedback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Asks a human for feedback on an artifact (a question gate listing the
+         *     questions above the artifact).
+         */
+        post: operations["request_feedback"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/hitl/runs/{run_id}/turns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Adds a turn to a run and answers with the run's directive: `continue`,
+         *     `paused` (held up to `wait` seconds first, answered the moment a
+         *     reviewer steps or resumes), `cancelled` or `finished`. Reviewer
+         *     instructions and the next-agent choice come back here, once. Agent
+         *     tokens add agent turns (a sub-agent may be named in `actor`); reviewer
+         *     tokens add human turns in their own name.
+         */
+        post: operations["add_turn"];
         delete?: never;
         options?: never;
         head?: never;
@@ -585,6 +903,32 @@ export interface components {
          * @enum {string}
          */
         BlockingMode: "sync" | "async" | "advisory";
+        /**
+         * @description A condition that pauses a run in [`StepMode::Breakpoint`] after the
+         *     agent turn that meets it. Agents describe a turn's tool calls, handoffs
+         *     and errors in its `metadata`: `tool_call` (`{"tool_name": ..}`) or
+         *     `tool_calls` (a list of those), `handoff` (`{"destination_agent": ..}`,
+         *     or a tool call named `handoff`/`parallel_handoff`), and `error`.
+         */
+        Breakpoint: {
+            /** @description Only this tool; any when absent. */
+            tool?: string | null;
+            /** @enum {string} */
+            on: "tool_call";
+        } | {
+            /** @description Only handoffs to this agent; any when absent. */
+            to?: string | null;
+            /** @enum {string} */
+            on: "handoff";
+        } | {
+            /** @enum {string} */
+            on: "error";
+        } | {
+            /** @description The agent's name. */
+            name: string;
+            /** @enum {string} */
+            on: "agent";
+        };
         /** @description What a [`CapabilityRating`] serializes to: its counters plus the derived figures. */
         CapabilityRatingView: {
             /** @description The agent being rated. */
@@ -630,6 +974,48 @@ export interface components {
          * @enum {string}
          */
         ChangeOp: "added" | "removed" | "changed";
+        /** @description How a run ended well. */
+        CompleteRequest: {
+            /** @description The run's result (stored redacted). */
+            result?: unknown;
+        };
+        /** @description One change of a shared-context key (seed 000's audited key-value store). */
+        ContextChange: {
+            /** @description The key. */
+            key: string;
+            /** @description Before (absent when the key was new). */
+            old?: unknown;
+            /** @description After (absent when the key was deleted). */
+            new?: unknown;
+            /** @description Who changed it. */
+            actor: string;
+            /**
+             * Format: date-time
+             * @description When, in UTC.
+             */
+            at: string;
+        };
+        /** @description A context key's change. */
+        ContextUpdate: {
+            /** @description The key. */
+            key: string;
+            /** @description Its value before, if it had one. */
+            old?: unknown;
+            /** @description Its value now; absent after a delete. */
+            new?: unknown;
+        };
+        /** @description A value to store. */
+        ContextValue: {
+            /** @description Any JSON (stored redacted). */
+            value: unknown;
+        };
+        /** @description How a run steps. */
+        ControlRequest: {
+            /** @description continuous, step (pause after every agent turn) or breakpoint. */
+            step_mode: components["schemas"]["StepMode"];
+            /** @description Conditions that pause the run in breakpoint mode (replaces the list). */
+            breakpoints?: components["schemas"]["Breakpoint"][];
+        };
         /** @description One payload field reviewers changed, and how often. */
         Correction: {
             /** @description JSON pointer of the field (`/prompt`, `/args/branch`); empty for the whole payload. */
@@ -716,6 +1102,35 @@ export interface components {
             reason: string;
             /** @enum {string} */
             by: "system";
+        };
+        /** @description The answer to an agent's turn: whether to go on, and what reviewers said. */
+        Directive: {
+            /** @description What to do. */
+            action: components["schemas"]["DirectiveAction"];
+            /** @description The run's status. */
+            run_status: components["schemas"]["RunStatus"];
+            /** @description Why it is paused or ended, when known. */
+            reason?: string | null;
+            /** @description Its step mode. */
+            step_mode: components["schemas"]["StepMode"];
+            /** @description Reviewer instructions delivered now (each exactly once). */
+            instructions: components["schemas"]["Instruction"][];
+            /** @description The agent a reviewer chose to act next, delivered now. */
+            next_agent?: string | null;
+        };
+        /**
+         * @description What an agent should do now.
+         * @enum {string}
+         */
+        DirectiveAction: "continue" | "paused" | "cancelled" | "finished";
+        /** @description Seed 003's `escalate_to_human(issue, urgency, required_expertise)`. */
+        EscalateToHuman: components["schemas"]["ToolOptions"] & {
+            /** @description What the agent cannot resolve (markdown). */
+            issue: string;
+            /** @description The expertise needed, e.g. `["database", "security"]`. */
+            required_expertise?: string[];
+            /** @description Anything that helps the human. */
+            context?: unknown;
         };
         /** @description A logged event: its body, gap-free sequence number and chained hash. */
         Event: components["schemas"]["EventBody"] & {
@@ -845,6 +1260,30 @@ export interface components {
             /** @enum {string} */
             type: "score_recorded";
         } | {
+            /** @description The new step mode. */
+            step_mode: components["schemas"]["StepMode"];
+            /** @description The new breakpoints. */
+            breakpoints: components["schemas"]["Breakpoint"][];
+            /** @enum {string} */
+            type: "run_control_changed";
+        } | {
+            /** @description The instruction. */
+            instruction: components["schemas"]["Instruction"];
+            /** @enum {string} */
+            type: "instruction_injected";
+        } | {
+            /** @description The agent. */
+            agent?: string | null;
+            /** @enum {string} */
+            type: "next_agent_set";
+        } | {
+            /** @description The instructions delivered. */
+            instructions: components["schemas"]["Instruction"][];
+            /** @description The next agent delivered, if one was chosen. */
+            next_agent?: string | null;
+            /** @enum {string} */
+            type: "directive_delivered";
+        } | {
             /** @description The runs it brought. */
             runs: components["schemas"]["RunId"][];
             /**
@@ -875,6 +1314,20 @@ export interface components {
             /** @enum {string} */
             type: "retention_purged";
         };
+        /** @description The run's events, oldest first. */
+        EventPage: {
+            /**
+             * @description The events: turns, gates, decisions, context and plan changes,
+             *     status changes and interventions, each with its actor and time.
+             */
+            events: components["schemas"]["Event"][];
+            /**
+             * Format: int64
+             * @description Pass as `after` for the next page; equal to the request's `after`
+             *     when there is nothing newer.
+             */
+            next_after: number;
+        };
         /**
          * @description How much the run may do without a human: everything, under supervision, or step by step.
          * @enum {string}
@@ -897,6 +1350,11 @@ export interface components {
              * @description `expired / closed`; absent before any gate closed.
              */
             expiry_rate?: number | null;
+        };
+        /** @description Why a run failed. */
+        FailRequest: {
+            /** @description What went wrong. */
+            reason: string;
         };
         /** @description One changed field, addressed by JSON pointer (`/args/branch`). */
         FieldChange: {
@@ -1007,6 +1465,14 @@ export interface components {
              * @description How many match in all.
              */
             total: number;
+            /**
+             * Format: int64
+             * @description The event log's head when the list was read: follow `GET /events`
+             *     from here (`after=head_seq`) and nothing is missed. Events just
+             *     after it may already be reflected in the list; applying them again
+             *     changes nothing.
+             */
+            head_seq: number;
         };
         /** @description Review figures for a group of gates. */
         GateRates: {
@@ -1200,6 +1666,28 @@ export interface components {
              */
             events: number;
         };
+        /**
+         * @description A reviewer's instruction for a run's agents, held until an agent picks
+         *     up its next directive.
+         */
+        Instruction: {
+            /** @description Its id (`ins_...`). */
+            id: string;
+            /** @description What the reviewer says (markdown). */
+            text: string;
+            /** @description Who said it. */
+            by: string;
+            /**
+             * Format: date-time
+             * @description When.
+             */
+            at: string;
+        };
+        /** @description An instruction for a run's agents. */
+        InstructionRequest: {
+            /** @description What to tell them (markdown, at most 20,000 characters). */
+            text: string;
+        };
         /** @description Review figures for one gate kind. */
         KindMetrics: components["schemas"]["GateRates"] & {
             /** @description The gate kind (seed 004's review type). */
@@ -1283,6 +1771,27 @@ export interface components {
              */
             idempotency_key?: string | null;
         };
+        /** @description What a caller supplies to add a turn. */
+        NewTurn: {
+            /** @description Human, agent or system. */
+            role: components["schemas"]["Role"];
+            /** @description Who speaks; defaults to the caller's identity. */
+            actor?: string | null;
+            /** @description What they say (markdown). */
+            content: string;
+            /**
+             * Format: double
+             * @description An optional 1..5 quality score of the turn's deliverable.
+             */
+            score?: number | null;
+            /** @description Free-form data (tool calls, artifacts). */
+            metadata?: unknown;
+        };
+        /** @description Who acts next. */
+        NextAgentRequest: {
+            /** @description The agent; `null` withdraws an earlier choice. */
+            agent?: string | null;
+        };
         /** @description Answer to opening a gate. */
         OpenedGate: {
             /** @description The gate's id. */
@@ -1323,6 +1832,44 @@ export interface components {
              */
             success_criteria: string[];
         };
+        /** @description A mutating plan tool call, as agents and reviewers send it (`{"op": "add_task", ...}`). */
+        PlanOperation: {
+            description: string;
+            priority?: components["schemas"]["TaskPriority"];
+            dependencies?: string[];
+            task_id?: string | null;
+            assigned_agent?: string | null;
+            estimated_duration?: string | null;
+            /** @enum {string} */
+            op: "add_task";
+        } | {
+            task_id: string;
+            status?: null | components["schemas"]["TaskStatus"];
+            metadata?: {
+                [key: string]: unknown;
+            };
+            /** @enum {string} */
+            op: "update_task";
+        } | {
+            task_id: string;
+            agent_name: string;
+            /** @enum {string} */
+            op: "assign_task";
+        } | {
+            task_id: string;
+            duration: string;
+            /** @enum {string} */
+            op: "estimate_duration";
+        } | {
+            task_id: string;
+            dependencies: string[];
+            /** @enum {string} */
+            op: "set_dependencies";
+        } | {
+            plan: components["schemas"]["Plan"];
+            /** @enum {string} */
+            op: "replace";
+        };
         /** @description One kept version of the plan and who changed it how; revision 1 is the first plan. */
         PlanRevision: {
             /** Format: int32 */
@@ -1350,6 +1897,14 @@ export interface components {
             metadata?: {
                 [key: string]: unknown;
             };
+        };
+        /** @description A run's plan. */
+        PlanView: {
+            plan?: null | components["schemas"]["PlanRevision"];
+            /** @description Every revision, oldest first, each with its change log. */
+            revisions: components["schemas"]["PlanRevision"][];
+            /** @description Tasks done of all (or gates closed, without a plan). */
+            progress: components["schemas"]["ProgressState"];
         };
         /**
          * @description How urgent a gate is. Higher sorts first within a blocking mode.
@@ -1477,6 +2032,22 @@ export interface components {
             /** @enum {string} */
             scope: "all";
         };
+        /** @description Seed 003's `request_approval(action, context, timeout)`. */
+        RequestApproval: components["schemas"]["ToolOptions"] & {
+            /** @description The action to approve, e.g. `deploy build 42 to prod`. */
+            action: string;
+            /** @description What the reviewer needs to judge it; becomes the gate's payload, editable. */
+            context?: unknown;
+            /** @description Markdown explaining the request; defaults to naming the action. */
+            text?: string | null;
+        };
+        /** @description Seed 003's `request_feedback(artifact, questions)`. */
+        RequestFeedback: components["schemas"]["ToolOptions"] & {
+            /** @description The artifact to look at (markdown: a draft, a diff, a report). */
+            artifact: string;
+            /** @description What the agent wants to know about it. */
+            questions?: string[];
+        };
         /** @description Limits under which `auto_with_thresholds` lets a gate pass without a human. */
         ReviewThresholds: {
             /**
@@ -1528,6 +2099,11 @@ export interface components {
             execution_mode: components["schemas"]["ExecutionMode"];
             /** @description Step-through control. */
             step_mode: components["schemas"]["StepMode"];
+            /**
+             * @description Breakpoints, pending reviewer instructions and the next-agent
+             *     override (seed 003's intervention points).
+             */
+            control?: components["schemas"]["RunControl"];
             /** @description The input it was started with (redacted). */
             input: unknown;
             /** @description The final result, once completed. */
@@ -1552,6 +2128,15 @@ export interface components {
              * @description When it last changed.
              */
             updated_at: string;
+        };
+        /** @description A run's intervention state (seed 003 §9.3): what is kept between turns. */
+        RunControl: {
+            /** @description Conditions that pause the run in breakpoint mode. */
+            breakpoints?: components["schemas"]["Breakpoint"][];
+            /** @description Reviewer instructions not yet delivered to an agent. */
+            pending_instructions?: components["schemas"]["Instruction"][];
+            /** @description The agent a reviewer chose to act next, not yet delivered. */
+            next_agent?: string | null;
         };
         /** @description Identifies a run (a session, thread or task in the seeds' words). */
         RunId: string;
@@ -1682,6 +2267,8 @@ export interface components {
             agent?: string | null;
             protocol?: null | components["schemas"]["HandoffProtocol"];
             step_mode?: null | components["schemas"]["StepMode"];
+            /** @description Conditions that pause the run in breakpoint mode. */
+            breakpoints?: components["schemas"]["Breakpoint"][];
             /** @description Participants besides the agent. */
             participants?: components["schemas"]["Participant"][];
         };
@@ -1740,6 +2327,40 @@ export interface components {
          * @enum {string}
          */
         TokenRole: "agent" | "reviewer" | "admin";
+        /**
+         * @description What a HITL tool call answers: the gate it opened and, once decided,
+         *     the human's decision.
+         */
+        ToolCallReply: {
+            /** @description The gate. */
+            gate_id: components["schemas"]["GateId"];
+            /**
+             * @description `pending` until decided (or when `wait` passed first), then
+             *     `resolved`, `expired` or `cancelled`.
+             */
+            status: components["schemas"]["GateStatus"];
+            decision?: null | components["schemas"]["Decision"];
+            /** @description The whole gate. */
+            gate: components["schemas"]["Gate"];
+        };
+        /** @description How a tool call waits and how urgent it is: the fields the three tools share. */
+        ToolOptions: {
+            urgency?: null | components["schemas"]["Priority"];
+            /**
+             * Format: int64
+             * @description Seconds until the gate expires unanswered.
+             */
+            timeout?: number | null;
+            mode?: null | components["schemas"]["BlockingMode"];
+            /**
+             * Format: double
+             * @description Seconds to hold this call for the decision, 0 to 60 (default 0: answer
+             *     at once; then long-poll `GET /gates/{gate_id}/wait`).
+             */
+            wait?: number | null;
+            /** @description The task and step the call belongs to. */
+            task?: components["schemas"]["GateContext"];
+        };
         /** @description One turn: who spoke, what they said, and an optional score. */
         Turn: {
             /** @description The turn's id. */
@@ -1772,6 +2393,13 @@ export interface components {
         };
         /** @description Identifies one turn of a run. */
         TurnId: string;
+        /** @description A turn and what to do next. */
+        TurnReply: {
+            /** @description The turn as recorded. */
+            turn: components["schemas"]["Turn"];
+            /** @description The run's directive after it. */
+            directive: components["schemas"]["Directive"];
+        };
         /** @description One reviewer's vote on a quorum gate. */
         Vote: {
             /** @description Who voted. */
@@ -1931,19 +2559,19 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description pending (default), resolved, expired, cancelled, or `all`. */
-                status?: string | null;
+                status?: string;
                 /** @description Only this kind. */
-                kind?: null | components["schemas"]["GateKind"];
+                kind?: components["schemas"]["GateKind"];
                 /** @description Only this blocking mode. */
-                mode?: null | components["schemas"]["BlockingMode"];
+                mode?: components["schemas"]["BlockingMode"];
                 /** @description Only this run. */
-                run_id?: string | null;
+                run_id?: string;
                 /** @description Only this agent. */
-                agent?: string | null;
+                agent?: string;
                 /** @description At most this many (default 500, at most 10000). */
-                limit?: number | null;
+                limit?: number;
                 /** @description Skip this many. */
-                offset?: number | null;
+                offset?: number;
             };
             header?: never;
             path?: never;
@@ -2061,7 +2689,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Seconds to wait for a decision, 0 to 60 (default 30). */
-                timeout?: number | null;
+                timeout?: number;
             };
             header?: never;
             path: {
@@ -2633,6 +3261,470 @@ export interface operations {
             };
         };
     };
+    complete_run: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The run */
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CompleteRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Run"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    read_context: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The run */
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    context_history: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The run */
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContextChange"][];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    set_context: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The run */
+                run_id: string;
+                /** @description The key */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ContextValue"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContextUpdate"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    delete_context: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The run */
+                run_id: string;
+                /** @description The key */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContextUpdate"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    set_control: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The run */
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ControlRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Run"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    directive: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Seconds to hold the answer while the run is paused (step mode,
+                 *     a breakpoint, a reviewer's pause), 0 to 60 (default 30). The answer
+                 *     comes the moment a reviewer steps, resumes or cancels the run.
+                 */
+                wait?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The run */
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Directive"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    run_events: {
+        parameters: {
+            query?: {
+                /** @description Only events after this sequence number (default 0: from the start). */
+                after?: number;
+                /** @description At most this many (default 500, at most 5000). */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The run */
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventPage"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    fail_run: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The run */
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FailRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Run"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
     open_gate: {
         parameters: {
             query?: never;
@@ -2658,6 +3750,218 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OpenedGate"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    inject_instruction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The run */
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InstructionRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Instruction"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    set_next_agent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The run */
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NextAgentRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Run"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    read_plan: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The run */
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlanView"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    change_plan: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The run */
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PlanOperation"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlanRevision"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
             404: {
@@ -2715,6 +4019,291 @@ export interface operations {
                 };
             };
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    step_run: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The run */
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Run"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    escalate_to_human: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The run */
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EscalateToHuman"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ToolCallReply"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    request_approval: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The run */
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RequestApproval"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ToolCallReply"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    request_feedback: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The run */
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RequestFeedback"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ToolCallReply"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    add_turn: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Seconds to hold the answer while the run is paused (step mode,
+                 *     a breakpoint, a reviewer's pause), 0 to 60 (default 30). The answer
+                 *     comes the moment a reviewer steps, resumes or cancels the run.
+                 */
+                wait?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The run */
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewTurn"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TurnReply"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

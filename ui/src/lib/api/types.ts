@@ -19,6 +19,7 @@ export type GateList = Schemas["GateList"];
 export type GateSpec = Schemas["GateSpec"];
 export type GateSummary = Schemas["GateSummary"];
 export type ImportSummary = Schemas["ImportSummary"];
+export type Instruction = Schemas["Instruction"];
 export type Plan = Schemas["Plan"];
 export type PlanRevision = Schemas["PlanRevision"];
 export type PlanTask = Schemas["PlanTask"];
@@ -31,6 +32,7 @@ export type Run = Schemas["Run"];
 export type RunState = Schemas["RunStateResponse"];
 export type RunStatus = Schemas["RunStatus"];
 export type RunSummary = Schemas["RunSummary"];
+export type StepMode = Schemas["StepMode"];
 export type TaskStatus = Schemas["TaskStatus"];
 export type Turn = Schemas["Turn"];
 /** An event without its place in the log (as recordings hold them). */

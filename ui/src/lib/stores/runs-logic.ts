@@ -22,6 +22,10 @@ export const RUN_EVENTS = [
   "context_deleted",
   "plan_revised",
   "score_recorded",
+  "run_control_changed",
+  "instruction_injected",
+  "next_agent_set",
+  "directive_delivered",
   "recording_imported",
   "retention_purged",
 ] as const satisfies readonly EventType[];
@@ -32,13 +36,19 @@ export function isTerminal(status: RunStatus): boolean {
   return TERMINAL.includes(status);
 }
 
-/** The reviewer's controls a run in `status` accepts (the engine's transition table). */
-export function runControls(status: RunStatus): { pause: boolean; resume: boolean; cancel: boolean; step: boolean } {
+/**
+ * The reviewer's controls a run in `status` accepts (the engine's
+ * transition table): only a paused run steps; instructions, the next agent
+ * and the plan can be changed until the run ends.
+ */
+export function runControls(status: RunStatus): { pause: boolean; resume: boolean; cancel: boolean; step: boolean; steer: boolean } {
+  const live = !isTerminal(status);
   return {
     pause: status === "active" || status === "awaiting_human",
     resume: status === "paused",
-    cancel: !isTerminal(status),
-    step: !isTerminal(status),
+    cancel: live,
+    step: status === "paused",
+    steer: live,
   };
 }
 

@@ -6,6 +6,7 @@
 
 import { errorMessage, type Api } from "../api/client";
 import type { LogEvent, RunState, RunSummary } from "../api/types";
+import { runEvents } from "../components/runs/control";
 import type { TimelineEvent } from "../components/runs/timeline";
 import { applyRunEvents } from "./runs-logic";
 
@@ -123,19 +124,20 @@ export class RunsStore {
     else this.state = data;
   }
 
-  /**
-   * The run's event log. The server has no events listing yet, so it is
-   * read from the run's recording, which holds the same events in order.
-   */
+  /** The run's whole event log (`GET /runs/{id}/events`, page by page). */
   async #loadEvents(runId: string): Promise<void> {
-    const { data, error } = await this.#deps.api.GET("/api/hitl/runs/{run_id}/recording", { params: { path: { run_id: runId } } });
+    const answer = await runEvents(this.#deps.api, runId);
     if (this.selectedId !== runId) return;
-    if (data === undefined) {
-      this.detailError = `Cannot load the run's events: ${errorMessage(error)}`;
+    if (!answer.ok) {
+      this.detailError = answer.message;
       return;
     }
-    const history = data.events.filter((e) => e.run_id === runId) as TimelineEvent[];
     // Live events that arrived while loading are kept after the history (the timeline drops repeats).
-    this.events = [...history, ...this.events];
+    this.events = [...answer.value, ...this.events];
+  }
+
+  /** Reloads the selected run's state now (after the reviewer changed it). */
+  async refreshState(): Promise<void> {
+    if (this.selectedId !== null) await this.#loadState(this.selectedId);
   }
 }

@@ -15,7 +15,10 @@ function setup() {
       requests.push(`${request.method} ${url.pathname}${url.search}`);
       if (url.pathname === "/api/hitl/runs") return jsonResponse(200, { runs: listed });
       if (url.pathname.endsWith("/state")) return jsonResponse(200, { run: run(), turns: [], gates: [], context: {}, plan_revisions: [], progress: { total: 0, completed: 0, status: "pending" } });
-      if (url.pathname.endsWith("/recording")) return jsonResponse(200, { format: "f", version: 1, exported_at: "t", scope: {}, runs: [], events: history });
+      if (url.pathname.endsWith("/events")) {
+        const mine = history.filter((e) => url.pathname.includes(`/${e.run_id}/`));
+        return jsonResponse(200, { events: mine, next_after: mine.at(-1)?.seq ?? 0 });
+      }
       return jsonResponse(404, { code: "not_found", message: "no" });
     },
   });
@@ -49,7 +52,7 @@ describe("the runs store", () => {
     expect(s.requests).toEqual([
       "GET /api/hitl/runs?limit=500",
       "GET /api/hitl/run/run_1/state",
-      "GET /api/hitl/runs/run_1/recording",
+      "GET /api/hitl/runs/run_1/events?after=0&limit=5000",
     ]);
     expect(s.store.runs.map((r) => r.id)).toEqual(["run_1", "run_2"]);
     expect(s.store.selectedId).toBe("run_1");
@@ -87,7 +90,7 @@ describe("the runs store", () => {
     await settle();
     await s.store.select("run_2");
     expect(s.store.selectedId).toBe("run_2");
-    expect(s.requests.slice(-2)).toEqual(["GET /api/hitl/run/run_2/state", "GET /api/hitl/runs/run_2/recording"]);
+    expect(s.requests.slice(-2)).toEqual(["GET /api/hitl/run/run_2/state", "GET /api/hitl/runs/run_2/events?after=0&limit=5000"]);
     expect(s.store.events.map((e) => e.type)).toEqual([]);
     s.store.setStatus("run_2", "active");
     expect(s.store.summary("run_2")?.status).toBe("active");

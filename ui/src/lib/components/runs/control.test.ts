@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { createApi } from "../../api/client";
 import type { Recording } from "../../api/types";
 import { jsonResponse, run } from "../../test-fixtures";
-import { controlRun, exportRecording, importRecording } from "./control";
+import type { Plan } from "../../api/types";
+import { controlRun, exportRecording, importRecording, injectInstruction, overrideNextAgent, replacePlan, runEvents, setStepMode, stepRun } from "./control";
 
 function api(status: number, body: unknown) {
   const seen: string[] = [];
@@ -53,5 +54,51 @@ describe("run controls", () => {
     expect(JSON.parse(into.bodies[0]!)).toEqual(recording);
     const dup = api(409, { code: "conflict", message: "run run_1 already exists" });
     expect(await importRecording(dup.client, recording)).toEqual({ ok: false, message: "Cannot import the recording (409): run run_1 already exists" });
+  });
+  it("steps, instructs, chooses the next agent, sets the step mode and replaces the plan", async () => {
+    const a = api(200, run());
+    await stepRun(a.client, "run_1");
+    await injectInstruction(a.client, "run_1", "Use UTC everywhere");
+    await overrideNextAgent(a.client, "run_1", "reviewer-bot");
+    await overrideNextAgent(a.client, "run_1", null);
+    await setStepMode(a.client, run({ control: { breakpoints: [{ on: "error" }] } } as never), "step");
+    const plan = { tasks: [{ task_id: "a", description: "Design" }] } as Plan;
+    await replacePlan(a.client, "run_1", plan);
+    expect(a.seen).toEqual([
+      "POST /api/hitl/runs/run_1/step",
+      "POST /api/hitl/runs/run_1/instructions",
+      "PUT /api/hitl/runs/run_1/next-agent",
+      "PUT /api/hitl/runs/run_1/next-agent",
+      "PUT /api/hitl/runs/run_1/control",
+      "POST /api/hitl/runs/run_1/plan",
+    ]);
+    expect(a.bodies.slice(1).map((b) => JSON.parse(b))).toEqual([
+      { text: "Use UTC everywhere" },
+      { agent: "reviewer-bot" },
+      { agent: null },
+      { step_mode: "step", breakpoints: [{ on: "error" }] },
+      { op: "replace", plan },
+    ]);
+  });
+
+  it("reads a run's whole event log page by page", async () => {
+    const pages = [
+      { events: [{ seq: 3 }, { seq: 5 }], next_after: 5 },
+      { events: [{ seq: 8 }, { seq: 9 }], next_after: 9 },
+      { events: [{ seq: 12 }], next_after: 12 },
+    ];
+    const seen: string[] = [];
+    const client = createApi("tok", {
+      baseUrl: "http://gatehouse.test",
+      fetch: async (request) => {
+        seen.push(new URL(request.url).search);
+        return jsonResponse(200, pages[seen.length - 1]);
+      },
+    });
+    const all = await runEvents(client, "run_1", 2);
+    expect(all.ok && all.value.map((e) => e.seq)).toEqual([3, 5, 8, 9, 12]);
+    expect(seen).toEqual(["?after=0&limit=2", "?after=5&limit=2", "?after=9&limit=2"]);
+    const refused = await runEvents(api(403, { code: "forbidden", message: "not your run" }).client, "run_1");
+    expect(refused).toEqual({ ok: false, message: "Cannot read the run's events (403): not your run" });
   });
 });

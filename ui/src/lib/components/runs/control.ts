@@ -1,9 +1,11 @@
 // The reviewer's controls over a run, over the API: pause, resume and
-// cancel (seed 004's endpoints), and exporting and importing recordings.
+// cancel (seed 004's endpoints); step, instructions, the next agent, the
+// step mode and the plan (the reviewer run-control endpoints); the run's
+// event log; exporting and importing recordings.
 // Each answers with the new run or a message to show; nothing throws.
 
 import { errorMessage, type Api } from "../../api/client";
-import type { ImportSummary, Recording, Run } from "../../api/types";
+import type { ImportSummary, Instruction, LogEvent, Plan, PlanRevision, Recording, Run, StepMode } from "../../api/types";
 
 export type Control = "pause" | "resume" | "cancel";
 
@@ -44,4 +46,55 @@ export function exportRecording(api: Api, runId: string): Promise<Answer<Recordi
 /** Imports a recording; the server checks it and refuses runs it already holds. */
 export function importRecording(api: Api, recording: Recording): Promise<Answer<ImportSummary>> {
   return attempt("import the recording", () => api.POST("/api/hitl/recordings", { body: recording }));
+}
+
+/** Lets a paused run take one step (in step mode it pauses again after the next agent turn). */
+export function stepRun(api: Api, runId: string): Promise<Answer<Run>> {
+  return attempt("step the run", () => api.POST("/api/hitl/runs/{run_id}/step", { params: { path: { run_id: runId } } }));
+}
+
+/** Holds an instruction for the run's agents until one of them asks for its directive. */
+export function injectInstruction(api: Api, runId: string, text: string): Promise<Answer<Instruction>> {
+  return attempt("send the instruction", () =>
+    api.POST("/api/hitl/runs/{run_id}/instructions", { params: { path: { run_id: runId } }, body: { text } }),
+  );
+}
+
+/** Chooses the agent to act next, or with `null` stops choosing. */
+export function overrideNextAgent(api: Api, runId: string, agent: string | null): Promise<Answer<Run>> {
+  return attempt("set the next agent", () =>
+    api.PUT("/api/hitl/runs/{run_id}/next-agent", { params: { path: { run_id: runId } }, body: { agent } }),
+  );
+}
+
+/** Sets how the run steps, keeping its breakpoints. */
+export function setStepMode(api: Api, run: Run, stepMode: StepMode): Promise<Answer<Run>> {
+  return attempt("change the step mode", () =>
+    api.PUT("/api/hitl/runs/{run_id}/control", {
+      params: { path: { run_id: run.id } },
+      body: { step_mode: stepMode, breakpoints: run.control?.breakpoints ?? [] },
+    }),
+  );
+}
+
+/** Replaces the run's plan with the reviewer's edit (a new revision). */
+export function replacePlan(api: Api, runId: string, plan: Plan): Promise<Answer<PlanRevision>> {
+  return attempt("save the plan", () =>
+    api.POST("/api/hitl/runs/{run_id}/plan", { params: { path: { run_id: runId } }, body: { op: "replace", plan } }),
+  );
+}
+
+/** Every event of a run, oldest first, read page by page (`GET /runs/{id}/events`). */
+export async function runEvents(api: Api, runId: string, pageSize = 5000): Promise<Answer<LogEvent[]>> {
+  const all: LogEvent[] = [];
+  let after = 0;
+  for (;;) {
+    const page = await attempt("read the run's events", () =>
+      api.GET("/api/hitl/runs/{run_id}/events", { params: { path: { run_id: runId }, query: { after, limit: pageSize } } }),
+    );
+    if (!page.ok) return page;
+    all.push(...page.value.events);
+    if (page.value.events.length < pageSize || page.value.next_after <= after) return { ok: true, value: all };
+    after = page.value.next_after;
+  }
 }

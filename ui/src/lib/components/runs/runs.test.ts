@@ -48,6 +48,19 @@ describe("a run's timeline", () => {
     expect(stranger.who).toBe("unknown");
   });
 
+  it("takes whoever steered the run for a human, for all their events", () => {
+    const events = [
+      ev({ type: "run_status_changed", from: "active", to: "paused", reason: null }, { actor: "carol", at: "2026-01-01T00:01:00Z" }),
+      ev({ type: "instruction_injected", instruction: { id: "ins_1", text: "Use UTC", by: "carol", at: "t" } }, { actor: "carol", at: "2026-01-01T00:02:00Z" }),
+      ev({ type: "context_set", key: "k", old: null, new: 1 }, { actor: "dave", at: "2026-01-01T00:03:00Z" }),
+    ];
+    expect(timeline(events, roles).map((e) => [e.actor, e.who])).toEqual([
+      ["carol", "human"],
+      ["carol", "human"],
+      ["dave", "unknown"],
+    ]);
+  });
+
   it("shows an event once even when it arrives from the history and live", () => {
     const body = { type: "context_set", key: "region", old: null, new: "eu" };
     const fromRecording = ev(body, { at: "2026-01-01T00:01:00Z" });

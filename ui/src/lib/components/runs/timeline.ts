@@ -18,8 +18,8 @@ export interface Entry {
   at: string;
   actor: string;
   who: Who;
-  /** turn, gate, decision, context, plan, run, score, other: for filtering and colour. */
-  group: "turn" | "gate" | "decision" | "context" | "plan" | "run" | "score" | "other";
+  /** turn, gate, decision, context, plan, run, control (reviewers steering), score, other: for filtering and colour. */
+  group: "turn" | "gate" | "decision" | "context" | "plan" | "run" | "control" | "score" | "other";
   /** One line, plain text (rendered as text, never HTML). */
   summary: string;
   /** More text to show when expanded (a turn's content, a decision's text), plain. */
@@ -63,6 +63,7 @@ export function identityOf(e: TimelineEvent): string {
     (r.turn as { id?: string } | undefined)?.id ??
     r.key ??
     (r.revision as { revision?: number } | undefined)?.revision ??
+    (r.instruction as { id?: string } | undefined)?.id ??
     (e.type === "run_status_changed" ? `${e.from}>${e.to}` : "");
   return `${e.at}|${e.type}|${e.actor}|${String(subject)}`;
 }
@@ -138,6 +139,25 @@ export function entryOf(e: TimelineEvent, roles: ReadonlyMap<string, Role>): Ent
         summary: `Plan revision ${e.revision.revision}${e.revision.change_log.length > 0 ? `: ${short(e.revision.change_log.join("; "))}` : ""}`,
         detail: e.revision.change_log.join("\n"),
       };
+    case "run_control_changed": {
+      const n = e.breakpoints.length;
+      return { ...base, group: "control", summary: `Step mode ${e.step_mode}${n > 0 ? `, ${n} breakpoint${n === 1 ? "" : "s"}` : ""}` };
+    }
+    case "instruction_injected":
+      return {
+        ...base,
+        actor: e.instruction.by,
+        group: "control",
+        summary: `Instruction: ${short(e.instruction.text)}`,
+        detail: e.instruction.text,
+      };
+    case "next_agent_set":
+      return { ...base, group: "control", summary: e.agent ? `Next agent: ${e.agent}` : "Next agent: no longer chosen" };
+    case "directive_delivered": {
+      const n = e.instructions.length;
+      const what = [n > 0 ? `${n} instruction${n === 1 ? "" : "s"}` : "", e.next_agent ? `next agent ${e.next_agent}` : ""].filter(Boolean);
+      return { ...base, group: "control", summary: `Delivered to the agent: ${what.join(" and ") || "nothing new"}` };
+    }
     case "score_recorded":
       return { ...base, group: "score", summary: `Score ${e.score.score} for ${e.agent}${e.score.justification ? `: ${short(e.score.justification)}` : ""}` };
     default:
@@ -145,8 +165,23 @@ export function entryOf(e: TimelineEvent, roles: ReadonlyMap<string, Role>): Ent
   }
 }
 
+/** Only reviewers (people) can do these, so whoever did one is human. */
+const REVIEWER_ONLY: readonly TimelineEvent["type"][] = ["instruction_injected", "next_agent_set", "run_control_changed"];
+
+/** `roles`, plus what the events themselves show: reviewers' interventions and human decisions. */
+export function learnRoles(events: readonly TimelineEvent[], roles: ReadonlyMap<string, Role>): Map<string, Role> {
+  const learned = new Map(roles);
+  for (const e of events) {
+    const human =
+      REVIEWER_ONLY.includes(e.type) ? e.actor : e.type === "gate_resolved" && e.decision.origin.by === "human" ? e.decision.decided_by : null;
+    if (human !== null && !learned.has(human)) learned.set(human, "human");
+  }
+  return learned;
+}
+
 /** The timeline, oldest first, each event once (a live event may repeat one already loaded). */
-export function timeline(events: readonly TimelineEvent[], roles: ReadonlyMap<string, Role>): Entry[] {
+export function timeline(events: readonly TimelineEvent[], known: ReadonlyMap<string, Role>): Entry[] {
+  const roles = learnRoles(events, known);
   const seen = new Set<string>();
   const out: Entry[] = [];
   for (const e of events) {
