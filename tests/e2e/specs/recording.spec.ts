@@ -1,8 +1,10 @@
-// Export then import of a recording: a run exported from one server
-// (`GET /runs/{id}/recording`) and imported into another (`POST
-// /recordings`) shows its pending gates in the second server's panel, and
-// its decided gate keeps its decision.
+// Export then import of a recording: a run exported from one server and
+// imported into another shows its pending gates in the second server's
+// panel, and its decided gate keeps its decision. Once over the API
+// (`GET /runs/{id}/recording`, `POST /recordings`), once as a reviewer
+// does it in the Runs view (a download, then the file picker).
 
+import { readFile } from "node:fs/promises";
 import { Gatehouse } from "../support/gatehouse.mjs";
 import { expect, signIn, test } from "../support/fixtures";
 
@@ -51,6 +53,51 @@ test("a run exported from one server and imported into another shows its gates i
     );
     expect(old.gate.status).toBe("resolved");
     expect(old.gate.decision).toMatchObject({ decided_by: "alice", text: "Yes, all of it." });
+  } finally {
+    await second.stop();
+  }
+});
+
+test("a reviewer exports a run from the Runs view and imports the file into another server's", async ({
+  page,
+  browser,
+  gatehouse,
+}, testInfo) => {
+  const agent = gatehouse.agent(await gatehouse.token("agent", "archivist"));
+  const runId = await agent.startRun("Board minutes");
+  const gate = await agent.openGate(runId, { kind: "approval", action: "send", mode: "sync", text: "Send the minutes?" });
+
+  // Export: Runs view (key 2), the run selected, e downloads its recording.
+  await signIn(page, gatehouse, await gatehouse.token("reviewer", "alice"));
+  await page.keyboard.press("2");
+  const runRow = page.locator(`[data-testid="run-row"][data-run-id="${runId}"]`);
+  await runRow.click();
+  await expect(page.getByTestId("run-title")).toHaveText("Board minutes");
+  const [download] = await Promise.all([page.waitForEvent("download"), page.getByTestId("recording-export").click()]);
+  const file = testInfo.outputPath(download.suggestedFilename());
+  await download.saveAs(file);
+  expect(download.suggestedFilename()).toMatch(/\.json$/);
+  await expect(page.getByTestId("runs-notice")).toContainText(`Saved ${download.suggestedFilename()}`);
+  const saved = JSON.parse(await readFile(file, "utf8")) as { runs: { run: { id: string } }[] };
+  expect(saved.runs.map((r) => r.run.id)).toEqual([runId]);
+
+  // Import: another server, another reviewer, the same file through the file picker.
+  const second = await Gatehouse.start();
+  try {
+    const other = await browser.newPage();
+    await signIn(other, second, await second.token("reviewer", "bob"));
+    await expect(other.getByTestId("blocker-count")).toHaveText("0");
+    await other.keyboard.press("2");
+    await other.getByTestId("recording-file").setInputFiles(file);
+    await expect(other.getByTestId("runs-notice")).toContainText("Imported 1 run, 1 gate and");
+    await expect(other.locator(`[data-testid="run-row"][data-run-id="${runId}"]`)).toBeVisible();
+    // Back on the desk, the imported gate waits in the panel.
+    await other.keyboard.press("1");
+    await expect(other.getByTestId("blocker-count")).toHaveText("1");
+    const row = other.getByTestId("blocker-row");
+    await expect(row).toHaveAttribute("data-gate-id", gate.id);
+    await expect(row.getByTestId("gate-preview")).toHaveText("Send the minutes?");
+    await expect(row.getByTestId("mode-badge")).toHaveText("SYNC");
   } finally {
     await second.stop();
   }
