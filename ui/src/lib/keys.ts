@@ -56,6 +56,9 @@ export type Action =
   | "runs.send"
   | "runs.export"
   | "runs.import"
+  | "runs.replay"
+  | "runs.replay-next"
+  | "runs.replay-back"
   | "help.shortcuts";
 
 export interface Binding {
@@ -101,6 +104,9 @@ export const BINDINGS: Readonly<Record<Action, Binding>> = {
   "runs.send": { label: "Send the instruction or agent being typed, or save the plan", scope: "runs", keys: ["Mod+Enter"], whileTyping: true },
   "runs.export": { label: "Export the run's recording", scope: "runs", keys: ["e"] },
   "runs.import": { label: "Import a recording", scope: "runs", keys: ["o"] },
+  "runs.replay": { label: "Replay the run step by step (or stop)", scope: "runs", keys: ["v"] },
+  "runs.replay-next": { label: "Replay: next step", scope: "runs", keys: ["."] },
+  "runs.replay-back": { label: "Replay: one step back", scope: "runs", keys: [","] },
   "help.shortcuts": { label: "Show every shortcut", scope: "global", keys: ["?"] },
 };
 

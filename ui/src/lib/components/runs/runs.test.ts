@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { RunState } from "../../api/types";
 import { event, gate, run } from "../../test-fixtures";
 import { importSentence, parseRecording, recordingFileName } from "./recording";
-import { entryOf, knownRoles, timeline, type TimelineEvent } from "./timeline";
+import { entryOf, knownRoles, replayStep, timeline, type TimelineEvent } from "./timeline";
 
 const ev = (body: Record<string, unknown>, where: Partial<{ actor: string; at: string }> = {}) => event(body, where) as TimelineEvent;
 
@@ -77,6 +77,18 @@ describe("a run's timeline", () => {
       ev({ type: "run_status_changed", from: "active", to: "awaiting_human", reason: null }, at),
     ];
     expect(timeline(twice, roles)).toHaveLength(2);
+  });
+});
+
+describe("replaying a run", () => {
+  it("moves one step at a time between the first entry and the last", () => {
+    expect(replayStep(0, 1, 5)).toBe(1);
+    expect(replayStep(3, 1, 5)).toBe(4);
+    expect(replayStep(5, 1, 5)).toBe(5);
+    expect(replayStep(1, -1, 5)).toBe(1);
+    expect(replayStep(4, -1, 5)).toBe(3);
+    expect(replayStep(9, 0, 5)).toBe(5);
+    expect(replayStep(0, 1, 0)).toBe(0);
   });
 });
 

@@ -192,3 +192,12 @@ export function timeline(events: readonly TimelineEvent[], known: ReadonlyMap<st
   }
   return out;
 }
+
+/**
+ * Replaying a run step by step: how many entries show after moving
+ * `delta` steps from `step`, never fewer than one nor more than there are.
+ */
+export function replayStep(step: number, delta: number, total: number): number {
+  if (total === 0) return 0;
+  return Math.min(total, Math.max(1, step + delta));
+}
