@@ -1,6 +1,8 @@
 // The one store of server state: the pending gates, in panel order, kept
 // live by the event stream. It loads the queue once (`GET /gates`), then
-// follows the log from where that snapshot stood; after a gap in the
+// follows the log from where that snapshot stood. A long queue loads its
+// top first (the server lists in panel order), so the panel shows the most
+// urgent gates and the count before the rest arrive. After a gap in the
 // stream it loads the queue again and replays what arrived meanwhile on
 // top. Components read it and never poll.
 //
@@ -19,6 +21,8 @@ export const STREAM_EVENTS = [...new Set([...QUEUE_EVENTS, ...RUN_EVENTS])];
 
 /** The most gates one request lists (the server's limit). */
 export const QUEUE_LIMIT = 10_000;
+/** The top of the queue, loaded first: a screenful and then some. */
+export const FIRST_PAGE = 200;
 /** How many closed gates are remembered for open modals. */
 const CLOSED_MEMORY = 500;
 
@@ -60,9 +64,15 @@ export class QueueStore {
 
   /** Loads the queue and follows the stream. */
   async start(): Promise<void> {
-    const snapshot = await this.#load();
+    // Parsing 10,000 gates takes a while; the top of the queue does not.
+    let snapshot = await this.#load(FIRST_PAGE);
     if (snapshot === null || this.#stopped) return;
     this.#install(snapshot.gates, snapshot.total);
+    if (snapshot.total > snapshot.gates.length) {
+      snapshot = await this.#load();
+      if (snapshot === null || this.#stopped) return;
+      this.#install(snapshot.gates, snapshot.total);
+    }
     this.#follow(headOf(snapshot));
   }
 
@@ -120,9 +130,9 @@ export class QueueStore {
     for (const listener of this.#listeners) listener(batch);
   }
 
-  async #load(): Promise<GateList | null> {
+  async #load(limit = QUEUE_LIMIT): Promise<GateList | null> {
     const { data, error, response } = await this.#deps.api.GET("/api/hitl/gates", {
-      params: { query: { status: "pending", limit: QUEUE_LIMIT } },
+      params: { query: { status: "pending", limit } },
     });
     if (data === undefined) {
       this.error = `Cannot load the queue (${response.status}): ${errorMessage(error)}`;

@@ -42,13 +42,42 @@ describe("the queue store", () => {
     await queue.start();
     expect(ids(queue.gates)).toEqual(["sync", "async"]);
     expect(queue.total).toBe(2);
-    expect(new URL(s.requests[0]!.url).search).toBe("?status=pending&limit=10000");
+    expect(new URL(s.requests[0]!.url).search).toBe("?status=pending&limit=200");
+    expect(s.requests).toHaveLength(1);
     const url = new URL(FakeEventSource.latest().url);
     expect(url.pathname).toBe("/api/hitl/events");
     expect(url.searchParams.get("after")).toBe("41");
     expect(url.searchParams.get("access_token")).toBe("tok");
   });
 
+  it("shows the top of a long queue first, then loads all of it and follows the stream from there", async () => {
+    const top = { gates: [summary({ id: "g1" })], total: 3, head_seq: 7 };
+    const all = { gates: [summary({ id: "g1" }), summary({ id: "g2" }), summary({ id: "g3", mode: "async" })], total: 3, head_seq: 9 };
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const requests: string[] = [];
+    const api = createApi("tok", {
+      baseUrl: "http://gatehouse.test",
+      fetch: async (request) => {
+        requests.push(new URL(request.url).search);
+        if (requests.length === 1) return jsonResponse(200, top);
+        await held;
+        return jsonResponse(200, all);
+      },
+    });
+    const queue = store(api);
+    const started = queue.start();
+    await vi.waitFor(() => expect(requests).toHaveLength(2));
+    // The top is on screen with the whole count while the rest loads; no stream yet.
+    expect(ids(queue.gates)).toEqual(["g1"]);
+    expect(queue.total).toBe(3);
+    expect(FakeEventSource.opened).toHaveLength(0);
+    release();
+    await started;
+    expect(requests).toEqual(["?status=pending&limit=200", "?status=pending&limit=10000"]);
+    expect(ids(queue.gates)).toEqual(["g1", "g2", "g3"]);
+    expect(new URL(FakeEventSource.latest().url).searchParams.get("after")).toBe("9");
+  });
   it("follows the whole log when the server does not say where the snapshot stands", async () => {
     await store(server({ gates: [], total: 0 }).api).start();
     expect(new URL(FakeEventSource.latest().url).searchParams.get("after")).toBe("0");
