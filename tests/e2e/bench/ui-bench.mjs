@@ -3,8 +3,10 @@
 // serving ui/dist, with 10,000 pending gates opened over HTTP:
 //
 //   1. panel first render: navigation to the panel showing the count and
-//      its first rows, painted; split into the page and bundle before the
-//      queue request, the server's answer, and the UI's own work after it;
+//      its top rows, painted; split into the page and bundle before the
+//      first queue request, the server's answer, and the UI's own work
+//      after it; and navigation to the whole queue listed (the panel loads
+//      the top of a long queue first, then all of it);
 //   2. a keyboard move (j/k) in the 10,000-gate panel: from the key event
 //      to the selection moved with style and layout done (the UI's work),
 //      and to the next frame, beside a control key bound to nothing (the
@@ -70,31 +72,38 @@ async function seed(server, agent, count, concurrency = 32) {
   return now() - started;
 }
 
-/** Installed before the page's scripts: marks when the panel first shows `expected` gates, painted. */
+/**
+ * Installed before the page's scripts: marks when the panel first shows the
+ * count of `expected` gates and its top rows (`panel`), and when every one
+ * of them is listed (`full`: a row's aria-setsize), each at the frame that
+ * paints it; and the queue requests' timings.
+ */
 function panelProbe(expected) {
   const w = window;
-  w.__bench = { listResponse: null, panel: null };
-  const done = () => {
-    const count = document.querySelector('[data-testid="blocker-count"]');
-    return count?.textContent === String(expected) && document.querySelector('[data-testid="blocker-row"]') !== null;
-  };
+  w.__bench = { panel: null, full: null, requests: [] };
+  const rowSelector = '[data-testid="blocker-row"]';
+  const painted = (key) => requestAnimationFrame(() => setTimeout(() => (w.__bench[key] = performance.now())));
+  let panelSeen = false;
+  let fullSeen = false;
   const observer = new MutationObserver(() => {
-    if (w.__bench.panel !== null || !done()) return;
-    const seen = performance.now();
-    w.__bench.panelDom = seen;
-    // The frame that paints it.
-    requestAnimationFrame(() => setTimeout(() => (w.__bench.panel = performance.now())));
-    observer.disconnect();
+    const row = document.querySelector(rowSelector);
+    if (!panelSeen && row && document.querySelector('[data-testid="blocker-count"]')?.textContent === String(expected)) {
+      panelSeen = true;
+      w.__bench.panelDom = performance.now();
+      painted("panel");
+    }
+    if (!fullSeen && row?.getAttribute("aria-setsize") === String(expected)) {
+      fullSeen = true;
+      painted("full");
+    }
+    if (panelSeen && fullSeen) observer.disconnect();
   });
   document.addEventListener("DOMContentLoaded", () =>
-    observer.observe(document.body, { childList: true, subtree: true, characterData: true }),
+    observer.observe(document.body, { childList: true, subtree: true, characterData: true, attributes: true }),
   );
   new PerformanceObserver((list) => {
     for (const e of list.getEntries()) {
-      if (e.name.includes("/api/hitl/gates?")) {
-        w.__bench.listRequest = e.requestStart;
-        w.__bench.listResponse = e.responseEnd;
-      }
+      if (e.name.includes("/api/hitl/gates?")) w.__bench.requests.push({ start: e.requestStart, end: e.responseEnd });
     }
   }).observe({ type: "resource", buffered: true });
 }
@@ -107,16 +116,21 @@ async function newPage(browser, server, token, expected) {
 }
 
 async function firstRender(browser, server, token) {
-  const parts = { total: [], beforeRequest: [], request: [], afterResponse: [] };
+  const parts = { total: [], beforeRequest: [], request: [], afterResponse: [], domToPaint: [], full: [] };
   for (let round = 0; round < ROUNDS; round++) {
     const { context, page } = await newPage(browser, server, token, GATES);
     await page.goto(server.signInUrl(token));
-    await page.waitForFunction(() => window.__bench.panel !== null, null, { timeout: 60_000 });
+    await page.waitForFunction(() => window.__bench.panel !== null && window.__bench.full !== null, null, {
+      timeout: 60_000,
+    });
     const b = await page.evaluate(() => window.__bench);
+    const first = b.requests[0];
     parts.total.push(b.panel);
-    parts.beforeRequest.push(b.listRequest);
-    parts.request.push(b.listResponse - b.listRequest);
-    parts.afterResponse.push(b.panel - b.listResponse);
+    parts.beforeRequest.push(first.start);
+    parts.request.push(first.end - first.start);
+    parts.afterResponse.push(b.panel - first.end);
+    parts.domToPaint.push(b.panel - b.panelDom);
+    parts.full.push(b.full);
     await context.close();
   }
   return Object.fromEntries(Object.entries(parts).map(([k, v]) => [k, stats(v)]));
@@ -146,7 +160,7 @@ async function settle(page) {
 async function keyboardMoves(browser, server, token) {
   const { context, page } = await newPage(browser, server, token, GATES);
   await page.goto(server.signInUrl(token));
-  await page.waitForFunction(() => window.__bench.panel !== null, null, { timeout: 60_000 });
+  await page.waitForFunction(() => window.__bench.full !== null, null, { timeout: 60_000 });
   await settle(page);
   await page.getByTestId("blocker-list").focus();
   await page.evaluate(() => {
@@ -265,10 +279,12 @@ try {
 
   const render = await firstRender(browser, server, reviewer);
   results.firstRender = render;
-  line(`panel first render, navigation to painted (${GATES} pending)`, render.total);
-  line("  of which: navigation to the queue request (page, bundle, sign-in)", render.beforeRequest);
-  line(`  of which: GET /gates?status=pending&limit=${GATES} (the server)`, render.request);
-  line("  of which: queue response to panel painted (the UI's work)", render.afterResponse);
+  line(`panel first render: navigation to the count and the top rows painted (${GATES} pending)`, render.total);
+  line("  of which: navigation to the first queue request (page, bundle, sign-in)", render.beforeRequest);
+  line("  of which: the first queue request (the server)", render.request);
+  line("  of which: its response to the panel painted (the UI's work)", render.afterResponse);
+  line("    of which: the panel in the DOM to painted (style, layout, paint)", render.domToPaint);
+  line(`whole queue listed: navigation to all ${GATES} rows in the list, painted`, render.full);
 
   results.keyboard = await keyboardMoves(browser, server, reviewer);
   line("j/k move: key event to selection moved, style and layout done", results.keyboard.work);
