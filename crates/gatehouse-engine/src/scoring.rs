@@ -46,11 +46,15 @@ pub struct QualityScore {
     /// Free-text reason for the score.
     #[serde(default)]
     pub justification: String,
-    /// Who scored: a user name or agent id.
+    /// Who scored: a user name or agent id. With a decision, always the
+    /// decider (whatever the input says).
+    #[serde(default)]
     pub scorer: String,
     /// The deliverable being scored.
+    #[serde(default)]
     pub deliverable_id: String,
-    /// When the score was given.
+    /// When the score was given. With a decision, always the decision's time.
+    #[serde(default)]
     pub at: DateTime<Utc>,
 }
 

@@ -279,3 +279,56 @@ fn secrets_are_redacted_before_a_payload_is_stored() {
     assert!(!stored.contains("abc.def.ghi"), "{stored}");
     assert!(stored.contains("[REDACTED]"));
 }
+
+#[test]
+fn modifying_a_plan_under_review_makes_the_edited_plan_the_runs_plan() {
+    let f = Fixture::new();
+    let run = f.run("planner");
+    let review = |f: &Fixture| {
+        let gate = NewGate::new(GateSpec::PlanReview { plan_revision: None, round: 1 }, "Review the plan");
+        f.engine.open_gate(&run.id, gate, "planner").unwrap()
+    };
+    // A cycle is refused naming the problem; the gate stays pending and the run has no plan.
+    let gate = review(&f);
+    let cyclic = json!({"tasks": [
+        {"task_id": "a", "description": "A", "dependencies": ["b"]},
+        {"task_id": "b", "description": "B", "dependencies": ["a"]}]});
+    let err = f.engine.resolve_gate(&gate.id, DecisionInput::edit(cyclic), "alice").unwrap_err();
+    assert!(err.to_string().contains("cycle"), "{err}");
+    assert_eq!(f.engine.gate(&gate.id).unwrap().status, GateStatus::Pending);
+    assert!(f.engine.plan(&run.id).unwrap().is_none());
+    let err =
+        f.engine.resolve_gate(&gate.id, DecisionInput::edit(json!({"tasks": "all of them"})), "alice").unwrap_err();
+    assert!(matches!(&err, EngineError::Invalid { field, .. } if field == "payload"), "{err:?}");
+
+    let plan = json!({"tasks": [
+        {"task_id": "build", "description": "Build"},
+        {"task_id": "ship", "description": "Ship", "dependencies": ["build"]}]});
+    f.engine.resolve_gate(&gate.id, DecisionInput::edit(plan), "alice").unwrap();
+    let current = f.engine.plan(&run.id).unwrap().expect("the edited plan is the run's plan");
+    let ids: Vec<&str> = current.plan.tasks.iter().map(|t| t.task_id.as_str()).collect();
+    assert_eq!(ids, ["build", "ship"]);
+    assert_eq!(current.actor, "alice");
+}
+
+#[test]
+fn a_score_given_with_a_decision_is_attributed_to_the_decider() {
+    let f = Fixture::new();
+    let run = f.run("writer");
+    let gate = NewGate::new(
+        GateSpec::QualityScore { deliverable_id: "draft".into(), required_score: 3.0, rubric: vec![] },
+        "Score the draft",
+    );
+    let gate = f.engine.open_gate(&run.id, gate, "writer").unwrap();
+    let mut input = DecisionInput::new(DecisionAction::Approve);
+    let mut score: gatehouse_engine::scoring::QualityScore =
+        serde_json::from_value(json!({"score": 4.0, "scorer": "mallory", "at": "2001-01-01T00:00:00Z"})).unwrap();
+    let bare: gatehouse_engine::scoring::QualityScore = serde_json::from_value(json!({"score": 2.5})).unwrap();
+    assert_eq!(bare.scorer, "", "scorer and time may be left to the server");
+    score.justification = "clear".into();
+    input.score = Some(score);
+    let decided = f.engine.resolve_gate(&gate.id, input, "alice").unwrap();
+    let recorded = decided.decision.unwrap().score.unwrap();
+    assert_eq!(recorded.scorer, "alice");
+    assert_eq!(recorded.at, f.engine.now());
+}

@@ -6,12 +6,14 @@ use chrono::{DateTime, Utc};
 
 use crate::decision::{Decision, DecisionAction, DecisionInput, DecisionOrigin};
 use crate::diff::{count_changes, diff_values};
+use crate::engine::collab::apply_plan_op;
 use crate::engine::runs::{after_gate_closed, ensure_live, load_run, record_score, set_status};
 use crate::engine::{emit, Engine};
 use crate::error::{EngineError, Result};
 use crate::event::EventKind;
-use crate::gate::{BlockingMode, Gate, GateSpec, GateStatus, NewGate, Vote};
+use crate::gate::{BlockingMode, Gate, GateKind, GateSpec, GateStatus, NewGate, Vote};
 use crate::ids::{DecisionId, GateId, RunId};
+use crate::plan::{Plan, PlanOperation};
 use crate::policy::{decide, GateSignals, PolicyOutcome};
 use crate::run::{Role, Run, RunStatus, RunTransition};
 use crate::scoring::{evaluate, CapabilityRating, QualityScore, ScoreVerdict};
@@ -148,12 +150,15 @@ impl<S: Store> Engine<S> {
             score.validate()?;
         }
         let r = self.redactor();
+        let now = self.now();
         let input = DecisionInput {
             payload: input.payload.map(|v| r.redact_value(&v)),
             text: input.text.map(|t| r.redact_str(&t).into_owned()),
+            // The scorer is whoever decides, at the time they decide, whatever the input says.
+            score: input.score.map(|s| QualityScore { scorer: reviewer.to_owned(), at: now, ..s }),
             ..input
         };
-        let (id, reviewer, now) = (id.clone(), reviewer.to_owned(), self.now());
+        let (id, reviewer) = (id.clone(), reviewer.to_owned());
         let attempt = self.store().write(move |tx| {
             let gate = tx.gate(&id)?.ok_or_else(|| not_found_gate(&id))?;
             if gate.status.is_terminal() {
@@ -465,7 +470,17 @@ pub(crate) fn decide_gate(
     }
     tx.insert_decision(&decision)?;
     let mut run = load_run(tx, &gate.run_id)?;
+    let edited_plan = match (gate.kind(), decision.action) {
+        (GateKind::PlanReview, DecisionAction::Edit) => decision.payload.clone(),
+        _ => None,
+    };
     emit(tx, &run, by, now, EventKind::GateResolved { gate_id: gate.id.clone(), decision: Box::new(decision) })?;
+    if let Some(edited) = edited_plan {
+        // Modifying a plan under review makes the edited plan the run's plan.
+        let plan: Plan = serde_json::from_value(edited)
+            .map_err(|e| EngineError::invalid("payload", format!("a plan review's edit must be a whole plan: {e}")))?;
+        apply_plan_op(tx, &run, &PlanOperation::Replace { plan }, by, now)?;
+    }
     if origin == DecisionOrigin::Human {
         let mut rating = tx.rating(&gate.agent)?.unwrap_or_else(|| CapabilityRating::new(&gate.agent));
         rating.record_decision(input.action.counts_as_approval());
