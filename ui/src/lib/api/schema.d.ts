@@ -1973,15 +1973,18 @@ export interface components {
             };
             /** @description Free-text reason for the score. */
             justification?: string;
-            /** @description Who scored: a user name or agent id. */
-            scorer: string;
+            /**
+             * @description Who scored: a user name or agent id. With a decision, always the
+             *     decider (whatever the input says).
+             */
+            scorer?: string;
             /** @description The deliverable being scored. */
-            deliverable_id: string;
+            deliverable_id?: string;
             /**
              * Format: date-time
-             * @description When the score was given.
+             * @description When the score was given. With a decision, always the decision's time.
              */
-            at: string;
+            at?: string;
         };
         /** @description How many distinct reviewers must agree (seed 003's consensus building). */
         Quorum: {
