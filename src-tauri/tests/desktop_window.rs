@@ -207,6 +207,17 @@ fn a_gate_sent_by_an_agent_is_decided_in_the_desktop_window_and_the_agent_gets_t
     window.wait_for(By::Css("[data-testid=blocker-empty]"), Duration::from_secs(10));
     window.screenshot(&artifacts().join("desktop-decided.png"));
 
+    // A notification's click navigates the window to #gate=ID: that gate opens.
+    let second = agent.post(
+        &format!("/runs/{run_id}/gates"),
+        json!({"kind": "question", "mode": "sync", "text": "Which region should the canary use?"}),
+    );
+    let second_id = second["gate_id"].as_str().expect("a gate id");
+    window.wait_for(By::Css(&format!("[data-gate-id='{second_id}']")), Duration::from_secs(10));
+    window.navigate(&format!("{origin}/#gate={second_id}"));
+    window.wait_for_text(By::Css("[data-testid=gate-text]"), "Which region", Duration::from_secs(10));
+    assert!(!window.url().contains("gate="), "the link was dropped from the address: {}", window.url());
+
     // Quitting (SIGTERM, as a session's logout sends) revokes the window's
     // token and saves the window's size and place. Ending the WebDriver
     // session instead would kill the app outright.

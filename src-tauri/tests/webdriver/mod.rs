@@ -118,6 +118,11 @@ impl Session {
         self.post("/actions", actions);
     }
 
+    /// Navigates to `url`.
+    pub fn navigate(&self, url: &str) {
+        self.post("/url", json!({"url": url}));
+    }
+
     /// The page's address.
     pub fn url(&self) -> String {
         self.get("/url").as_str().unwrap_or_default().to_owned()
