@@ -47,6 +47,7 @@ const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 /// Which events to follow, and from where.
 #[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct EventQuery {
     /// Only this run's events. Required for agent tokens (a run they take part in).
     pub run_id: Option<String>,

@@ -232,6 +232,7 @@ pub async fn resume_run(
 
 /// Why a run is cancelled.
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct CancelQuery {
     /// Recorded as the run's status reason.
     pub reason: Option<String>,

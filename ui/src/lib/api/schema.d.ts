@@ -2443,9 +2443,9 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only gates of this user's runs. */
-                user_id?: string | null;
+                user_id?: string;
                 /** @description At most this many, 1 to 10000 (default 500). */
-                limit?: number | null;
+                limit?: number;
             };
             header?: never;
             path?: never;
@@ -2502,17 +2502,17 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only this run's events. Required for agent tokens (a run they take part in). */
-                run_id?: string | null;
+                run_id?: string;
                 /** @description Only this session's events. */
-                session_id?: string | null;
+                session_id?: string;
                 /** @description Only this user's events. */
-                user_id?: string | null;
+                user_id?: string;
                 /**
                  * @description Start after this sequence number (0, the default, replays the whole
                  *     matching log; the current head gives only new events). A
                  *     `Last-Event-ID` header, sent by `EventSource` on reconnect, takes precedence.
                  */
-                after?: number | null;
+                after?: number;
             };
             header?: {
                 /** @description Resume after this sequence number */
@@ -2912,7 +2912,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Recorded as the run's status reason. */
-                reason?: string | null;
+                reason?: string;
             };
             header?: never;
             path: {
@@ -3195,14 +3195,14 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only this user's runs. */
-                user_id?: string | null;
+                user_id?: string;
                 /**
                  * @description Only these statuses, comma-separated: created, active, awaiting_human,
                  *     paused, completed, failed, cancelled (`queued` and `aborted` are accepted too).
                  */
-                status?: string | null;
+                status?: string;
                 /** @description At most this many, 1 to 500 (default 50). */
-                limit?: number | null;
+                limit?: number;
             };
             header?: never;
             path?: never;
@@ -3232,13 +3232,13 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only this user's runs. */
-                user_id?: string | null;
+                user_id?: string;
                 /** @description Only this session's runs. */
-                session_id?: string | null;
+                session_id?: string;
                 /** @description Only these live statuses, comma-separated: created, active, awaiting_human, paused. */
-                status?: string | null;
+                status?: string;
                 /** @description At most this many, 1 to 500 (default 50). */
-                limit?: number | null;
+                limit?: number;
             };
             header?: never;
             path?: never;
@@ -4320,7 +4320,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only this user's runs. */
-                user_id?: string | null;
+                user_id?: string;
             };
             header?: never;
             path: {

@@ -72,6 +72,7 @@ pub struct RunList {
 
 /// Filters of `GET /runs`.
 #[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct RunsQuery {
     /// Only this user's runs.
     pub user_id: Option<String>,
@@ -85,6 +86,7 @@ pub struct RunsQuery {
 
 /// Filters of the active-run listings.
 #[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct ActiveQuery {
     /// Only this user's runs.
     pub user_id: Option<String>,
@@ -99,6 +101,7 @@ pub struct ActiveQuery {
 
 /// Filters of a session's active runs.
 #[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct SessionQuery {
     /// Only this user's runs.
     pub user_id: Option<String>,
@@ -106,6 +109,7 @@ pub struct SessionQuery {
 
 /// Filters of pending approvals.
 #[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct PendingQuery {
     /// Only gates of this user's runs.
     pub user_id: Option<String>,
