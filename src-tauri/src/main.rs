@@ -98,6 +98,17 @@ fn setup<R: Runtime>(app: &AppHandle<R>, db: PathBuf, started: Instant) -> Resul
     // Scripts and tests read this line to find the server.
     println!("Gatehouse listening on http://{} (database {})", backend.addr, backend.db.display());
     let _ = std::io::stdout().flush();
+    if let Err(e) = wire(app, &backend, started) {
+        // The window's token must not outlive a failed start.
+        backend.stop();
+        return Err(e);
+    }
+    app.manage(Running(Mutex::new(Some(backend))));
+    Ok(())
+}
+
+/// The window, the shortcut, the tray, notifications and quitting.
+fn wire<R: Runtime>(app: &AppHandle<R>, backend: &Backend, started: Instant) -> Result<()> {
     window::open(app, &backend.window_url(), started)?;
 
     let shortcut = match app.global_shortcut().register(SHORTCUT) {
@@ -112,8 +123,7 @@ fn setup<R: Runtime>(app: &AppHandle<R>, db: PathBuf, started: Instant) -> Resul
     let addr = backend.addr;
     alerts::open_gates_on_click(app, move |id| format!("http://{addr}/#gate={id}"));
     alerts::follow(app.clone(), backend.engine.clone(), tray).context("cannot follow the engine's events")?;
-    quit_on_signal(app, &backend);
-    app.manage(Running(Mutex::new(Some(backend))));
+    quit_on_signal(app, backend);
     Ok(())
 }
 
