@@ -24,6 +24,7 @@ done
 command -v WebKitWebDriver >/dev/null 2>&1 || need_apt+=(webkit2gtk-driver)
 command -v xvfb-run >/dev/null 2>&1 || need_apt+=(xvfb)
 command -v xauth >/dev/null 2>&1 || need_apt+=(xauth)
+command -v dbus-daemon >/dev/null 2>&1 || need_apt+=(dbus)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "==> installing system packages: ${need_apt[*]}"
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
@@ -69,5 +70,5 @@ echo "==> the reviewer UI: OpenAPI document and types current, svelte-check, uni
 (cd ui && npm ci --no-audit --no-fund && npm run check:openapi && npm run check:api && npm run check && npm test && npm run build)
 echo "==> browser end-to-end tests (Playwright, headless Chromium, gatehouse serve)"
 (cd tests/e2e && npm ci --no-audit --no-fund && npm test)
-echo "==> desktop end-to-end test (the real Tauri window under Xvfb, tauri-driver, WebKitWebDriver)"
-xvfb-run -a cargo test -p gatehouse-desktop --features e2e --locked --test desktop_window
+echo "==> desktop end-to-end tests (the real Tauri window under Xvfb, tauri-driver, WebKitWebDriver; single instance)"
+xvfb-run -a cargo test -p gatehouse-desktop --features e2e --locked --test desktop_window --test single_instance

@@ -138,6 +138,9 @@ fn a_gate_sent_by_an_agent_is_decided_in_the_desktop_window_and_the_agent_gets_t
         .env("XDG_DATA_HOME", home.path().join("data"))
         .env("XDG_CONFIG_HOME", home.path().join("config"))
         .env("XDG_CACHE_HOME", home.path().join("cache"))
+        // No session bus: a Gatehouse the developer is running must not
+        // take this launch over as a second instance.
+        .env("DBUS_SESSION_BUS_ADDRESS", format!("unix:path={}", home.path().join("no-bus").display()))
         .env("GATEHOUSE_LOG", "info")
         .env("USER", REVIEWER)
         .stdout(Stdio::null())
