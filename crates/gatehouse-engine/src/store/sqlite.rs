@@ -167,7 +167,9 @@ impl SqliteStore {
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI,
         )?;
         conn.busy_timeout(Duration::from_secs(10))?;
-        conn.pragma_update(None, "cache_size", -16_000)?;
+        // SQLite's default 2 MB page cache: up to 16 readers are open under
+        // load, and larger caches cost the server more memory than they save.
+        conn.pragma_update(None, "cache_size", -2_000)?;
         conn.pragma_update(None, "temp_store", "MEMORY")?;
         conn.set_prepared_statement_cache_capacity(64);
         Ok(conn)
