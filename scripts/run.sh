@@ -3,8 +3,9 @@
 # directory. With a display, this opens the desktop app (the engine and
 # server in-process, the reviewer UI in a native window, a tray with the
 # pending count). Without one, it says so and serves the API and the UI to
-# a browser instead, with the demo's simulated fleet of agents.
-#   scripts/run.sh                 desktop app, or `gatehouse demo` without a display
+# a browser instead. The demo workload runs only when asked.
+#   scripts/run.sh                 desktop app, or `gatehouse serve` without a display
+#   scripts/run.sh demo            serve with a simulated fleet of agents at work (the demo workload)
 #   scripts/run.sh desktop [ARGS]  the desktop app, e.g. `desktop --db /tmp/g.db`
 #   scripts/run.sh COMMAND [ARGS]  any `gatehouse` command, e.g. `serve` or `gates list`
 set -euo pipefail
@@ -38,9 +39,9 @@ if [ $# -eq 0 ]; then
     mode="desktop"
   else
     echo "No display here (DISPLAY and WAYLAND_DISPLAY are unset), so the desktop app cannot open its window."
-    echo "Serving the API and the reviewer UI to a browser instead: \`gatehouse demo\` (a simulated fleet of"
-    echo "agents); \`scripts/run.sh serve\` serves without it. Tokens: \`scripts/run.sh token create --role reviewer --name me\`."
-    set -- demo
+    echo "Serving the API and the reviewer UI to a browser instead (\`gatehouse serve\`); \`scripts/run.sh demo\`"
+    echo "adds a simulated fleet of agents. Sign in with a token: \`scripts/run.sh token create --role reviewer --name me\`."
+    set -- serve
   fi
 elif [ "$1" = "desktop" ]; then
   mode="desktop"
