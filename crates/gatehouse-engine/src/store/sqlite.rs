@@ -119,7 +119,9 @@ fn configure(conn: &Connection, synchronous_full: bool) -> Result<()> {
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", if synchronous_full { "FULL" } else { "NORMAL" })?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
-    conn.pragma_update(None, "cache_size", -32_000)?;
+    // 8 MB: the hot pages of a write are the indexes' right edges; a larger
+    // cache only fills with new rows (measured: 25 MB more server RSS).
+    conn.pragma_update(None, "cache_size", -8_000)?;
     conn.pragma_update(None, "temp_store", "MEMORY")?;
     conn.set_prepared_statement_cache_capacity(64);
     Ok(())
