@@ -225,10 +225,20 @@ async fn the_detail_view_renders_markdown_inertly_and_diffs_the_payload() {
     assert_eq!(status, 200, "{detail}");
     let html = detail["text_html"].as_str().unwrap();
     assert!(html.contains("<h1>Deploy</h1>"), "{html}");
-    for bad in ["<script", "onerror", "javascript:", "onclick", "<img"] {
-        assert!(!html.contains(bad), "`{bad}` survived: {html}");
+    // The agent's raw HTML is shown as sent, escaped; none of it is markup.
+    let tags: Vec<&str> = html.split('<').skip(1).map(|t| t.split('>').next().unwrap_or("")).collect();
+    for bad in ["script", "onerror", "javascript:", "onclick", "img"] {
+        assert!(tags.iter().all(|t| !t.contains(bad)), "`{bad}` survived as markup: {html}");
     }
-    assert!(html.contains(r#"<a href="https://ok.example" rel="noopener noreferrer nofollow">ok</a>"#), "{html}");
+    assert!(
+        html.contains("&lt;script&gt;alert('x')&lt;/script&gt;") || html.contains("&lt;script&gt;alert(&#39;x&#39;)"),
+        "{html}"
+    );
+    assert!(html.contains("&lt;a href=\"https://ok.example\" onclick=\"steal()\"&gt;"), "{html}");
+    assert!(
+        html.contains(r#"<a rel="noopener noreferrer nofollow">docs</a>"#),
+        "the markdown link stays, inert: {html}"
+    );
     assert_eq!(detail["gate"]["text"], text, "the stored text is kept as sent");
     let changes = detail["payload_diff"]["changes"].as_array().unwrap();
     let paths: Vec<&str> = changes.iter().map(|c| c["path"].as_str().unwrap()).collect();
