@@ -71,12 +71,20 @@ impl Backend {
         self.runtime.spawn(task);
     }
 
+    /// What revokes the window's token, callable from any thread, any
+    /// number of times (after the first it has nothing left to do).
+    pub fn revoker(&self) -> impl Fn() + Send + Sync + 'static {
+        let (engine, token_id) = (self.engine.clone(), self.token_id.clone());
+        move || match engine.revoke_token(&token_id, ACTOR) {
+            Ok(_) | Err(gatehouse_engine::EngineError::NotFound { .. }) => {}
+            Err(e) => tracing::warn!(error = %e, "cannot revoke the window's token"),
+        }
+    }
+
     /// Revokes the window's token and stops the server; long polls still
     /// in flight end here (their agents retry).
     pub fn stop(self) {
-        if let Err(e) = self.engine.revoke_token(&self.token_id, ACTOR) {
-            tracing::warn!(error = %e, "cannot revoke the window's token");
-        }
+        self.revoker()();
         self.server.abort();
         self.runtime.shutdown_timeout(Duration::from_secs(2));
     }

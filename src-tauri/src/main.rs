@@ -95,6 +95,9 @@ struct Running(Mutex<Option<Backend>>);
 fn setup<R: Runtime>(app: &AppHandle<R>, db: PathBuf, started: Instant) -> Result<()> {
     let resources = app.path().resource_dir().ok();
     let backend = Backend::start(db, backend::bundled_ui(resources.as_deref()))?;
+    // Before anyone learns the address: a SIGTERM from then on quits
+    // cleanly (the exit is handled after setup, once `Running` is managed).
+    quit_on_signal(app, &backend);
     // Scripts and tests read this line to find the server.
     println!("Gatehouse listening on http://{} (database {})", backend.addr, backend.db.display());
     let _ = std::io::stdout().flush();
@@ -123,13 +126,15 @@ fn wire<R: Runtime>(app: &AppHandle<R>, backend: &Backend, started: Instant) -> 
     let addr = backend.addr;
     alerts::open_gates_on_click(app, move |id| format!("http://{addr}/#gate={id}"));
     alerts::follow(app.clone(), backend.engine.clone(), tray).context("cannot follow the engine's events")?;
-    quit_on_signal(app, backend);
     Ok(())
 }
 
 /// Ctrl-C or SIGTERM quits like the tray's Quit, so the token is revoked.
+/// The token is revoked first, so it cannot outlive the app even if the
+/// window's teardown never finishes.
 fn quit_on_signal<R: Runtime>(app: &AppHandle<R>, backend: &Backend) {
     let app = app.clone();
+    let revoke = backend.revoker();
     backend.spawn(async move {
         #[cfg(unix)]
         {
@@ -144,6 +149,7 @@ fn quit_on_signal<R: Runtime>(app: &AppHandle<R>, backend: &Backend) {
         if tokio::signal::ctrl_c().await.is_err() {
             return;
         }
+        let _ = tokio::task::spawn_blocking(revoke).await;
         app.exit(0);
     });
 }
