@@ -112,6 +112,11 @@ export interface PayloadCheck {
   edits: FieldChange[];
 }
 
+/** Payload texts at least this long are checked once typing pauses. */
+export const LARGE_TEXT = 50_000;
+/** How long typing must pause before a large payload is checked, ms. */
+export const CHECK_DELAY_MS = 200;
+
 /** Everything the editor shows about the reviewer's text. */
 export function checkPayload(text: string, proposed: Json, required: readonly string[]): PayloadCheck {
   const parsed = parseJson(text);
