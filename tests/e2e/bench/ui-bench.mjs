@@ -14,7 +14,7 @@
 //   3. a new gate visible: from the agent's POST returning to its row in
 //      the panel, painted, with no gate and with 10,000 gates pending.
 //
-// Usage: node bench/ui-bench.mjs [--gates 10000] [--rounds 5] [--moves 200] [--json FILE]
+// Usage: node bench/ui-bench.mjs [--gates 10000] [--rounds 5] [--moves 200] [--keys 40] [--json FILE]
 // Not part of `npm test`; the figures are in docs/benchmarks.md.
 
 import { chromium } from "@playwright/test";
@@ -30,6 +30,7 @@ const { values: opts } = parseArgs({
     gates: { type: "string", default: "10000" },
     rounds: { type: "string", default: "5" },
     moves: { type: "string", default: "200" },
+    keys: { type: "string", default: "40" },
     json: { type: "string" },
   },
 });
@@ -217,6 +218,48 @@ async function keyboardMoves(browser, server, token) {
   return { work: stats(moves.work), frame: stats(moves.frame), queued: stats(moves.queued), idle: stats(moves.idle) };
 }
 
+/** Typing into the payload editor of a gate whose payload is almost 1 MB:
+ * each key's event to the next frame (the editor updated and painted). */
+async function typingLargePayload(browser, server, token, agent) {
+  const runId = await agent.startRun("Bulk import (benchmark)");
+  const rows = Array.from({ length: 12_500 }, (_, i) => ({ id: i, name: `customer ${i}`, email: `c${i}@example.com`, plan: "pro" }));
+  const gate = await agent.openGate(runId, { kind: "approval", action: "import", priority: "urgent", text: "Import?", payload: { table: "customers", rows } });
+  const { context, page } = await newPage(browser, server, token, 0);
+  await page.goto(server.signInUrl(token));
+  await page.getByTestId("blocker-row").first().waitFor();
+  await page.keyboard.press("Enter");
+  const editor = page.getByTestId("payload-input");
+  await editor.getByText('"email": "c0@example.com"').first().waitFor();
+  await page.keyboard.press("e");
+  await page.keyboard.press("Control+End");
+  await page.keyboard.press("ArrowUp");
+  await page.keyboard.press("End");
+  await page.keyboard.press("ArrowLeft");
+  await page.evaluate(() => {
+    const w = window;
+    w.__typed = [];
+    window.addEventListener(
+      "keydown",
+      (e) => {
+        const start = e.timeStamp;
+        requestAnimationFrame(() => setTimeout(() => w.__typed.push(performance.now() - start)));
+      },
+      { capture: true },
+    );
+  });
+  const keys = Number(opts.keys);
+  for (let i = 0; i < keys; i++) {
+    await page.keyboard.press(i % 2 === 0 ? "x" : "Backspace");
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r))));
+  }
+  const typed = await page.evaluate(() => window.__typed);
+  await context.close();
+  // Out of the way of the queue figures that follow.
+  await server.call(token, "POST", `/gates/${gate.id}/resolve`, { action: "reject", text: "benchmark done" });
+  if (typed.length < keys) throw new Error(`only ${typed.length} of ${keys} keys were seen`);
+  return stats(typed);
+}
+
 async function newGateLatency(browser, server, token, agent, label, samples = 30) {
   const { context, page } = await newPage(browser, server, token, -1);
   await page.goto(server.signInUrl(token));
@@ -271,6 +314,9 @@ try {
 
   results.newGateSmall = await newGateLatency(browser, server, reviewer, agent, "small queue");
   line("new gate visible after the POST returns (none pending)", results.newGateSmall);
+
+  results.typingLarge = await typingLargePayload(browser, server, reviewer, agent);
+  line("typing in a 1 MB payload: key event to the next frame", results.typingLarge);
 
   results.seedMs = await seed(server, agent, GATES);
   const total = (await server.call(reviewer, "GET", "/gates?status=pending&limit=1")).total;
