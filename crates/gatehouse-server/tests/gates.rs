@@ -293,3 +293,51 @@ async fn the_queue_names_the_log_head_it_was_read_at() {
     let kinds: Vec<&str> = page["events"].as_array().unwrap().iter().map(|e| e["type"].as_str().unwrap()).collect();
     assert_eq!(kinds, ["gate_opened"], "{page}");
 }
+
+#[tokio::test]
+async fn a_quality_gate_is_scored_by_its_agent_under_the_threshold_or_by_a_reviewer() {
+    let s = TestServer::start().await;
+    let (status, run) =
+        s.post("/run", &s.agent, json!({"run_input": {}, "protocol": {"auto_approve_threshold": 4.0}})).await;
+    assert_eq!(status, 201, "{run}");
+    let run = run["run_id"].as_str().unwrap().to_owned();
+    let quality = json!({"kind": "quality_score", "text": "Score the draft", "deliverable_id": "draft-1"});
+
+    // The agent's own score meets the threshold: the gate passes automatically.
+    let gate = s.gate(&run, quality.clone()).await;
+    let (status, reply) =
+        s.post(&format!("/gates/{gate}/score"), &s.agent, json!({"score": 4.5, "justification": "tight"})).await;
+    assert_eq!(status, 200, "{reply}");
+    assert_eq!(reply["verdict"], "passes");
+    assert_eq!(reply["gate"]["status"], "resolved", "{reply}");
+    assert_eq!(reply["gate"]["decision"]["origin"]["by"], "auto", "{reply}");
+    assert_eq!(reply["gate"]["decision"]["score"]["scorer"], "deployer");
+    assert_eq!(reply["gate"]["decision"]["score"]["deliverable_id"], "draft-1");
+
+    // Below the threshold, the agent's score is recorded and a reviewer decides.
+    let gate = s.gate(&run, quality.clone()).await;
+    let (_, reply) = s.post(&format!("/gates/{gate}/score"), &s.agent, json!({"score": 3.5})).await;
+    assert_eq!(
+        (reply["verdict"].as_str(), reply["gate"]["status"].as_str()),
+        (Some("passes"), Some("pending")),
+        "{reply}"
+    );
+    let (status, reply) =
+        s.post(&format!("/gates/{gate}/score"), &s.reviewer, json!({"score": 2.0, "justification": "thin"})).await;
+    assert_eq!(status, 200, "{reply}");
+    assert_eq!(reply["verdict"], "needs_revision");
+    assert_eq!(reply["gate"]["decision"]["action"], "needs_revision");
+    assert_eq!(reply["gate"]["decision"]["decided_by"], "alice");
+
+    // Mistakes: out of range, someone else's run, not a quality gate, unknown gate.
+    let gate = s.gate(&run, quality).await;
+    let (status, body) = s.post(&format!("/gates/{gate}/score"), &s.reviewer, json!({"score": 6})).await;
+    assert_eq!(status, 422, "{body}");
+    let (status, _) = s.post(&format!("/gates/{gate}/score"), &s.other_agent, json!({"score": 5})).await;
+    assert_eq!(status, 403);
+    let question = s.gate(&run, json!({"kind": "question", "text": "?"})).await;
+    let (status, body) = s.post(&format!("/gates/{question}/score"), &s.reviewer, json!({"score": 4})).await;
+    assert_eq!(status, 422, "{body}");
+    let (status, _) = s.post("/gates/gate_nope/score", &s.reviewer, json!({"score": 4})).await;
+    assert_eq!(status, 404);
+}

@@ -12,6 +12,8 @@ use axum::Json;
 use chrono::{DateTime, Utc};
 use gatehouse_engine::decision::DecisionInput;
 use gatehouse_engine::diff::{diff_values, PayloadDiff};
+use gatehouse_engine::scoring::{QualityScore, ScoreVerdict};
+use gatehouse_engine::Role;
 use gatehouse_engine::{
     BlockingMode, Gate, GateFilter, GateId, GateKind, GateStatus, NewGate, Priority, RunId, RunStatus, Turn,
 };
@@ -34,6 +36,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(list_gates))
         .routes(routes!(get_gate))
         .routes(routes!(resolve_gate))
+        .routes(routes!(score_gate))
 }
 
 /// Answer to opening a gate.
@@ -341,4 +344,71 @@ pub async fn resolve_gate(
     let id = GateId::from_string(gate_id);
     let reviewer = caller.name.clone();
     Ok(Json(state.engine(move |e| e.resolve_gate(&id, input, &reviewer)).await?))
+}
+
+/// A score for a quality gate's deliverable.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct ScoreRequest {
+    /// Overall score, 1 to 5.
+    pub score: f64,
+    /// Optional per-criterion scores, each 1 to 5.
+    #[serde(default)]
+    pub rubric_scores: std::collections::BTreeMap<String, f64>,
+    /// Why.
+    #[serde(default)]
+    pub justification: String,
+}
+
+/// A scored gate and what the score means.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ScoreReply {
+    /// The gate: resolved when the score decided it, else still pending.
+    pub gate: Gate,
+    /// `passes` at or above the gate's `required_score`, else `needs_revision`.
+    pub verdict: ScoreVerdict,
+}
+
+/// Seed 000's `evaluate_at_gate`: scores a quality gate's deliverable. A
+/// reviewer's score decides the gate (approve when it passes, needs
+/// revision when not). An agent's score (its own run's gate) decides it
+/// only when the run's handoff protocol has an auto-approve threshold the
+/// score meets and the gate does not require a human; otherwise it is
+/// recorded and the gate waits for a reviewer. The scorer is the token.
+#[utoipa::path(post, path = "/gates/{gate_id}/score", tag = "reviewers", params(("gate_id" = String, Path, description = "The gate")),
+    request_body = ScoreRequest,
+    responses((status = 200, body = ScoreReply), (status = 403, body = ApiErrorBody), (status = 404, body = ApiErrorBody),
+        (status = 409, body = ApiErrorBody), (status = 422, body = ApiErrorBody)))]
+pub async fn score_gate(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(gate_id): Path<String>,
+    ApiJson(req): ApiJson<ScoreRequest>,
+) -> ApiResult<Json<ScoreReply>> {
+    let id = GateId::from_string(gate_id);
+    let role = match caller.role {
+        gatehouse_engine::TokenRole::Agent => Role::Agent,
+        _ => Role::Human,
+    };
+    let (gate, verdict) = state
+        .engine(move |e| {
+            let gate = e.gate(&id)?;
+            let run = e.run(&gate.run_id)?;
+            if let Err(refused) = caller.may_use_run(&run) {
+                return Ok(Err(refused));
+            }
+            let score = QualityScore {
+                score: req.score,
+                rubric_scores: req.rubric_scores,
+                justification: req.justification,
+                scorer: caller.name.clone(),
+                deliverable_id: match &gate.spec {
+                    gatehouse_engine::GateSpec::QualityScore { deliverable_id, .. } => deliverable_id.clone(),
+                    _ => String::new(),
+                },
+                at: e.now(),
+            };
+            e.evaluate_quality_gate(&id, score, role).map(Ok)
+        })
+        .await??;
+    Ok(Json(ScoreReply { gate, verdict }))
 }

@@ -119,6 +119,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/hitl/gates/{gate_id}/score": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Seed 000's `evaluate_at_gate`: scores a quality gate's deliverable. A
+         *     reviewer's score decides the gate (approve when it passes, needs
+         *     revision when not). An agent's score (its own run's gate) decides it
+         *     only when the run's handoff protocol has an auto-approve threshold the
+         *     score meets and the gate does not require a human; otherwise it is
+         *     recorded and the gate waits for a reviewer. The scorer is the token.
+         */
+        post: operations["score_gate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/hitl/gates/{gate_id}/wait": {
         parameters: {
             query?: never;
@@ -2252,6 +2276,32 @@ export interface components {
              */
             updated_at: string;
         };
+        /** @description A scored gate and what the score means. */
+        ScoreReply: {
+            /** @description The gate: resolved when the score decided it, else still pending. */
+            gate: components["schemas"]["Gate"];
+            /** @description `passes` at or above the gate's `required_score`, else `needs_revision`. */
+            verdict: components["schemas"]["ScoreVerdict"];
+        };
+        /** @description A score for a quality gate's deliverable. */
+        ScoreRequest: {
+            /**
+             * Format: double
+             * @description Overall score, 1 to 5.
+             */
+            score: number;
+            /** @description Optional per-criterion scores, each 1 to 5. */
+            rubric_scores?: {
+                [key: string]: number;
+            };
+            /** @description Why. */
+            justification?: string;
+        };
+        /**
+         * @description Whether a scored deliverable clears its gate.
+         * @enum {string}
+         */
+        ScoreVerdict: "passes" | "needs_revision";
         /** @description Seed 004's start request. */
         StartRunRequest: {
             /** @description The run's input (seed 004's `RunInput`: prompt, tool config...), stored redacted. */
@@ -2652,6 +2702,64 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Gate"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    score_gate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The gate */
+                gate_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScoreRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScoreReply"];
                 };
             };
             403: {
