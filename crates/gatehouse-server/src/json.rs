@@ -58,27 +58,22 @@ impl<S: Send + Sync, T: DeserializeOwned> axum::extract::OptionalFromRequest<S> 
 /// Reads `value` as a `T`, naming the path of the first bad field (for
 /// bodies read in parts, where `#[serde(flatten)]` would lose the path).
 pub fn from_value<T: DeserializeOwned>(value: &serde_json::Value) -> Result<T, ApiError> {
-    serde_path_to_error::deserialize(value).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner();
-        if path.is_empty() || path == "." {
-            ApiError::invalid(format!("body: {inner}"))
-        } else {
-            ApiError::invalid(format!("{path}: {inner}"))
-        }
-    })
+    serde_path_to_error::deserialize(value).map_err(path_error)
 }
 
 /// Parses JSON, naming the path of the first bad field.
 pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     let de = &mut serde_json::Deserializer::from_slice(bytes);
-    serde_path_to_error::deserialize(de).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner();
-        if path.is_empty() || path == "." {
-            ApiError::invalid(format!("body: {inner}"))
-        } else {
-            ApiError::invalid(format!("{path}: {inner}"))
-        }
-    })
+    serde_path_to_error::deserialize(de).map_err(path_error)
+}
+
+/// A 422 whose message starts with the bad field's path (or `body`).
+fn path_error<E: std::fmt::Display>(e: serde_path_to_error::Error<E>) -> ApiError {
+    let path = e.path().to_string();
+    let inner = e.into_inner();
+    if path.is_empty() || path == "." {
+        ApiError::invalid(format!("body: {inner}"))
+    } else {
+        ApiError::invalid(format!("{path}: {inner}"))
+    }
 }

@@ -30,7 +30,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
 }
 
 /// Runs `f` on the engine if the caller may use `run_id`, in one trip.
-async fn on_run<T, F>(state: &AppState, caller: &Caller, run_id: String, f: F) -> ApiResult<T>
+pub(crate) async fn on_run<T, F>(state: &AppState, caller: &Caller, run_id: String, f: F) -> ApiResult<T>
 where
     T: Send + 'static,
     F: FnOnce(&gatehouse_engine::Engine, &RunId, &str) -> Result<T, EngineError> + Send + 'static,

@@ -17,6 +17,7 @@ use utoipa_axum::routes;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiErrorBody, ApiResult};
 use crate::json::ApiJson;
+use crate::routes::collab::on_run;
 use crate::routes::hitl::query_error;
 use crate::state::AppState;
 
@@ -160,18 +161,11 @@ pub async fn run_events(
         return Err(ApiError::invalid(format!("limit: must be from 1 to 5000, got {limit}")));
     }
     let after = q.after.unwrap_or(0);
-    let id = RunId::from_string(run_id);
-    let caller2 = caller.clone();
-    let events = state
-        .engine(move |e| {
-            let run = e.run(&id)?;
-            if let Err(refused) = caller2.may_use_run(&run) {
-                return Ok(Err(refused));
-            }
-            let filter = EventFilter { run_id: Some(run.id), ..EventFilter::default() };
-            e.events_after(after, &filter, limit).map(Ok)
-        })
-        .await??;
+    let events = on_run(&state, &caller, run_id, move |e, id, _| {
+        let filter = EventFilter { run_id: Some(id.clone()), ..EventFilter::default() };
+        e.events_after(after, &filter, limit)
+    })
+    .await?;
     let next_after = events.last().map_or(after, |e| e.seq);
     Ok(Json(EventPage { events, next_after }))
 }
