@@ -101,6 +101,38 @@ async fn request_feedback_is_async_by_default_and_lists_the_questions() {
 }
 
 #[tokio::test]
+async fn a_retried_tool_call_with_the_same_idempotency_key_returns_the_first_gate() {
+    let s = TestServer::start().await;
+    let run = s.run().await;
+    for tool in ["request_approval", "escalate_to_human", "request_feedback"] {
+        let path = format!("/runs/{run}/tools/{tool}");
+        let body =
+            json!({"action": "deploy", "issue": "stuck", "artifact": "draft", "idempotency_key": format!("{tool}-1")});
+        let (_, first) = s.post(&path, &s.agent, body.clone()).await;
+        let (status, again) = s.post(&path, &s.agent, body).await;
+        assert_eq!(status, 201, "{again}");
+        assert_eq!(first["gate_id"], again["gate_id"], "{tool}: the retry returned the first gate");
+        // The header takes precedence over the body, as for `POST /runs/{id}/gates`.
+        let key = format!("{tool}-header");
+        let send = |key: String| {
+            s.http
+                .post(s.url(&path))
+                .bearer_auth(&s.agent)
+                .header("Idempotency-Key", key)
+                .json(&json!({"action": "deploy", "issue": "stuck", "artifact": "draft", "idempotency_key": "ignored"}))
+                .send()
+        };
+        let a: Value = send(key.clone()).await.unwrap().json().await.unwrap();
+        let b: Value = send(key.clone()).await.unwrap().json().await.unwrap();
+        assert_eq!(a["gate_id"], b["gate_id"], "{tool}: {a} {b}");
+        assert_eq!(a["gate"]["idempotency_key"], key, "{a}");
+        assert_ne!(a["gate_id"], first["gate_id"]);
+    }
+    let (_, list) = s.get(&format!("/gates?status=all&run_id={run}"), &s.reviewer).await;
+    assert_eq!(list["total"], 6, "two gates per tool, not four: {list}");
+}
+
+#[tokio::test]
 async fn tool_calls_with_bad_input_are_422_naming_the_field_and_store_nothing() {
     let s = TestServer::start().await;
     let run = s.run().await;

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::Json;
 use gatehouse_engine::{
     BlockingMode, Decision, Directive, DirectiveAction, Gate, GateContext, GateId, GateSpec, GateStatus, NewGate,
@@ -22,7 +22,7 @@ use utoipa_axum::routes;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiErrorBody, ApiResult};
 use crate::json::{self, ApiJson};
-use crate::routes::gates::{open_gate_for, wait_for_gate};
+use crate::routes::gates::{idempotency_key, open_gate_for, wait_for_gate};
 use crate::routes::hitl::query_error;
 use crate::state::AppState;
 
@@ -254,10 +254,15 @@ pub struct ToolOptions {
     /// The task and step the call belongs to.
     #[serde(default)]
     pub task: GateContext,
+    /// A retry with the same key (1 to 255 characters) returns the first
+    /// call's gate instead of opening a second; the `Idempotency-Key`
+    /// header, when sent, takes precedence.
+    #[serde(default)]
+    pub idempotency_key: Option<String>,
 }
 
 impl ToolOptions {
-    fn apply(&self, gate: &mut NewGate, default_mode: BlockingMode) -> ApiResult<Duration> {
+    fn apply(&self, gate: &mut NewGate, default_mode: BlockingMode, headers: &HeaderMap) -> ApiResult<Duration> {
         let wait = self.wait.unwrap_or(0.0);
         if !(0.0..=60.0).contains(&wait) {
             return Err(ApiError::invalid(format!("wait: must be from 0 to 60 seconds, got {wait}")));
@@ -269,6 +274,7 @@ impl ToolOptions {
         gate.mode = self.mode.unwrap_or(default_mode);
         gate.expires_in_secs = self.timeout;
         gate.context = self.task.clone();
+        gate.idempotency_key = idempotency_key(headers)?.or_else(|| self.idempotency_key.clone());
         Ok(Duration::from_secs_f64(wait))
     }
 }
@@ -323,13 +329,14 @@ pub struct RequestApproval {
 /// Asks a human to approve an action (an approval gate whose payload is
 /// the context), on a run the caller drives or reviews.
 #[utoipa::path(post, path = "/runs/{run_id}/tools/request_approval", tag = "agents",
-    params(("run_id" = String, Path, description = "The run")), request_body = RequestApproval,
+    params(("run_id" = String, Path, description = "The run"), ("Idempotency-Key" = Option<String>, Header, description = "Retry key")), request_body = RequestApproval,
     responses((status = 201, body = ToolCallReply), (status = 403, body = ApiErrorBody), (status = 404, body = ApiErrorBody),
         (status = 409, body = ApiErrorBody), (status = 422, body = ApiErrorBody)))]
 pub async fn request_approval(
     State(state): State<AppState>,
     caller: Caller,
     Path(run_id): Path<String>,
+    headers: HeaderMap,
     ApiJson(body): ApiJson<Value>,
 ) -> ApiResult<(StatusCode, Json<ToolCallReply>)> {
     let req: RequestApproval = tool_request(&body)?;
@@ -337,7 +344,7 @@ pub async fn request_approval(
     let text = req.text.filter(|t| !t.trim().is_empty()).unwrap_or_else(|| format!("Approve: **{}**", req.action));
     let mut gate = NewGate::new(GateSpec::Approval { action: req.action }, text);
     gate.payload = req.context;
-    let wait = req.options.apply(&mut gate, BlockingMode::Sync)?;
+    let wait = req.options.apply(&mut gate, BlockingMode::Sync, &headers)?;
     call_tool(state, caller, run_id, gate, wait).await
 }
 
@@ -360,13 +367,14 @@ pub struct EscalateToHuman {
 /// Escalates an issue to a human (a question gate the human answers in
 /// free text).
 #[utoipa::path(post, path = "/runs/{run_id}/tools/escalate_to_human", tag = "agents",
-    params(("run_id" = String, Path, description = "The run")), request_body = EscalateToHuman,
+    params(("run_id" = String, Path, description = "The run"), ("Idempotency-Key" = Option<String>, Header, description = "Retry key")), request_body = EscalateToHuman,
     responses((status = 201, body = ToolCallReply), (status = 403, body = ApiErrorBody), (status = 404, body = ApiErrorBody),
         (status = 409, body = ApiErrorBody), (status = 422, body = ApiErrorBody)))]
 pub async fn escalate_to_human(
     State(state): State<AppState>,
     caller: Caller,
     Path(run_id): Path<String>,
+    headers: HeaderMap,
     ApiJson(body): ApiJson<Value>,
 ) -> ApiResult<(StatusCode, Json<ToolCallReply>)> {
     let req: EscalateToHuman = tool_request(&body)?;
@@ -379,7 +387,7 @@ pub async fn escalate_to_human(
     }
     let mut gate = NewGate::question(text);
     gate.payload = Some(json!({ "required_expertise": expertise, "context": req.context }));
-    let wait = req.options.apply(&mut gate, BlockingMode::Sync)?;
+    let wait = req.options.apply(&mut gate, BlockingMode::Sync, &headers)?;
     call_tool(state, caller, run_id, gate, wait).await
 }
 
@@ -399,13 +407,14 @@ pub struct RequestFeedback {
 /// Asks a human for feedback on an artifact (a question gate listing the
 /// questions above the artifact).
 #[utoipa::path(post, path = "/runs/{run_id}/tools/request_feedback", tag = "agents",
-    params(("run_id" = String, Path, description = "The run")), request_body = RequestFeedback,
+    params(("run_id" = String, Path, description = "The run"), ("Idempotency-Key" = Option<String>, Header, description = "Retry key")), request_body = RequestFeedback,
     responses((status = 201, body = ToolCallReply), (status = 403, body = ApiErrorBody), (status = 404, body = ApiErrorBody),
         (status = 409, body = ApiErrorBody), (status = 422, body = ApiErrorBody)))]
 pub async fn request_feedback(
     State(state): State<AppState>,
     caller: Caller,
     Path(run_id): Path<String>,
+    headers: HeaderMap,
     ApiJson(body): ApiJson<Value>,
 ) -> ApiResult<(StatusCode, Json<ToolCallReply>)> {
     let req: RequestFeedback = tool_request(&body)?;
@@ -423,6 +432,6 @@ pub async fn request_feedback(
     text.push_str(req.artifact.trim());
     let mut gate = NewGate::question(text);
     gate.payload = Some(json!({ "artifact": req.artifact, "questions": questions }));
-    let wait = req.options.apply(&mut gate, BlockingMode::Async)?;
+    let wait = req.options.apply(&mut gate, BlockingMode::Async, &headers)?;
     call_tool(state, caller, run_id, gate, wait).await
 }

@@ -63,12 +63,21 @@ pub async fn open_gate(
     headers: HeaderMap,
     ApiJson(mut new): ApiJson<NewGate>,
 ) -> ApiResult<(StatusCode, Json<OpenedGate>)> {
-    if let Some(key) = headers.get("idempotency-key") {
-        let key = key.to_str().map_err(|_| ApiError::invalid("Idempotency-Key: must be visible ASCII"))?;
-        new.idempotency_key = Some(key.to_owned());
+    if let Some(key) = idempotency_key(&headers)? {
+        new.idempotency_key = Some(key);
     }
     let gate = open_gate_for(&state, &caller, RunId::from_string(run_id), new).await?;
     Ok((StatusCode::CREATED, Json(OpenedGate { gate_id: gate.id.clone(), status: gate.status, gate })))
+}
+
+/// The `Idempotency-Key` header, if sent; it takes precedence over a key in the body.
+pub(crate) fn idempotency_key(headers: &HeaderMap) -> ApiResult<Option<String>> {
+    headers
+        .get("idempotency-key")
+        .map(|key| {
+            key.to_str().map(str::to_owned).map_err(|_| ApiError::invalid("Idempotency-Key: must be visible ASCII"))
+        })
+        .transpose()
 }
 
 /// Opens `new` on `run_id` if the caller may use the run, in one engine

@@ -2413,6 +2413,12 @@ export interface components {
             wait?: number | null;
             /** @description The task and step the call belongs to. */
             task?: components["schemas"]["GateContext"];
+            /**
+             * @description A retry with the same key (1 to 255 characters) returns the first
+             *     call's gate instead of opening a second; the `Idempotency-Key`
+             *     header, when sent, takes precedence.
+             */
+            idempotency_key?: string | null;
         };
         /** @description One turn: who spoke, what they said, and an optional score. */
         Turn: {
@@ -4188,7 +4194,10 @@ export interface operations {
     escalate_to_human: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Retry key */
+                "Idempotency-Key"?: string | null;
+            };
             path: {
                 /** @description The run */
                 run_id: string;
@@ -4246,7 +4255,10 @@ export interface operations {
     request_approval: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Retry key */
+                "Idempotency-Key"?: string | null;
+            };
             path: {
                 /** @description The run */
                 run_id: string;
@@ -4304,7 +4316,10 @@ export interface operations {
     request_feedback: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Retry key */
+                "Idempotency-Key"?: string | null;
+            };
             path: {
                 /** @description The run */
                 run_id: string;
