@@ -83,6 +83,10 @@ impl ApiError {
     pub fn status(&self) -> StatusCode {
         self.status
     }
+    /// What went wrong, as the body's `message` says it.
+    pub fn message(&self) -> &str {
+        &self.body.message
+    }
 }
 
 impl From<EngineError> for ApiError {

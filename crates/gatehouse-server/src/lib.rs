@@ -1,7 +1,8 @@
 //! The Gatehouse HTTP API: one axum server for agents, the reviewer UI and
 //! tests. REST under `/api/hitl`, live events as Server-Sent Events,
-//! long-poll waits, webhooks, bearer tokens with roles, and an OpenAPI
-//! document generated from the handlers themselves.
+//! long-poll waits, webhooks, bearer tokens with roles, an OpenAPI
+//! document generated from the handlers themselves, and the MCP tools at
+//! `/mcp`.
 
 use std::net::SocketAddr;
 
@@ -16,6 +17,7 @@ pub mod auth;
 pub mod error;
 pub mod json;
 pub mod markdown;
+pub mod mcp;
 pub mod routes;
 pub mod state;
 pub mod ui;
@@ -62,11 +64,16 @@ fn api_router() -> OpenApiRouter<AppState> {
 pub fn app(state: AppState) -> Router {
     let (api, doc) = api_router().split_for_parts();
     let api = api.layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_token));
+    // MCP's streamable HTTP (POST, GET and DELETE on one path), behind the same tokens.
+    let mcp = Router::new()
+        .route_service("/mcp", mcp::service(&state))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_token));
     // Shared by every response without copying.
     let doc_json = axum::body::Bytes::from(serde_json::to_vec(&doc).unwrap_or_default());
     let ui_dir = state.config.ui_dir.clone().or_else(ui::find_ui_dir).unwrap_or_else(ui::in_tree_dir);
     Router::new()
         .merge(api)
+        .merge(mcp)
         .route(
             "/api/hitl/openapi.json",
             axum::routing::get(

@@ -1,0 +1,105 @@
+//! MCP at `/mcp`: the Gatehouse MCP tools over streamable HTTP, behind the
+//! same bearer tokens as the API. Each tool call acts as its request's
+//! token (the decider and the run's owner are never a name in the body),
+//! and calls the engine and the gate waiters in-process, so a decision
+//! wakes a waiting tool as it wakes a long poll.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::http::request::Parts;
+use gatehouse_engine::plan::{PlanOperation, PlanRevision};
+use gatehouse_engine::{Gate, GateId, NewGate, NewRun, RunId, TokenRole};
+use gatehouse_mcp::{Backend, BackendError, Failure, GatehouseMcp, McpOptions, PlanSnapshot, SessionRun};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::RoleServer;
+
+use crate::auth::Caller;
+use crate::error::ApiError;
+use crate::routes::collab::on_run;
+use crate::routes::gates::{open_gate_for, wait_for_gate};
+use crate::state::AppState;
+
+/// The MCP service mounted at `/mcp`: one [`GatehouseMcp`] per MCP session.
+pub fn service(state: &AppState) -> StreamableHttpService<GatehouseMcp<InProcess>, LocalSessionManager> {
+    let backend = Arc::new(InProcess { state: state.clone() });
+    // `Host` and `Origin` are checked by the server's own guard, for every path alike.
+    let config = StreamableHttpServerConfig::default()
+        .disable_allowed_hosts()
+        .with_max_request_body_bytes(state.config.body_limit);
+    StreamableHttpService::new(
+        move || Ok(GatehouseMcp::new(Arc::clone(&backend), McpOptions::default())),
+        Arc::default(),
+        config,
+    )
+}
+
+/// The tools' backend inside the server: the engine and the waiters.
+pub struct InProcess {
+    state: AppState,
+}
+
+fn refused(e: ApiError) -> BackendError {
+    BackendError::new(Failure::from_status(e.status().as_u16()), e.message())
+}
+
+impl Backend for InProcess {
+    type Caller = Caller;
+
+    /// The caller the token guard recorded on the HTTP request.
+    fn caller(&self, request: &RequestContext<RoleServer>) -> Result<Caller, BackendError> {
+        request
+            .extensions
+            .get::<Parts>()
+            .and_then(|parts| parts.extensions.get::<Caller>().cloned())
+            .ok_or_else(|| BackendError::new(Failure::Unauthorized, "a bearer token is required"))
+    }
+
+    async fn start_run(&self, caller: &Caller, run: SessionRun) -> Result<RunId, BackendError> {
+        // An agent token's runs are its own; other tokens name the run after the client.
+        let agent = if caller.role == TokenRole::Agent { caller.name.clone() } else { run.agent };
+        let new = NewRun { title: run.title, agent, input: run.input, ..NewRun::default() };
+        let actor = caller.name.clone();
+        let run = self.state.engine(move |e| e.create_run(new, &actor)).await.map_err(refused)?;
+        Ok(run.id)
+    }
+
+    async fn open_gate(&self, caller: &Caller, run: &RunId, gate: NewGate) -> Result<Gate, BackendError> {
+        open_gate_for(&self.state, caller, run.clone(), gate).await.map_err(refused)
+    }
+
+    async fn wait_gate(&self, caller: &Caller, gate: &GateId, within: Duration) -> Result<Gate, BackendError> {
+        let (id, who) = (gate.clone(), caller.clone());
+        let now = self
+            .state
+            .engine(move |e| {
+                let gate = e.gate(&id)?;
+                let run = e.run(&gate.run_id)?;
+                Ok(who.may_use_run(&run).map(|()| gate))
+            })
+            .await
+            .and_then(|visible| visible)
+            .map_err(refused)?;
+        if now.status.is_terminal() || within.is_zero() {
+            return Ok(now);
+        }
+        let deadline = tokio::time::Instant::now() + within.min(Duration::from_secs(60));
+        wait_for_gate(&self.state, gate, deadline).await.map_err(refused)
+    }
+
+    async fn read_plan(&self, caller: &Caller, run: &RunId) -> Result<PlanSnapshot, BackendError> {
+        on_run(&self.state, caller, run.to_string(), |e, id, _| {
+            Ok(PlanSnapshot { plan: e.plan(id)?, progress: e.progress(id)? })
+        })
+        .await
+        .map_err(refused)
+    }
+
+    async fn change_plan(&self, caller: &Caller, run: &RunId, op: PlanOperation) -> Result<PlanRevision, BackendError> {
+        on_run(&self.state, caller, run.to_string(), move |e, id, actor| e.plan_apply(id, op, actor))
+            .await
+            .map_err(refused)
+    }
+}
