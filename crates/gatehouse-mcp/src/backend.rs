@@ -73,6 +73,10 @@ pub struct SessionRun {
     pub title: String,
     /// The run's input: the client's name and version.
     pub input: serde_json::Value,
+    /// The client speaks the sessionless protocol (2026-07-28, no `initialize`): over HTTP each of
+    /// its requests may reach a new server instance, so a backend may hand back the live run it
+    /// started for the same caller and client instead of starting one per request.
+    pub sessionless: bool,
 }
 
 /// A run's plan as the plan tools show it.

@@ -102,6 +102,8 @@ impl<B: Backend> GatehouseMcp<B> {
                     agent: client.name.clone(),
                     title: format!("MCP session: {} {}", client.name, client.version),
                     input: serde_json::json!({ "mcp_client": { "name": client.name, "version": client.version } }),
+                    // The 2026-07-28 envelope names its version on every request; no handshake, no session.
+                    sessionless: request.meta.protocol_version().is_some() || request.peer.peer_info().is_none(),
                 },
             )
             .await?;

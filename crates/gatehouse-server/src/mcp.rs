@@ -2,9 +2,12 @@
 //! same bearer tokens as the API. Each tool call acts as its request's
 //! token (the decider and the run's owner are never a name in the body),
 //! and calls the engine and the gate waiters in-process, so a decision
-//! wakes a waiting tool as it wakes a long poll.
+//! wakes a waiting tool as it wakes a long poll. A session's calls share
+//! one run; a sessionless client (protocol 2026-07-28) keeps one live run
+//! per token and client name.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::http::request::Parts;
@@ -24,7 +27,7 @@ use crate::state::AppState;
 
 /// The MCP service mounted at `/mcp`: one [`GatehouseMcp`] per MCP session.
 pub fn service(state: &AppState) -> StreamableHttpService<GatehouseMcp<InProcess>, LocalSessionManager> {
-    let backend = Arc::new(InProcess { state: state.clone() });
+    let backend = Arc::new(InProcess { state: state.clone(), sessionless_runs: Mutex::default() });
     // `Host` and `Origin` are checked by the server's own guard, for every path alike.
     let config = StreamableHttpServerConfig::default()
         .disable_allowed_hosts()
@@ -39,6 +42,8 @@ pub fn service(state: &AppState) -> StreamableHttpService<GatehouseMcp<InProcess
 /// The tools' backend inside the server: the engine and the waiters.
 pub struct InProcess {
     state: AppState,
+    /// The run of each sessionless client, by token name and client name.
+    sessionless_runs: Mutex<HashMap<(String, String), RunId>>,
 }
 
 fn refused(e: ApiError) -> BackendError {
@@ -58,12 +63,26 @@ impl Backend for InProcess {
     }
 
     async fn start_run(&self, caller: &Caller, run: SessionRun) -> Result<RunId, BackendError> {
+        let key = (caller.name.clone(), run.agent.clone());
+        let known = self.sessionless_runs.lock().ok().and_then(|book| book.get(&key).cloned());
+        if let (true, Some(id)) = (run.sessionless, known) {
+            let probe = id.clone();
+            let live = self.state.engine(move |e| Ok(!e.run(&probe)?.status.is_terminal())).await.unwrap_or(false);
+            if live {
+                return Ok(id);
+            }
+        }
         // An agent token's runs are its own; other tokens name the run after the client.
         let agent = if caller.role == TokenRole::Agent { caller.name.clone() } else { run.agent };
         let new = NewRun { title: run.title, agent, input: run.input, ..NewRun::default() };
         let actor = caller.name.clone();
-        let run = self.state.engine(move |e| e.create_run(new, &actor)).await.map_err(refused)?;
-        Ok(run.id)
+        let started = self.state.engine(move |e| e.create_run(new, &actor)).await.map_err(refused)?;
+        if run.sessionless {
+            if let Ok(mut book) = self.sessionless_runs.lock() {
+                book.insert(key, started.id.clone());
+            }
+        }
+        Ok(started.id)
     }
 
     async fn open_gate(&self, caller: &Caller, run: &RunId, gate: NewGate) -> Result<Gate, BackendError> {

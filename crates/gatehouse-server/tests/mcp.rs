@@ -200,3 +200,50 @@ async fn the_http_backend_shares_the_plan_with_the_api() {
     assert_eq!(unknown.is_error, Some(true));
     assert!(text(&unknown).contains("task_999"), "{}", text(&unknown));
 }
+
+/// One sessionless (2026-07-28) `tools/call`, as raw JSON-RPC over HTTP.
+async fn sessionless_call(server: &TestServer, token: &str, client: &str, arguments: Value) -> Value {
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+    "name": "ask_human", "arguments": arguments,
+    "_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": client, "version": "1.0"},
+        "io.modelcontextprotocol/clientCapabilities": {}
+    }}});
+    let response = server
+        .http
+        .post(format!("http://{}/mcp", server.server.addr))
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "ask_human")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    let text = response.text().await.unwrap();
+    // JSON, or an event stream whose last data line is the response.
+    let json = text.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim).rfind(|l| !l.is_empty());
+    let message: Value = serde_json::from_str(json.unwrap_or(&text)).unwrap_or_else(|e| panic!("{e}: {text}"));
+    message["result"]["structuredContent"].clone()
+}
+
+#[tokio::test]
+async fn a_sessionless_client_keeps_one_live_run_per_token_and_client() {
+    let server = TestServer::start().await;
+    let ask = json!({"question": "Which region?", "mode": "async"});
+    let first = sessionless_call(&server, &server.agent, "modern", ask.clone()).await;
+    let second = sessionless_call(&server, &server.agent, "modern", ask.clone()).await;
+    assert_eq!(first["status"], "pending", "{first}");
+    assert_eq!(first["run_id"], second["run_id"]);
+    let other_client = sessionless_call(&server, &server.agent, "another", ask.clone()).await;
+    assert_ne!(other_client["run_id"], first["run_id"]);
+    let run = first["run_id"].as_str().unwrap();
+    let (status, body) = server.call(reqwest::Method::DELETE, &format!("/run/{run}"), &server.reviewer, None).await;
+    assert_eq!(status, 200, "the reviewer cancels the run: {body}");
+    let after = sessionless_call(&server, &server.agent, "modern", ask).await;
+    assert_eq!(after["status"], "pending", "{after}");
+    assert_ne!(after["run_id"], first["run_id"], "a finished run is not reused");
+}
