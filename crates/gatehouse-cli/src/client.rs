@@ -176,7 +176,7 @@ fn failure(status: StatusCode, body: &str) -> ApiFailure {
 }
 
 /// `--url`, with `http://` assumed when no scheme is given.
-fn parse_url(raw: &str) -> Result<Url> {
+pub fn parse_url(raw: &str) -> Result<Url> {
     let raw = raw.trim();
     let full = if raw.contains("://") { raw.to_owned() } else { format!("http://{raw}") };
     let mut url =

@@ -6,8 +6,8 @@
 //!
 //! Commands work on the database directly (`demo --no-serve`, `audit`,
 //! `export`, `token`...) or talk to a running server (`ask`, `gates`,
-//! `runs`): deciding a gate must wake the agent waiting on it, which only
-//! the server can do. `serve` and `demo` run that server.
+//! `runs`, `mcp`): deciding a gate must wake the agent waiting on it, which
+//! only the server can do. `serve` and `demo` run that server.
 
 mod ask;
 mod client;
@@ -16,6 +16,7 @@ mod demo;
 mod duration;
 mod gates;
 mod listing;
+mod mcp;
 mod out;
 mod runs;
 mod serve;
@@ -55,6 +56,9 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Ask a person and wait for the decision: exit 0 approved, 1 rejected, 2 timed out, 3 error.
     Ask(ask::AskArgs),
+    /// Serve the MCP tools (approval, ask_human, permission prompts, the plan...) on stdio for an
+    /// AI assistant, talking to a running server; needs an agent token (--token or GATEHOUSE_TOKEN).
+    Mcp(mcp::McpArgs),
     /// List, show and decide gates on a running server.
     Gates {
         #[command(flatten)]
@@ -188,6 +192,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             serve::serve(&engine, &path, &args)?
         }
         Command::Ask(args) => return ask::ask(&api(&args.client)?, &args),
+        Command::Mcp(args) => mcp::mcp(&args)?,
         Command::Gates { client, command } => gates::run(&api(&client)?, &command)?,
         Command::Runs { client, command } => runs::run(&api(&client)?, &command)?,
         Command::Token { command } => tokens::run(&open()?.1, &command)?,
