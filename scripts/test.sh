@@ -2,9 +2,10 @@
 # Runs every Gatehouse test: formatting, lints (warnings are errors), the
 # headless engine on its own, the whole workspace, the reviewer UI (its
 # types against the server's OpenAPI document, svelte-check, unit tests,
-# build), the browser end-to-end tests in headless Chromium and the
-# desktop app's real-window test under Xvfb. Installs what it needs on a
-# fresh Debian or Ubuntu machine.
+# build), the MCP interop tests (the official Python mcp SDK), the browser
+# end-to-end tests in headless Chromium and the desktop app's real-window
+# test under Xvfb. Installs what it needs on a fresh Debian or Ubuntu
+# machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -64,8 +65,11 @@ cargo test -p gatehouse-engine --locked
 echo "==> the whole workspace"
 cargo test --workspace --locked
 
-echo "==> the gatehouse binary (the UI's OpenAPI check and the browser tests run it)"
+echo "==> the gatehouse binary (the UI's OpenAPI check, the MCP interop and the browser tests run it)"
 cargo build -p gatehouse-cli --locked
+echo "==> MCP interop tests (the official Python mcp SDK: gatehouse mcp on stdio and /mcp over HTTP, gatehouse serve)"
+scripts/python-env.sh
+target/pyenv/bin/python -m pytest -q tests/interop/mcp
 echo "==> the reviewer UI: OpenAPI document and types current, svelte-check, unit tests, build"
 (cd ui && npm ci --no-audit --no-fund && npm run check:openapi && npm run check:api && npm run check && npm test && npm run build)
 echo "==> browser end-to-end tests (Playwright, headless Chromium, gatehouse serve)"
