@@ -27,6 +27,7 @@ pub fn open<R: Runtime>(app: &AppHandle<R>, url: &str, started: Instant) -> Resu
         })
         .build()
         .context("cannot open the window")?;
+    lighten(&window);
     let hide = window.clone();
     window.on_window_event(move |event| {
         if let WindowEvent::CloseRequested { api, .. } = event {
@@ -37,6 +38,34 @@ pub fn open<R: Runtime>(app: &AppHandle<R>, url: &str, started: Instant) -> Resu
         }
     });
     Ok(())
+}
+
+/// Draws the page without accelerated compositing and keeps WebKit's
+/// caches at their smallest. The reviewer UI is text and a virtualised
+/// list: it gains nothing from GPU compositing, which costs the web process
+/// about 90 MB on a software renderer (Mesa's llvmpipe under Xvfb, see
+/// docs/benchmarks.md). `GATEHOUSE_GPU=1` keeps WebKit's own choice.
+fn lighten<R: Runtime>(window: &tauri::WebviewWindow<R>) {
+    if std::env::var_os("GATEHOUSE_GPU").is_some_and(|v| v == "1") {
+        return;
+    }
+    #[cfg(target_os = "linux")]
+    let lightened = window.with_webview(|webview| {
+        use webkit2gtk::{CacheModel, HardwareAccelerationPolicy, SettingsExt, WebContextExt, WebViewExt};
+        let view = webview.inner();
+        if let Some(settings) = WebViewExt::settings(&view) {
+            settings.set_hardware_acceleration_policy(HardwareAccelerationPolicy::Never);
+            settings.set_enable_page_cache(false);
+        }
+        if let Some(context) = view.context() {
+            context.set_cache_model(CacheModel::DocumentViewer);
+        }
+    });
+    #[cfg(not(target_os = "linux"))]
+    let lightened: tauri::Result<()> = Ok(());
+    if let Err(e) = lightened {
+        tracing::warn!(error = %e, "cannot adjust the window's web view");
+    }
 }
 
 /// Shows, unminimises and focuses the window.

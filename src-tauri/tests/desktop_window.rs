@@ -3,13 +3,16 @@
 //! directories; an agent opens a sync gate over HTTP and waits on it; the
 //! gate shows in the window's panel; the reviewer opens it with a click and
 //! approves it with the `a` key; the agent's long poll returns the decision.
-//! Screenshots land in `target/e2e-artifacts/`.
+//! Each sync gate raises a desktop notification (received by a stand-in
+//! notification server on a private session bus), and clicking one opens
+//! its gate in the window. Screenshots land in `target/e2e-artifacts/`.
 //!
-//! Needs a display (run under `xvfb-run -a`), `WebKitWebDriver` (Debian:
-//! webkit2gtk-driver) and `tauri-driver` (`cargo install tauri-driver
+//! Needs a display (run under `xvfb-run -a`), `dbus-daemon` (Debian: dbus),
+//! `WebKitWebDriver` (Debian: webkit2gtk-driver) and `tauri-driver` (`cargo install tauri-driver
 //! --locked`); `scripts/test.sh` provides all three. Built only with
 //! `--features e2e`, so a plain `cargo test --workspace` needs no display.
 
+mod notifications;
 mod webdriver;
 
 use std::net::TcpListener;
@@ -18,6 +21,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
 use gatehouse_engine::{Engine, EngineConfig, TokenRole};
+use notifications::Desktop;
 use serde_json::{json, Value};
 use webdriver::{By, Session};
 
@@ -130,6 +134,10 @@ fn a_gate_sent_by_an_agent_is_decided_in_the_desktop_window_and_the_agent_gets_t
         engine.create_token("bot", TokenRole::Agent, "desktop test").expect("an agent token").1
     };
 
+    // A private session bus with a notification server on it: the app's
+    // notifications land there, and a Gatehouse the developer is running
+    // cannot take this launch over as a second instance.
+    let desktop = Desktop::start();
     let port = free_port();
     let mut driver = Command::new(tauri_driver());
     driver
@@ -138,9 +146,7 @@ fn a_gate_sent_by_an_agent_is_decided_in_the_desktop_window_and_the_agent_gets_t
         .env("XDG_DATA_HOME", home.path().join("data"))
         .env("XDG_CONFIG_HOME", home.path().join("config"))
         .env("XDG_CACHE_HOME", home.path().join("cache"))
-        // No session bus: a Gatehouse the developer is running must not
-        // take this launch over as a second instance.
-        .env("DBUS_SESSION_BUS_ADDRESS", format!("unix:path={}", home.path().join("no-bus").display()))
+        .env("DBUS_SESSION_BUS_ADDRESS", desktop.address())
         .env("GATEHOUSE_LOG", "info")
         .env("USER", REVIEWER)
         .stdout(Stdio::null())
@@ -194,6 +200,8 @@ fn a_gate_sent_by_an_agent_is_decided_in_the_desktop_window_and_the_agent_gets_t
     let preview = format!("{row_selector} [data-testid=gate-preview]");
     window.wait_for_text(By::Css(&preview), "Deploy release 42", Duration::from_secs(5));
     window.wait_for_text(By::Css("[data-testid=blocker-count]"), "1", Duration::from_secs(5));
+    let first = desktop.wait_for("Deploy release 42", Duration::from_secs(10));
+    assert!(first.actions.iter().any(|a| a == "default"), "a click on the notification is an action: {first:?}");
     window.screenshot(&artifacts().join("desktop.png"));
 
     window.click(&row);
@@ -210,14 +218,29 @@ fn a_gate_sent_by_an_agent_is_decided_in_the_desktop_window_and_the_agent_gets_t
     window.wait_for(By::Css("[data-testid=blocker-empty]"), Duration::from_secs(10));
     window.screenshot(&artifacts().join("desktop-decided.png"));
 
-    // A notification's click navigates the window to #gate=ID: that gate opens.
+    // An async gate raises no notification; a sync one does, and clicking
+    // it opens that gate in the window.
+    let quiet = agent.post(
+        &format!("/runs/{run_id}/gates"),
+        json!({"kind": "question", "mode": "async", "text": "Anything to add to the changelog?"}),
+    );
     let second = agent.post(
         &format!("/runs/{run_id}/gates"),
         json!({"kind": "question", "mode": "sync", "text": "Which region should the canary use?"}),
     );
     let second_id = second["gate_id"].as_str().expect("a gate id");
     window.wait_for(By::Css(&format!("[data-gate-id='{second_id}']")), Duration::from_secs(10));
-    window.navigate(&format!("{origin}/#gate={second_id}"));
+    window.wait_for(
+        By::Css(&format!("[data-gate-id='{}']", quiet["gate_id"].as_str().unwrap_or("?"))),
+        Duration::from_secs(10),
+    );
+    let notification = desktop.wait_for("Which region", Duration::from_secs(10));
+    assert!(
+        !desktop.shown().iter().any(|n| n.body.contains("changelog") || n.summary.contains("changelog")),
+        "an async gate raised a notification: {:?}",
+        desktop.shown()
+    );
+    desktop.click(&notification);
     window.wait_for_text(By::Css("[data-testid=gate-text]"), "Which region", Duration::from_secs(10));
     assert!(!window.url().contains("gate="), "the link was dropped from the address: {}", window.url());
 

@@ -118,11 +118,6 @@ impl Session {
         self.post("/actions", actions);
     }
 
-    /// Navigates to `url`.
-    pub fn navigate(&self, url: &str) {
-        self.post("/url", json!({"url": url}));
-    }
-
     /// The page's address.
     pub fn url(&self) -> String {
         self.get("/url").as_str().unwrap_or_default().to_owned()
@@ -130,11 +125,24 @@ impl Session {
 
     /// Saves a PNG of the window to `path`, once what the page shows now
     /// has been painted (a screenshot is the last painted frame).
+    ///
+    /// WebKit answers a screenshot after the page's next presentation
+    /// update. Without accelerated compositing (the app's default) an idle
+    /// page presents nothing, and the request would wait forever; a 1-pixel,
+    /// near-transparent animation keeps frames coming while it is taken.
     pub fn screenshot(&self, path: &Path) {
-        let painted =
-            "const done = arguments[0]; requestAnimationFrame(() => requestAnimationFrame(() => done(true)));";
-        self.post("/execute/async", json!({"script": painted, "args": []}));
+        let ticking = "const done = arguments[0]; const tick = document.createElement('div'); \
+            tick.id = 'webdriver-screenshot-tick'; \
+            tick.style.cssText = 'position:fixed;left:0;bottom:0;width:1px;height:1px;background:#000;pointer-events:none'; \
+            tick.animate([{opacity: 0}, {opacity: 0.01}], {duration: 100, iterations: Infinity}); \
+            document.body.append(tick); \
+            requestAnimationFrame(() => requestAnimationFrame(() => done(true)));";
+        self.post("/execute/async", json!({"script": ticking, "args": []}));
         let encoded = self.get("/screenshot");
+        self.post(
+            "/execute/sync",
+            json!({"script": "document.getElementById('webdriver-screenshot-tick')?.remove()", "args": []}),
+        );
         let png = base64::engine::general_purpose::STANDARD
             .decode(encoded.as_str().unwrap_or_default())
             .expect("the screenshot is base64");
