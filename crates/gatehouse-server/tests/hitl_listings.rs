@@ -54,10 +54,26 @@ async fn listing_runs_filters_by_user_and_status_limits_and_counts_pending_gates
     assert_eq!(ids(&list, "runs"), vec![c.clone()]);
     let (_, list) = s.get("/runs?user_id=&status=&limit=50", &s.reviewer).await;
     assert_eq!(ids(&list, "runs").len(), 3, "empty values mean no filter, as seed 004 writes them");
+    // Paging back in time: each page continues where the previous one ended.
+    let (_, list) = s.get("/runs?limit=2&offset=1", &s.reviewer).await;
+    assert_eq!(ids(&list, "runs"), vec![b.clone(), a.clone()]);
+    let (_, list) = s.get("/runs?limit=2&offset=2", &s.reviewer).await;
+    assert_eq!(ids(&list, "runs"), vec![a.clone()]);
+    let (_, list) = s.get("/runs/active?offset=1", &s.reviewer).await;
+    assert_eq!(ids(&list, "runs"), vec![a.clone()], "cancelled c is not active; b is skipped");
+    let (_, list) = s.get("/runs?offset=3", &s.reviewer).await;
+    assert_eq!(ids(&list, "runs"), Vec::<String>::new());
+    let (_, list) = s.get("/runs?offset=1", &s.agent).await;
+    assert_eq!(ids(&list, "runs"), vec![b.clone(), a.clone()], "an agent's own runs page the same way");
 
-    for (query, param) in
-        [("status=running", "status"), ("limit=abc", "limit"), ("limit=0", "limit"), ("limit=501", "limit")]
-    {
+    for (query, param) in [
+        ("status=running", "status"),
+        ("limit=abc", "limit"),
+        ("limit=0", "limit"),
+        ("limit=501", "limit"),
+        ("offset=-1", "offset"),
+        ("offset=many", "offset"),
+    ] {
         let (status, body) = s.get(&format!("/runs?{query}"), &s.reviewer).await;
         assert_eq!(status, 422, "{query}: {body}");
         assert!(message(&body).starts_with(param), "{query}: {body}");

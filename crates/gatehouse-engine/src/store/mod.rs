@@ -76,6 +76,9 @@ pub struct RunFilter {
     /// At most this many (default: all).
     #[serde(default)]
     pub limit: Option<u32>,
+    /// Skip this many first (newest first), to page through long lists.
+    #[serde(default)]
+    pub offset: Option<u32>,
 }
 
 /// Which events to read.

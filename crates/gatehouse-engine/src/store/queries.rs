@@ -143,9 +143,7 @@ impl<W> ReadTx for Db<'_, W> {
             sql.push_str(&format!(" WHERE {}", clauses.join(" AND ")));
         }
         sql.push_str(" ORDER BY created_at DESC, id DESC");
-        if let Some(limit) = filter.limit {
-            sql.push_str(&format!(" LIMIT {limit}"));
-        }
+        sql.push_str(&run_page(filter));
         collect(self.conn, &sql, &params)
     }
 
@@ -330,9 +328,7 @@ impl<W> ReadTx for Db<'_, W> {
         }
         let mut sql =
             format!("SELECT data FROM runs WHERE {} ORDER BY created_at DESC, id DESC", clauses.join(" AND "));
-        if let Some(limit) = filter.limit {
-            sql.push_str(&format!(" LIMIT {limit}"));
-        }
+        sql.push_str(&run_page(filter));
         collect(self.conn, &sql, &params)
     }
 
@@ -583,5 +579,16 @@ impl WriteTx for Db<'_, &mut WriteState> {
             self.conn.prepare_cached(sql)?.execute([run.as_str()])?;
         }
         Ok(())
+    }
+}
+
+/// The `LIMIT`/`OFFSET` of a run listing (SQLite needs a limit before an
+/// offset; -1 is none).
+fn run_page(filter: &RunFilter) -> String {
+    match (filter.limit, filter.offset.filter(|o| *o > 0)) {
+        (Some(limit), Some(offset)) => format!(" LIMIT {limit} OFFSET {offset}"),
+        (Some(limit), None) => format!(" LIMIT {limit}"),
+        (None, Some(offset)) => format!(" LIMIT -1 OFFSET {offset}"),
+        (None, None) => String::new(),
     }
 }

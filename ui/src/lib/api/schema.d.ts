@@ -3317,6 +3317,8 @@ export interface operations {
                 status?: string;
                 /** @description At most this many, 1 to 500 (default 50). */
                 limit?: number;
+                /** @description Skip this many of the newest first (default 0), to page back in time. */
+                offset?: number;
             };
             header?: never;
             path?: never;
@@ -3353,6 +3355,8 @@ export interface operations {
                 status?: string;
                 /** @description At most this many, 1 to 500 (default 50). */
                 limit?: number;
+                /** @description Skip this many of the newest first (default 0), to page back in time. */
+                offset?: number;
             };
             header?: never;
             path?: never;

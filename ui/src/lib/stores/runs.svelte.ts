@@ -10,7 +10,7 @@ import { runEvents } from "../components/runs/control";
 import type { TimelineEvent } from "../components/runs/timeline";
 import { applyRunEvents } from "./runs-logic";
 
-/** The most runs the server lists at once. */
+/** The most runs the server lists at once: one page. */
 export const RUNS_LIMIT = 500;
 const RELOAD_MS = 1_000;
 
@@ -26,6 +26,8 @@ export class RunsStore {
   runs = $state.raw<RunSummary[]>([]);
   error = $state<string | null>(null);
   loaded = $state(false);
+  /** Whether older runs than those listed may exist (the last page was full). */
+  hasOlder = $state(false);
   selectedId = $state<string | null>(null);
   /** The selected run's state (`GET /run/{id}/state`). */
   state = $state.raw<RunState | null>(null);
@@ -36,6 +38,8 @@ export class RunsStore {
   #deps: RunsDeps;
   #unfollow: (() => void) | null = null;
   #listReload = false;
+  /** How many pages of runs the reviewer has asked to see. */
+  #pages = 1;
   #stateReload = false;
 
   constructor(deps: RunsDeps) {
@@ -52,16 +56,44 @@ export class RunsStore {
     this.#unfollow = null;
   }
 
+  /** Lists the newest runs again, as many pages as are shown. */
   async reload(): Promise<void> {
-    const { data, error, response } = await this.#deps.api.GET("/api/hitl/runs", { params: { query: { limit: RUNS_LIMIT } } });
+    const listed: RunSummary[] = [];
+    let full = false;
+    for (let page = 0; page < this.#pages; page++) {
+      const got = await this.#page(page * RUNS_LIMIT);
+      if (got === null) return;
+      listed.push(...got);
+      full = got.length === RUNS_LIMIT;
+      if (!full) break;
+    }
+    this.runs = dedupe(listed);
+    this.hasOlder = full;
+    if (this.selectedId === null && listed.length > 0) void this.select(listed[0]!.id);
+  }
+
+  /** Adds the next page of older runs to the list. */
+  async loadOlder(): Promise<void> {
+    if (!this.hasOlder) return;
+    const got = await this.#page(this.#pages * RUNS_LIMIT);
+    if (got === null) return;
+    this.#pages += 1;
+    // Runs created meanwhile shift the pages: a run may come twice.
+    this.runs = dedupe([...this.runs, ...got]);
+    this.hasOlder = got.length === RUNS_LIMIT;
+  }
+
+  /** One page of runs, newest first; null (with the error shown) when it failed. */
+  async #page(offset: number): Promise<RunSummary[] | null> {
+    const query = offset === 0 ? { limit: RUNS_LIMIT } : { limit: RUNS_LIMIT, offset };
+    const { data, error, response } = await this.#deps.api.GET("/api/hitl/runs", { params: { query } });
     this.loaded = true;
     if (data === undefined) {
       this.error = `Cannot list the runs (${response.status}): ${errorMessage(error)}`;
-      return;
+      return null;
     }
     this.error = null;
-    this.runs = data.runs;
-    if (this.selectedId === null && data.runs.length > 0) void this.select(data.runs[0]!.id);
+    return data.runs;
   }
 
   /** Shows a run: its state and its whole event log. */
@@ -140,4 +172,10 @@ export class RunsStore {
   async refreshState(): Promise<void> {
     if (this.selectedId !== null) await this.#loadState(this.selectedId);
   }
+}
+
+/** Keeps the first of each run id, in order. */
+function dedupe(runs: readonly RunSummary[]): RunSummary[] {
+  const seen = new Set<string>();
+  return runs.filter((r) => !seen.has(r.id) && seen.add(r.id) !== undefined);
 }

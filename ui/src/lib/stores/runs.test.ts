@@ -13,7 +13,11 @@ function setup() {
     fetch: async (request) => {
       const url = new URL(request.url);
       requests.push(`${request.method} ${url.pathname}${url.search}`);
-      if (url.pathname === "/api/hitl/runs") return jsonResponse(200, { runs: listed });
+      if (url.pathname === "/api/hitl/runs") {
+        const offset = Number(url.searchParams.get("offset") ?? 0);
+        const limit = Number(url.searchParams.get("limit") ?? 50);
+        return jsonResponse(200, { runs: listed.slice(offset, offset + limit) });
+      }
       if (url.pathname.endsWith("/state")) return jsonResponse(200, { run: run(), turns: [], gates: [], context: {}, plan_revisions: [], progress: { total: 0, completed: 0, status: "pending" } });
       if (url.pathname.endsWith("/events")) {
         const mine = history.filter((e) => url.pathname.includes(`/${e.run_id}/`));
@@ -82,6 +86,37 @@ describe("the runs store", () => {
     await settle();
     expect(s.requests.sort()).toEqual(["GET /api/hitl/run/run_1/state", "GET /api/hitl/runs?limit=500"]);
     expect(s.store.runs.map((r) => r.id)).toEqual(["run_3", "run_1"]);
+  });
+
+  it("pages back through older runs, keeps the pages it shows on reload, and lists a shifted run once", async () => {
+    const s = setup();
+    const many = (n: number, from = 0) => Array.from({ length: n }, (_, i) => runSummary({ id: `run_${from + i}` }));
+    s.setListed(many(1200));
+    await s.store.start();
+    await settle();
+    expect(s.store.runs).toHaveLength(500);
+    expect(s.store.hasOlder).toBe(true);
+    s.requests.length = 0;
+    await s.store.loadOlder();
+    expect(s.requests).toEqual(["GET /api/hitl/runs?limit=500&offset=500"]);
+    expect(s.store.runs.map((r) => r.id).slice(498, 502)).toEqual(["run_498", "run_499", "run_500", "run_501"]);
+    expect(s.store.hasOlder).toBe(true);
+    // A new run pushes every other one a place down: run_999 comes again on the next page.
+    s.setListed([runSummary({ id: "run_new" }), ...many(1200)]);
+    await s.store.loadOlder();
+    expect(s.store.runs).toHaveLength(1200);
+    expect(new Set(s.store.runs.map((r) => r.id)).size).toBe(1200);
+    expect(s.store.hasOlder).toBe(false);
+    await s.store.loadOlder(); // nothing older: no request
+    s.requests.length = 0;
+    await s.store.reload();
+    expect(s.requests).toEqual([
+      "GET /api/hitl/runs?limit=500",
+      "GET /api/hitl/runs?limit=500&offset=500",
+      "GET /api/hitl/runs?limit=500&offset=1000",
+    ]);
+    expect(s.store.runs.map((r) => r.id).slice(0, 2)).toEqual(["run_new", "run_0"]);
+    expect(s.store.runs).toHaveLength(1201);
   });
 
   it("switches to another run and forgets the previous one's timeline", async () => {

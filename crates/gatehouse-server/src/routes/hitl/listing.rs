@@ -82,6 +82,9 @@ pub struct RunsQuery {
     /// At most this many, 1 to 500 (default 50).
     #[param(value_type = Option<u32>)]
     pub limit: Option<String>,
+    /// Skip this many of the newest first (default 0), to page back in time.
+    #[param(value_type = Option<u32>)]
+    pub offset: Option<String>,
 }
 
 /// Filters of the active-run listings.
@@ -97,6 +100,9 @@ pub struct ActiveQuery {
     /// At most this many, 1 to 500 (default 50).
     #[param(value_type = Option<u32>)]
     pub limit: Option<String>,
+    /// Skip this many of the newest first (default 0), to page back in time.
+    #[param(value_type = Option<u32>)]
+    pub offset: Option<String>,
 }
 
 /// Filters of a session's active runs.
@@ -129,6 +135,15 @@ fn parse_limit(raw: Option<String>, default: u32, max: u32) -> ApiResult<u32> {
         Ok(n) if (1..=max).contains(&n) => Ok(n),
         _ => Err(ApiError::invalid(format!("limit: `{raw}` is not a whole number from 1 to {max}"))),
     }
+}
+
+/// Parses `offset`, naming the parameter when it is not a whole number.
+fn parse_offset(raw: Option<String>) -> ApiResult<Option<u32>> {
+    let Some(raw) = non_empty(raw) else { return Ok(None) };
+    raw.trim()
+        .parse::<u32>()
+        .map(Some)
+        .map_err(|_| ApiError::invalid(format!("offset: `{raw}` is not a whole number from 0 to {}", u32::MAX)))
 }
 
 /// Parses a comma-separated `status`, naming the parameter and the bad value.
@@ -205,6 +220,7 @@ pub async fn list_runs(
         user_id: non_empty(q.user_id),
         session_id: None,
         limit: Some(parse_limit(q.limit, DEFAULT_LIMIT, MAX_LIMIT)?),
+        offset: parse_offset(q.offset)?,
     };
     summaries(&state, &caller, filter).await
 }
@@ -223,6 +239,7 @@ pub async fn active_runs(
         user_id: non_empty(q.user_id),
         session_id: non_empty(q.session_id),
         limit: Some(parse_limit(q.limit, DEFAULT_LIMIT, MAX_LIMIT)?),
+        offset: parse_offset(q.offset)?,
     };
     summaries(&state, &caller, filter).await
 }
@@ -243,6 +260,7 @@ pub async fn session_active_runs(
         user_id: non_empty(q.user_id),
         session_id: Some(session_id),
         limit: Some(MAX_LIMIT),
+        offset: None,
     };
     summaries(&state, &caller, filter).await
 }
