@@ -25,6 +25,9 @@ use crate::routes::collab::on_run;
 use crate::routes::gates::{open_gate_for, wait_for_gate};
 use crate::state::AppState;
 
+/// How long an MCP session may go without a message before it is dropped.
+pub const SESSION_IDLE_LIMIT: Duration = Duration::from_secs(24 * 60 * 60);
+
 /// The MCP service mounted at `/mcp`: one [`GatehouseMcp`] per MCP session.
 pub fn service(state: &AppState) -> StreamableHttpService<GatehouseMcp<InProcess>, LocalSessionManager> {
     let backend = Arc::new(InProcess { state: state.clone(), sessionless_runs: Mutex::default() });
@@ -32,9 +35,14 @@ pub fn service(state: &AppState) -> StreamableHttpService<GatehouseMcp<InProcess
     let config = StreamableHttpServerConfig::default()
         .disable_allowed_hosts()
         .with_max_request_body_bytes(state.config.body_limit);
+    // A session idle this long is dropped. A call waiting for a reviewer is
+    // silent unless its client asked for progress, and reviewers take their
+    // time: rmcp's five minutes would drop the session under a waiting call.
+    let mut sessions = LocalSessionManager::default();
+    sessions.session_config.keep_alive = Some(SESSION_IDLE_LIMIT);
     StreamableHttpService::new(
         move || Ok(GatehouseMcp::new(Arc::clone(&backend), McpOptions::default())),
-        Arc::default(),
+        Arc::new(sessions),
         config,
     )
 }
