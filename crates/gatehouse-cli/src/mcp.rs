@@ -52,6 +52,7 @@ pub fn mcp(args: &McpArgs) -> Result<()> {
     let options = McpOptions {
         progress_every: Duration::from_secs_f64(args.progress_every),
         run: args.run.as_deref().map(str::trim).filter(|r| !r.is_empty()).map(RunId::from_string),
+        ..McpOptions::default()
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

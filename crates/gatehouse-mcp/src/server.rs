@@ -20,7 +20,7 @@ use serde::de::DeserializeOwned;
 use tokio::sync::Mutex;
 
 use crate::args::{GateOptions, RunArg};
-use crate::backend::{Backend, BackendError, SessionRun};
+use crate::backend::{Backend, BackendError, Failure, SessionRun};
 use crate::outcome::{bad_arguments, failure};
 
 /// How a Gatehouse MCP server behaves.
@@ -30,11 +30,14 @@ pub struct McpOptions {
     pub progress_every: Duration,
     /// Work in this run instead of starting one per session (`gatehouse mcp --run`).
     pub run: Option<RunId>,
+    /// How long a waiting call keeps trying while Gatehouse cannot be
+    /// reached (the desktop app restarting, say) before it gives up.
+    pub reconnect_for: Duration,
 }
 
 impl Default for McpOptions {
     fn default() -> Self {
-        Self { progress_every: Duration::from_secs(5), run: None }
+        Self { progress_every: Duration::from_secs(5), run: None, reconnect_for: Duration::from_secs(60) }
     }
 }
 
@@ -135,7 +138,8 @@ impl<B: Backend> GatehouseMcp<B> {
     /// Waits until `gate` is decided (or `limit` passes, or the client
     /// cancels the call), sending a progress notification when the call
     /// starts waiting and every `progress_every` after, if the client asked
-    /// for progress. A cancelled call leaves the gate pending.
+    /// for progress. While Gatehouse cannot be reached it keeps trying for
+    /// `reconnect_for`. A cancelled call leaves the gate pending.
     pub(crate) async fn await_decision(
         &self,
         caller: &B::Caller,
@@ -147,6 +151,7 @@ impl<B: Backend> GatehouseMcp<B> {
         let started = Instant::now();
         let deadline = limit.map(|l| started + l);
         let mut notified = 0u32;
+        let mut unreachable_since: Option<Instant> = None;
         while !gate.status.is_terminal() {
             let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
             if left.is_some_and(|l| l.is_zero()) {
@@ -155,20 +160,40 @@ impl<B: Backend> GatehouseMcp<B> {
             if let Some(token) = &token {
                 notified += 1;
                 let waited = started.elapsed().as_secs();
-                let message =
-                    format!("Waiting for a reviewer to decide gate {} in Gatehouse ({waited} s so far)", gate.id);
+                let message = match unreachable_since {
+                    None => {
+                        format!("Waiting for a reviewer to decide gate {} in Gatehouse ({waited} s so far)", gate.id)
+                    }
+                    Some(_) => {
+                        format!("Gatehouse cannot be reached; still trying, gate {} ({waited} s so far)", gate.id)
+                    }
+                };
                 let progress = ProgressNotificationParam::new(token.clone(), f64::from(notified)).with_message(message);
                 if let Err(e) = request.peer.notify_progress(progress).await {
                     tracing::debug!(error = %e, "could not send a progress notification");
                 }
             }
             let step = left.map_or(self.options.progress_every, |l| l.min(self.options.progress_every));
-            tokio::select! {
-                next = self.backend.wait_gate(caller, &gate.id, step) => gate = next?,
+            let next = tokio::select! {
+                next = self.backend.wait_gate(caller, &gate.id, step) => next,
                 () = request.ct.cancelled() => {
                     tracing::info!(gate = %gate.id, "the client cancelled a call waiting for a reviewer; the gate stays pending");
                     break;
                 }
+            };
+            match next {
+                Ok(now) => (gate, unreachable_since) = (now, None),
+                Err(e) if e.failure == Failure::Unreachable => {
+                    if unreachable_since.is_none() {
+                        tracing::warn!(gate = %gate.id, error = %e, "Gatehouse cannot be reached; trying again");
+                    }
+                    let since = *unreachable_since.get_or_insert_with(Instant::now);
+                    if since.elapsed() >= self.options.reconnect_for {
+                        return Err(e);
+                    }
+                    tokio::time::sleep(step.min(Duration::from_secs(1))).await;
+                }
+                Err(e) => return Err(e),
             }
         }
         Ok(gate)

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 fn tools() -> Vec<(String, Value, String)> {
     let dir = tempfile::tempdir().unwrap();
-    let backend = common::EngineBackend { engine: common::engine(&dir) };
+    let backend = common::EngineBackend::new(common::engine(&dir));
     GatehouseMcp::new(Arc::new(backend), McpOptions::default())
         .tools()
         .into_iter()

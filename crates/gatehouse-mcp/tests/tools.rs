@@ -18,7 +18,7 @@ use common::{connect, engine, Client, EngineBackend};
 type Session = RunningService<RoleClient, Client>;
 
 fn options() -> McpOptions {
-    McpOptions { progress_every: Duration::from_millis(50), run: None }
+    McpOptions { progress_every: Duration::from_millis(50), ..McpOptions::default() }
 }
 
 async fn call(client: &Session, tool: &str, arguments: Value) -> CallToolResult {
@@ -58,7 +58,7 @@ fn reviewer(
 async fn an_approval_blocks_until_the_reviewer_edits_it_and_returns_the_edit_with_progress_on_the_way() {
     let dir = tempfile::tempdir().unwrap();
     let engine = engine(&dir);
-    let client = connect(EngineBackend { engine: engine.clone() }, options(), "claude-code").await.unwrap();
+    let client = connect(EngineBackend::new(engine.clone()), options(), "claude-code").await.unwrap();
     let decided = reviewer(&engine, |gate| {
         assert_eq!(gate.payload, Some(json!({"build": 42, "target": "prod"})));
         DecisionInput::edit(json!({"build": 42, "target": "staging"}))
@@ -87,7 +87,7 @@ async fn an_approval_blocks_until_the_reviewer_edits_it_and_returns_the_edit_wit
 async fn a_session_works_in_one_run_named_after_the_client() {
     let dir = tempfile::tempdir().unwrap();
     let engine = engine(&dir);
-    let client = connect(EngineBackend { engine: engine.clone() }, options(), "cursor").await.unwrap();
+    let client = connect(EngineBackend::new(engine.clone()), options(), "cursor").await.unwrap();
     let first = structured(&call(&client, "ask_human", json!({"question": "Which region?", "mode": "async"})).await);
     let second = structured(&call(&client, "ask_human", json!({"question": "Which account?", "mode": "async"})).await);
     assert_eq!(first["run_id"], second["run_id"]);
@@ -100,7 +100,7 @@ async fn a_session_works_in_one_run_named_after_the_client() {
 async fn async_mode_returns_a_pending_gate_and_check_gate_fetches_the_answer() {
     let dir = tempfile::tempdir().unwrap();
     let engine = engine(&dir);
-    let client = connect(EngineBackend { engine: engine.clone() }, options(), "bot").await.unwrap();
+    let client = connect(EngineBackend::new(engine.clone()), options(), "bot").await.unwrap();
     let opened = structured(
         &call(&client, "ask_human", json!({"question": "Which region?", "options": ["eu", "us"], "mode": "async"}))
             .await,
@@ -123,7 +123,7 @@ async fn async_mode_returns_a_pending_gate_and_check_gate_fetches_the_answer() {
 async fn a_permission_prompt_is_allowed_with_the_reviewers_edit_or_denied_with_the_reason() {
     let dir = tempfile::tempdir().unwrap();
     let engine = engine(&dir);
-    let client = connect(EngineBackend { engine: engine.clone() }, options(), "claude-code").await.unwrap();
+    let client = connect(EngineBackend::new(engine.clone()), options(), "claude-code").await.unwrap();
     let decided = reviewer(&engine, |gate| {
         assert_eq!(gate.kind(), GateKind::Approval);
         assert!(gate.text.contains("rm -rf build"), "{}", gate.text);
@@ -151,7 +151,7 @@ async fn a_permission_prompt_is_allowed_with_the_reviewers_edit_or_denied_with_t
 async fn a_rejection_is_an_answer_and_a_bad_argument_an_error_naming_the_field() {
     let dir = tempfile::tempdir().unwrap();
     let engine = engine(&dir);
-    let client = connect(EngineBackend { engine: engine.clone() }, options(), "bot").await.unwrap();
+    let client = connect(EngineBackend::new(engine.clone()), options(), "bot").await.unwrap();
     let decided = reviewer(&engine, |_| DecisionInput::reject("wrong build"));
     let rejected = call(&client, "request_approval", json!({"action": "deploy"})).await;
     decided.await.unwrap();
@@ -174,7 +174,7 @@ async fn a_rejection_is_an_answer_and_a_bad_argument_an_error_naming_the_field()
 async fn a_review_edit_returns_the_reviewers_output() {
     let dir = tempfile::tempdir().unwrap();
     let engine = engine(&dir);
-    let client = connect(EngineBackend { engine: engine.clone() }, options(), "bot").await.unwrap();
+    let client = connect(EngineBackend::new(engine.clone()), options(), "bot").await.unwrap();
     let decided = reviewer(&engine, |gate| {
         assert_eq!(gate.kind(), GateKind::ResponseReview);
         DecisionInput::edit(json!({"audited": "Dear customer, your refund is on its way."}))
@@ -190,7 +190,7 @@ async fn a_review_edit_returns_the_reviewers_output() {
 async fn plan_tools_change_the_plan_and_a_proposal_is_reviewed_and_edited() {
     let dir = tempfile::tempdir().unwrap();
     let engine = engine(&dir);
-    let client = connect(EngineBackend { engine: engine.clone() }, options(), "planner").await.unwrap();
+    let client = connect(EngineBackend::new(engine.clone()), options(), "planner").await.unwrap();
     let empty = structured(&call(&client, "plan_read", json!({})).await);
     assert_eq!(empty["plan"], Value::Null);
     let decided = reviewer(&engine, |gate| {
@@ -222,4 +222,27 @@ async fn plan_tools_change_the_plan_and_a_proposal_is_reviewed_and_edited() {
     let cycle = call(&client, "plan_set_dependencies", json!({"task_id": "t1", "dependencies": ["t2"]})).await;
     assert_eq!(cycle.is_error, Some(true));
     assert!(text(&cycle).contains("cycle"), "{}", text(&cycle));
+}
+
+#[tokio::test]
+async fn a_waiting_call_rides_out_a_short_outage_and_gives_up_on_a_long_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(&dir);
+    let backend = EngineBackend::new(engine.clone());
+    let outage = backend.outage.clone();
+    let options = McpOptions { reconnect_for: Duration::from_millis(400), ..options() };
+    let client = connect(backend, options, "bot").await.unwrap();
+    outage.store(3, std::sync::atomic::Ordering::SeqCst);
+    let decided = reviewer(&engine, |_| DecisionInput::approve());
+    let approved = call(&client, "request_approval", json!({"action": "restart"})).await;
+    decided.await.unwrap();
+    assert_eq!(structured(&approved)["decision"], "approve", "{}", text(&approved));
+
+    outage.store(u32::MAX, std::sync::atomic::Ordering::SeqCst);
+    let started = std::time::Instant::now();
+    let failed = call(&client, "request_approval", json!({"action": "restart again"})).await;
+    assert_eq!(failed.is_error, Some(true));
+    assert_eq!(structured(&failed)["error"], "unreachable");
+    assert!(text(&failed).contains("Start Gatehouse"), "{}", text(&failed));
+    assert!(started.elapsed() >= Duration::from_millis(400));
 }

@@ -46,7 +46,7 @@ async fn over_http(server: &TestServer, token: &str, name: &str) -> Session {
 /// `gatehouse mcp`'s server (the HTTP backend) on an in-memory pipe.
 async fn over_stdio_backend(server: &TestServer, token: &str, name: &str) -> Session {
     let backend = HttpBackend::new(format!("http://{}", server.server.addr).parse().unwrap(), token).unwrap();
-    let options = McpOptions { progress_every: Duration::from_millis(100), run: None };
+    let options = McpOptions { progress_every: Duration::from_millis(100), ..McpOptions::default() };
     let mcp = GatehouseMcp::new(Arc::new(backend), options);
     let (server_end, client_end) = tokio::io::duplex(1 << 20);
     tokio::spawn(async move {

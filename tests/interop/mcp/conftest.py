@@ -62,35 +62,43 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+def serve(db: Path, bind: str = "127.0.0.1:0") -> tuple[subprocess.Popen, str]:
+    """Starts `gatehouse serve` on `db` and returns it with the URL it announced."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GATEHOUSE_")}
+    process = subprocess.Popen(
+        [str(GATEHOUSE), "serve", "--bind", bind, "--db", str(db)],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
+    )
+    assert process.stdout is not None
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            break
+        if "listening on " in line:
+            return process, line.strip().rsplit(" ", 1)[-1]
+    process.kill()
+    pytest.fail("gatehouse serve did not say where it listens")
+
+
+def stop(process: subprocess.Popen) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 @pytest.fixture
 def server(tmp_path: Path) -> Server:
     if not GATEHOUSE.exists():
         pytest.fail(f"{GATEHOUSE} is missing: run `cargo build -p gatehouse-cli` first")
     db = tmp_path / "gatehouse.db"
     agent, reviewer = _token(db, "agent", "assistant"), _token(db, "reviewer", "alice")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GATEHOUSE_")}
-    process = subprocess.Popen(
-        [str(GATEHOUSE), "serve", "--bind", "127.0.0.1:0", "--db", str(db)],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
-    )
-    assert process.stdout is not None
-    deadline = time.monotonic() + WAIT
-    url = None
-    while url is None and time.monotonic() < deadline:
-        line = process.stdout.readline()
-        if not line:
-            break
-        if "listening on " in line:
-            url = line.strip().rsplit(" ", 1)[-1]
-    if url is None:
-        process.kill()
-        pytest.fail("gatehouse serve did not say where it listens")
+    process, url = serve(db)
     yield Server(url=url, db=db, agent_token=agent, reviewer_token=reviewer)
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
+    stop(process)
 
 
 @dataclass
@@ -140,7 +148,7 @@ async def mcp_session(server: Server, transport: str, client_name: str = "claude
     token = token or server.agent_token
     info = Implementation(name=client_name, version="1.0.0")
     if transport == "stdio":
-        env = {"GATEHOUSE_TOKEN": token, "GATEHOUSE_URL": server.url}
+        env = {"GATEHOUSE_TOKEN": token, "GATEHOUSE_URL": server.url, "GATEHOUSE_LOG": os.environ.get("GATEHOUSE_LOG", "warn")}
         params = StdioServerParameters(command=str(GATEHOUSE), args=["mcp", "--progress-every", "0.2"], env=env)
         async with stdio_client(params) as (read, write):
             async with ClientSession(read, write, client_info=info, read_timeout_seconds=WAIT) as session:

@@ -4,6 +4,7 @@
 
 #![allow(dead_code)]
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -17,6 +18,14 @@ use rmcp::{RoleClient, RoleServer, ServiceExt};
 #[derive(Clone)]
 pub struct EngineBackend {
     pub engine: Engine,
+    /// How many of the next waits fail as if Gatehouse could not be reached.
+    pub outage: Arc<AtomicU32>,
+}
+
+impl EngineBackend {
+    pub fn new(engine: Engine) -> Self {
+        Self { engine, outage: Arc::default() }
+    }
 }
 
 fn refused(e: gatehouse_engine::EngineError) -> BackendError {
@@ -46,6 +55,9 @@ impl Backend for EngineBackend {
     }
 
     async fn wait_gate(&self, _: &(), gate: &GateId, within: Duration) -> Result<Gate, BackendError> {
+        if self.outage.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1)).is_ok() {
+            return Err(BackendError::new(Failure::Unreachable, "cannot reach the Gatehouse server"));
+        }
         let deadline = Instant::now() + within;
         loop {
             let now = self.engine.gate(gate).map_err(refused)?;
