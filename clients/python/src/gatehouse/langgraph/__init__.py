@@ -1,0 +1,348 @@
+"""Run a LangGraph graph with Gatehouse as the human answering its ``interrupt()`` calls.
+
+::
+
+    from gatehouse import Client
+    from gatehouse.langgraph import GatehouseHuman
+
+    human = GatehouseHuman(Client(url, token=agent_token))
+    final_state = human.invoke(graph, {"messages": [...]}, {"configurable": {"thread_id": "t-1"}})
+
+Every pending interrupt becomes a gate (see :mod:`gatehouse.langgraph.mapping`
+for the shapes); once a reviewer decides, the graph resumes with
+``Command(resume={interrupt_id: value})``: always by interrupt id, so
+several pending interrupts are never mixed up.
+
+Restarts ask nothing twice. The graph's own checkpointer (use
+``SqliteSaver`` for a process that may restart) keeps the pending
+interrupts and their ids; the gate for an interrupt is opened under the
+idempotency key ``lg:<thread id>:<interrupt id>:<attempt>`` on the run of the
+session ``langgraph:<thread id>``, so a restarted process finds the same run
+and the same gates, decided or not, instead of opening new ones.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor
+from concurrent.futures import wait as wait_futures
+from dataclasses import dataclass
+from typing import Any
+
+from langgraph.types import Command
+
+from .._http import settle_closed
+from ..aio import AsyncClient
+from ..client import Client
+from ..errors import Conflict, GatehouseError
+from ..models import Gate
+from .mapping import AnswerInvalid, GateRequest, Mapper, Mapping, mapping_for
+
+__all__ = ["AnswerInvalid", "GatehouseHuman", "GateRequest", "Mapping", "mapping_for", "idempotency_key"]
+
+
+def idempotency_key(thread_id: str, interrupt_id: str, attempt: int = 1) -> str:
+    """The gate key for an interrupt: the same in every process that resumes the thread."""
+    thread = str(thread_id)
+    if len(thread) > 120:
+        thread = hashlib.sha256(thread.encode()).hexdigest()
+    return f"lg:{thread}:{interrupt_id}:{attempt}"
+
+
+def session_for(thread_id: str) -> str:
+    return f"langgraph:{thread_id}"
+
+
+@dataclass
+class _Asked:
+    """An interrupt, its mapping and the gate currently asking it."""
+
+    interrupt_id: str
+    mapping: Mapping
+    attempt: int
+    gate: Gate
+
+
+class GatehouseHuman:
+    """Drives a compiled graph, answering its interrupts through Gatehouse.
+
+    ``client`` is a :class:`~gatehouse.Client` for :meth:`invoke` or an
+    :class:`~gatehouse.AsyncClient` for :meth:`ainvoke`. ``run_id`` pins the
+    Gatehouse run; by default each thread gets one (found again by its
+    session on restart). ``mappers`` are tried before the built-in shapes.
+    ``max_attempts`` bounds how often one interrupt is asked again after an
+    answer that did not fit. ``timeout`` bounds each wait for a decision
+    (:class:`~gatehouse.Timeout`); ``None`` waits as long as it takes.
+    """
+
+    def __init__(
+        self,
+        client: Client | AsyncClient,
+        *,
+        run_id: str | None = None,
+        title: str | None = None,
+        mappers: tuple[Mapper, ...] = (),
+        max_attempts: int = 5,
+        timeout: float | None = None,
+        complete_run: bool = True,
+    ) -> None:
+        self.client = client
+        self.run_id = run_id
+        self.title = title
+        self.mappers = mappers
+        self.max_attempts = max_attempts
+        self.timeout = timeout
+        self.complete_run = complete_run
+        self.gates_opened: list[Gate] = []
+        """Every gate this object opened or found again, in order."""
+
+    # Blocking ----------------------------------------------------------------------
+
+    def invoke(self, graph: Any, input: Any, config: dict[str, Any], *, resume: bool = True) -> Any:
+        """Runs ``graph`` on ``config``'s thread until it finishes, answering every interrupt.
+
+        With ``resume`` (the default), a thread that already has a
+        checkpoint is continued instead of started over with ``input``: its
+        pending interrupts are asked (or their gates found again), and a
+        finished thread just returns its state. Returns the final state's values.
+        """
+        client = self.client
+        if not isinstance(client, Client):
+            raise TypeError("invoke needs a gatehouse.Client; use ainvoke with an AsyncClient")
+        thread = _thread_id(config)
+        snapshot = graph.get_state(config)
+        if not resume or not _has_checkpoint(snapshot):
+            graph.invoke(input, config)
+        elif not snapshot.interrupts and snapshot.next:
+            graph.invoke(None, config)  # it stopped between steps: carry on
+        run_id: str | None = None
+        with ThreadPoolExecutor(max_workers=16, thread_name_prefix="gatehouse-wait") as pool:
+            waits: dict[str, Future[Gate]] = {}
+            while True:
+                snapshot = graph.get_state(config)
+                if not snapshot.interrupts:
+                    break
+                run_id = run_id or self._run_sync(client, thread, graph, create=True)
+                assert run_id is not None
+                asked = [self._ask_sync(client, run_id, thread, i) for i in _unique(snapshot.interrupts)]
+                answers = self._answers_sync(client, run_id, thread, asked, pool, waits)
+                graph.invoke(Command(resume=answers), config)
+        values = graph.get_state(config).values
+        run_id = run_id or self._run_sync(client, thread, graph, create=False)
+        if self.complete_run and run_id is not None:
+            _ignore_conflict(lambda: client.complete_run(run_id, _jsonable(values)))
+        return values
+
+    def _run_sync(self, client: Client, thread: str, graph: Any, *, create: bool) -> str | None:
+        """The thread's run: pinned, found by its session, or (with ``create``) started."""
+        if self.run_id is None:
+            session = session_for(thread)
+            live = client.active_runs(session_id=session)
+            if not live and not create:
+                return None
+            self.run_id = live[0]["id"] if live else client.start_run(
+                {"thread_id": thread, "graph": getattr(graph, "name", None)},
+                title=self.title or f"LangGraph {getattr(graph, 'name', 'graph')} · thread {thread}",
+                session_id=session,
+            )
+        return self.run_id
+
+    def _ask_sync(self, client: Client, run_id: str, thread: str, interrupt: Any, attempt: int = 1) -> _Asked:
+        mapping = mapping_for(interrupt, self.mappers)
+        return self._open_sync(client, run_id, thread, interrupt.id, mapping, mapping.gate(), attempt)
+
+    def _open_sync(
+        self, client: Client, run_id: str, thread: str, iid: str, mapping: Mapping, request: GateRequest, attempt: int
+    ) -> _Asked:
+        key = idempotency_key(thread, iid, attempt)
+        gate = client.open_gate(run_id, request.kind, request.text, idempotency_key=key, **request.options())
+        self.gates_opened.append(gate)
+        return _Asked(iid, mapping, attempt, gate)
+
+    def _answers_sync(
+        self,
+        client: Client,
+        run_id: str,
+        thread: str,
+        asked: list[_Asked],
+        pool: ThreadPoolExecutor,
+        waits: dict[str, Future[Gate]],
+    ) -> dict[str, Any]:
+        """Waits until at least one interrupt has a usable answer; returns every answer ready by then."""
+        pending = list(asked)
+        while True:
+            answers: dict[str, Any] = {}
+            still: list[_Asked] = []
+            for a in pending:
+                gate = a.gate if not a.gate.pending else _done(waits.get(a.gate.id))
+                if gate is None:
+                    still.append(a)
+                    continue
+                waits.pop(a.gate.id, None)
+                outcome = self._settle(a, gate)
+                if isinstance(outcome, GateRequest):
+                    still.append(self._open_sync(client, run_id, thread, a.interrupt_id, a.mapping, outcome, a.attempt + 1))
+                else:
+                    answers[a.interrupt_id] = outcome
+            if answers:
+                return answers
+            pending = still
+            for a in pending:
+                if a.gate.pending and a.gate.id not in waits:
+                    waits[a.gate.id] = pool.submit(client.wait, a.gate.id, timeout=self.timeout)
+            running = [waits[a.gate.id] for a in pending if a.gate.id in waits]
+            if running:
+                wait_futures(running, return_when=FIRST_COMPLETED)
+
+    # Asyncio ------------------------------------------------------------------------
+
+    async def ainvoke(self, graph: Any, input: Any, config: dict[str, Any], *, resume: bool = True) -> Any:
+        """:meth:`invoke` for asyncio: ``graph.ainvoke`` and an :class:`~gatehouse.AsyncClient`."""
+        client = self.client
+        if not isinstance(client, AsyncClient):
+            raise TypeError("ainvoke needs a gatehouse.AsyncClient; use invoke with a Client")
+        thread = _thread_id(config)
+        snapshot = await graph.aget_state(config)
+        if not resume or not _has_checkpoint(snapshot):
+            await graph.ainvoke(input, config)
+        elif not snapshot.interrupts and snapshot.next:
+            await graph.ainvoke(None, config)
+        run_id: str | None = None
+        waits: dict[str, asyncio.Task[Gate]] = {}
+        try:
+            while True:
+                snapshot = await graph.aget_state(config)
+                if not snapshot.interrupts:
+                    break
+                run_id = run_id or await self._run_async(client, thread, graph, create=True)
+                assert run_id is not None
+                asked = [await self._ask_async(client, run_id, thread, i) for i in _unique(snapshot.interrupts)]
+                answers = await self._answers_async(client, run_id, thread, asked, waits)
+                await graph.ainvoke(Command(resume=answers), config)
+        finally:
+            for task in waits.values():
+                task.cancel()
+        values = (await graph.aget_state(config)).values
+        run_id = run_id or await self._run_async(client, thread, graph, create=False)
+        if self.complete_run and run_id is not None:
+            try:
+                await client.complete_run(run_id, _jsonable(values))
+            except Conflict:
+                pass
+        return values
+
+    async def _run_async(self, client: AsyncClient, thread: str, graph: Any, *, create: bool) -> str | None:
+        if self.run_id is None:
+            session = session_for(thread)
+            live = await client.active_runs(session_id=session)
+            if not live and not create:
+                return None
+            self.run_id = live[0]["id"] if live else await client.start_run(
+                {"thread_id": thread, "graph": getattr(graph, "name", None)},
+                title=self.title or f"LangGraph {getattr(graph, 'name', 'graph')} · thread {thread}",
+                session_id=session,
+            )
+        return self.run_id
+
+    async def _ask_async(self, client: AsyncClient, run_id: str, thread: str, interrupt: Any) -> _Asked:
+        mapping = mapping_for(interrupt, self.mappers)
+        return await self._open_async(client, run_id, thread, interrupt.id, mapping, mapping.gate(), 1)
+
+    async def _open_async(
+        self,
+        client: AsyncClient,
+        run_id: str,
+        thread: str,
+        iid: str,
+        mapping: Mapping,
+        request: GateRequest,
+        attempt: int,
+    ) -> _Asked:
+        key = idempotency_key(thread, iid, attempt)
+        gate = await client.open_gate(run_id, request.kind, request.text, idempotency_key=key, **request.options())
+        self.gates_opened.append(gate)
+        return _Asked(iid, mapping, attempt, gate)
+
+    async def _answers_async(
+        self, client: AsyncClient, run_id: str, thread: str, asked: list[_Asked], waits: dict[str, asyncio.Task[Gate]]
+    ) -> dict[str, Any]:
+        pending = list(asked)
+        while True:
+            answers: dict[str, Any] = {}
+            still: list[_Asked] = []
+            for a in pending:
+                task = waits.get(a.gate.id)
+                gate = a.gate if not a.gate.pending else (task.result() if task and task.done() else None)
+                if gate is None:
+                    still.append(a)
+                    continue
+                waits.pop(a.gate.id, None)
+                outcome = self._settle(a, gate)
+                if isinstance(outcome, GateRequest):
+                    retry = await self._open_async(client, run_id, thread, a.interrupt_id, a.mapping, outcome, a.attempt + 1)
+                    still.append(retry)
+                else:
+                    answers[a.interrupt_id] = outcome
+            if answers:
+                return answers
+            pending = still
+            for a in pending:
+                if a.gate.pending and a.gate.id not in waits:
+                    waits[a.gate.id] = asyncio.create_task(client.wait(a.gate.id, timeout=self.timeout))
+            running = [waits[a.gate.id] for a in pending if a.gate.id in waits]
+            if running:
+                await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+
+    # Shared -------------------------------------------------------------------------
+
+    def _settle(self, asked: _Asked, gate: Gate) -> Any:
+        """The resume value for a closed gate, or the request asking again."""
+        settle_closed(gate)  # expired or cancelled: nothing to resume with
+        try:
+            return asked.mapping.resume(gate)
+        except AnswerInvalid as problem:
+            if asked.attempt >= self.max_attempts:
+                raise GatehouseError(
+                    f"interrupt {asked.interrupt_id}: no usable answer after {asked.attempt} gates; last: {problem}"
+                ) from problem
+            return asked.mapping.retry(gate, str(problem))
+
+
+def _done(future: Future[Gate] | None) -> Gate | None:
+    if future is None or not future.done():
+        return None
+    return future.result()
+
+
+def _unique(interrupts: Any) -> list[Any]:
+    seen: dict[str, Any] = {}
+    for i in interrupts:
+        seen.setdefault(i.id, i)
+    return list(seen.values())
+
+
+def _thread_id(config: dict[str, Any]) -> str:
+    try:
+        return str(config["configurable"]["thread_id"])
+    except (KeyError, TypeError):
+        raise ValueError("config needs configurable.thread_id: interrupts are resumed per thread") from None
+
+
+def _has_checkpoint(snapshot: Any) -> bool:
+    return snapshot is not None and snapshot.created_at is not None
+
+
+def _jsonable(values: Any) -> Any:
+    try:
+        return json.loads(json.dumps(values, default=str))
+    except (TypeError, ValueError):
+        return None
+
+
+def _ignore_conflict(call: Any) -> None:
+    try:
+        call()
+    except Conflict:
+        pass  # already completed by an earlier process, or not completable now

@@ -1,0 +1,561 @@
+"""How a LangGraph interrupt becomes a gate, and a gate's decision a resume value.
+
+Pure functions of the interrupt and the closed gate: no network here, so
+every shape can be checked on its own. :func:`mapping_for` picks, in order:
+
+========================================  ===================================  ==============================================
+interrupt value                           gate                                 resume value
+========================================  ===================================  ==============================================
+Agent Inbox ``HumanInterrupt`` (or a      approval, exactly the ``allow_*``    ``HumanResponse``: ``{"type": "accept" | "edit" |
+one-element list of it)                   actions                              "response" | "ignore", "args": ...}``
+langchain ``HITLRequest``                 approval, the actions in the         ``{"decisions": [...]}``, one per action, in order
+(``action_requests``, ``review_configs``)  payload, decided one by one
+langchain per-call ``tool_approval``      approval of that tool call           one ``Decision`` (approve, edit, reject, respond)
+seed 001 ``{"type": "goal_review"}``      goal_review                          ``{"decision": "accept" | "refine", "feedback"}``
+seed 001 ``{"type": "plan_review"}``      plan_review, the plan editable       ``{"decision": "approve" | "modify" | "reject",
+                                                                               "feedback", "plan"}``
+anything with a ``response_schema``       question whose payload is the        the answer, validated against the schema
+                                          answer form
+a string, or ``{"question": ...}``        question                             the answer text (``None`` if deferred)
+anything else                             payload_review                       ``{"action", "payload", "text"}``
+========================================  ===================================  ==============================================
+
+An answer that does not fit (a schema it breaks, a decision an action does
+not allow) raises :class:`AnswerInvalid`; the runner then asks again with a
+new gate that says what was wrong.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ..models import Gate
+
+
+class AnswerInvalid(ValueError):
+    """The reviewer's answer cannot resume the graph; the message says why, for the next gate."""
+
+
+@dataclass
+class GateRequest:
+    """What to open for an interrupt (the arguments of ``Client.open_gate``)."""
+
+    kind: str
+    text: str
+    payload: Any = None
+    allowed_actions: list[str] | None = None
+    spec: dict[str, Any] = field(default_factory=dict)
+
+    def options(self) -> dict[str, Any]:
+        opts: dict[str, Any] = {"spec": self.spec, "requires_human": True}
+        if self.payload is not None:
+            opts["payload"] = self.payload
+        if self.allowed_actions:
+            opts["allowed_actions"] = self.allowed_actions
+        return opts
+
+
+class Mapping(Protocol):
+    """One interrupt's translation both ways."""
+
+    def gate(self) -> GateRequest:
+        """The gate to open."""
+        ...
+
+    def resume(self, gate: Gate) -> Any:
+        """The resume value for the resolved ``gate``; :class:`AnswerInvalid` to ask again."""
+        ...
+
+    def retry(self, gate: Gate, problem: str) -> GateRequest:
+        """The gate asking again after ``gate``'s answer was refused for ``problem``."""
+        ...
+
+
+class _Base:
+    def gate(self) -> GateRequest:
+        raise NotImplementedError
+
+    def retry(self, gate: Gate, problem: str) -> GateRequest:
+        request = self.gate()
+        request.text = f"**Your previous answer could not be used:** {problem}\n\n---\n\n{request.text}"
+        # Keep the reviewer's own attempt to fix, where it has the right shape.
+        if gate.decision is not None and gate.decision.payload is not None and request.payload is not None:
+            if type(gate.decision.payload) is type(request.payload):
+                request.payload = gate.decision.payload
+        return request
+
+
+def _code(value: Any) -> str:
+    return "```json\n" + json.dumps(value, indent=2, ensure_ascii=False, default=str) + "\n```"
+
+
+def _decision(gate: Gate) -> tuple[str, Any, str | None]:
+    d = gate.decision
+    if d is None:
+        raise AnswerInvalid(f"gate {gate.id} closed without a decision")
+    return d.action, d.payload, d.text
+
+
+# Agent Inbox ------------------------------------------------------------------
+
+_INBOX_ACTIONS = (("allow_accept", "approve"), ("allow_edit", "edit"), ("allow_respond", "respond"), ("allow_ignore", "reject"))
+
+
+def is_human_interrupt(value: Any) -> bool:
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("action_request"), dict)
+        and "action" in value["action_request"]
+        and isinstance(value.get("config"), dict)
+    )
+
+
+@dataclass
+class HumanInterruptMapping(_Base):
+    """Agent Inbox's ``HumanInterrupt``: an approval gate with exactly the allowed actions.
+
+    accept → approve, edit → edit (the args are the payload), respond →
+    respond, ignore → reject. A list holding one interrupt is answered with a
+    list holding one response, as Agent Inbox does.
+    """
+
+    value: dict[str, Any]
+    as_list: bool = False
+
+    def gate(self) -> GateRequest:
+        request = self.value["action_request"]
+        config = self.value["config"]
+        allowed = [action for flag, action in _INBOX_ACTIONS if config.get(flag)]
+        if not allowed:
+            raise ValueError(f"HumanInterrupt for `{request['action']}` allows no response at all")
+        text = self.value.get("description") or f"Approve `{request['action']}`"
+        args = request.get("args")
+        return GateRequest(
+            kind="approval",
+            text=text,
+            payload=args if args is not None else {},
+            allowed_actions=allowed,
+            spec={"action": str(request["action"])},
+        )
+
+    def resume(self, gate: Gate) -> Any:
+        action, payload, text = _decision(gate)
+        name = self.value["action_request"]["action"]
+        if action == "approve":
+            response: dict[str, Any] = {"type": "accept", "args": None}
+        elif action == "edit":
+            response = {"type": "edit", "args": {"action": name, "args": payload}}
+        elif action == "respond":
+            response = {"type": "response", "args": text or ""}
+        elif action == "reject":
+            response = {"type": "ignore", "args": None}
+        else:
+            raise AnswerInvalid(f"`{action}` is not a response this interrupt takes")
+        return [response] if self.as_list else response
+
+
+# langchain v1 HumanInTheLoopMiddleware -----------------------------------------
+
+
+def is_hitl_request(value: Any) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("action_requests"), list) and "review_configs" in value
+
+
+_PER_ACTION_HELP = (
+    "Approve or reject to decide every action alike. To decide them one by one, **edit** the payload: "
+    "change an action's `args` to run it with those arguments, or set its `decision` to "
+    '`"approve"`, `"reject"` or `"respond"` (with a `message`). An action left as it is is approved.'
+)
+
+
+@dataclass
+class HitlRequestMapping(_Base):
+    """langchain's batched ``HITLRequest``: one gate holding every action.
+
+    Gatehouse records one decision per gate, so per-action decisions travel
+    in the edited payload: ``{"actions": [{"name", "args", "allowed_decisions",
+    "decision"}, ...]}``. A gate-level approve, reject or respond applies to
+    every action (and is offered only when every action allows it).
+    """
+
+    value: dict[str, Any]
+
+    def _actions(self) -> list[tuple[dict[str, Any], list[str]]]:
+        requests = self.value["action_requests"]
+        configs = self.value.get("review_configs") or []
+        by_name = {c.get("action_name"): c for c in configs}
+        out = []
+        for i, request in enumerate(requests):
+            config = configs[i] if len(configs) == len(requests) else by_name.get(request.get("name"), {})
+            out.append((request, list(config.get("allowed_decisions") or ["approve", "edit", "reject", "respond"])))
+        return out
+
+    def gate(self) -> GateRequest:
+        actions = self._actions()
+        if not actions:
+            raise ValueError("HITLRequest with no action_requests")
+        everyone = set.intersection(*(set(allowed) for _, allowed in actions))
+        allowed = [a for a in ("approve", "reject", "respond") if a in everyone]
+        if len(actions) > 1 or "edit" in everyone:
+            allowed.insert(1, "edit")
+        names = [str(r.get("name", "action")) for r, _ in actions]
+        lines = [f"**{len(actions)} action{'s' if len(actions) > 1 else ''} to review:** {', '.join(names)}", ""]
+        for i, (request, allowed_here) in enumerate(actions, 1):
+            lines.append(f"{i}. {request.get('description') or request.get('name')}  \n   allowed: {', '.join(allowed_here)}")
+        if len(actions) > 1:
+            lines += ["", _PER_ACTION_HELP]
+        payload = {
+            "actions": [
+                {"name": r.get("name"), "args": r.get("args", {}), "allowed_decisions": a, "decision": None}
+                for r, a in actions
+            ]
+        }
+        return GateRequest(
+            kind="approval", text="\n".join(lines), payload=payload, allowed_actions=allowed,
+            spec={"action": ", ".join(names)},
+        )
+
+    def resume(self, gate: Gate) -> Any:
+        action, payload, text = _decision(gate)
+        actions = self._actions()
+        if action in ("approve", "reject", "respond"):
+            decisions = [_whole(action, text, allowed) for _, allowed in actions]
+        elif action == "edit":
+            decisions = self._per_action(payload)
+        else:
+            raise AnswerInvalid(f"`{action}` is not a decision on tool calls")
+        return {"decisions": decisions}
+
+    def _per_action(self, payload: Any) -> list[dict[str, Any]]:
+        actions = self._actions()
+        edited = payload.get("actions") if isinstance(payload, dict) else None
+        if not isinstance(edited, list) or len(edited) != len(actions):
+            raise AnswerInvalid(f"the edited payload must keep `actions`, a list of {len(actions)} entries, in order")
+        decisions = []
+        for i, ((request, allowed), entry) in enumerate(zip(actions, edited), 1):
+            if not isinstance(entry, dict):
+                raise AnswerInvalid(f"action {i} must stay an object")
+            decision = _entry_decision(request, entry)
+            if decision["type"] not in allowed:
+                raise AnswerInvalid(
+                    f"action {i} (`{request.get('name')}`) allows {', '.join(allowed)}, not `{decision['type']}`"
+                )
+            decisions.append(decision)
+        return decisions
+
+
+def _whole(action: str, text: str | None, allowed: list[str]) -> dict[str, Any]:
+    if action == "approve":
+        return {"type": "approve"}
+    if action == "respond":
+        return {"type": "respond", "message": text or ""}
+    return {"type": "reject", "message": text} if text else {"type": "reject"}
+
+
+def _entry_decision(request: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any]:
+    """One action's decision from its entry in the edited payload."""
+    chosen = entry.get("decision")
+    name, args = entry.get("name", request.get("name")), entry.get("args", request.get("args"))
+    if isinstance(chosen, dict):
+        kind, message = chosen.get("type"), chosen.get("message", entry.get("message"))
+        if kind == "edit" and isinstance(chosen.get("edited_action"), dict):
+            return {"type": "edit", "edited_action": chosen["edited_action"]}
+    else:
+        kind, message = chosen, entry.get("message")
+    if kind in (None, ""):
+        changed = name != request.get("name") or args != request.get("args")
+        return {"type": "edit", "edited_action": {"name": name, "args": args}} if changed else {"type": "approve"}
+    if kind == "approve":
+        return {"type": "approve"}
+    if kind == "edit":
+        return {"type": "edit", "edited_action": {"name": name, "args": args}}
+    if kind == "reject":
+        return {"type": "reject", "message": str(message)} if message else {"type": "reject"}
+    if kind == "respond":
+        if not message:
+            raise AnswerInvalid(f"`respond` for `{request.get('name')}` needs a `message`")
+        return {"type": "respond", "message": str(message)}
+    raise AnswerInvalid(f"`{kind}` is not a decision (approve, edit, reject, respond)")
+
+
+def is_tool_approval(value: Any) -> bool:
+    return isinstance(value, dict) and value.get("type") == "tool_approval" and "name" in value
+
+
+def allowed_from_schema(schema: Any) -> list[str]:
+    """The decision types a per-call ``response_schema`` accepts."""
+    if not isinstance(schema, dict):
+        return ["approve", "edit", "reject", "respond"]
+    mapping = (schema.get("discriminator") or {}).get("mapping")
+    if isinstance(mapping, dict) and mapping:
+        return list(mapping)
+    const = ((schema.get("properties") or {}).get("type") or {}).get("const")
+    return [const] if isinstance(const, str) else ["approve", "edit", "reject", "respond"]
+
+
+@dataclass
+class ToolApprovalMapping(_Base):
+    """langchain's per-call ``tool_approval``: one approval gate for one tool call."""
+
+    value: dict[str, Any]
+    response_schema: Any = None
+
+    def gate(self) -> GateRequest:
+        allowed = [a for a in allowed_from_schema(self.response_schema) if a in ("approve", "edit", "reject", "respond")]
+        return GateRequest(
+            kind="approval",
+            text=self.value.get("description") or f"Approve `{self.value['name']}`",
+            payload=self.value.get("args") or {},
+            allowed_actions=allowed,
+            spec={"action": str(self.value["name"])},
+        )
+
+    def resume(self, gate: Gate) -> Any:
+        action, payload, text = _decision(gate)
+        if action == "approve":
+            return {"type": "approve"}
+        if action == "edit":
+            return {"type": "edit", "edited_action": {"name": self.value["name"], "args": payload}}
+        if action == "reject":
+            return {"type": "reject", "message": text} if text else {"type": "reject"}
+        if action == "respond":
+            return {"type": "respond", "message": text or ""}
+        raise AnswerInvalid(f"`{action}` is not a decision on a tool call")
+
+
+# Seed 001's goal and plan reviews -------------------------------------------------
+
+
+def is_seed_review(value: Any) -> bool:
+    return isinstance(value, dict) and value.get("type") in ("goal_review", "plan_review")
+
+
+@dataclass
+class GoalReviewMapping(_Base):
+    """Seed 001's goal review: accept, or refine with feedback."""
+
+    value: dict[str, Any]
+
+    def gate(self) -> GateRequest:
+        v = self.value
+        goal = v.get("goal_spec", v.get("goal", v))
+        text = v.get("prompt") or "Review the goal. Accept it, or ask for a refinement saying what to change."
+        details = {k: v[k] for k in ("feasibility", "notes") if k in v}
+        if details:
+            text += "\n\n" + _code(details)
+        return GateRequest(
+            kind="goal_review",
+            text=text,
+            payload=goal,
+            spec={"goal": goal, "round": int(v.get("iteration", 1) or 1)},
+        )
+
+    def resume(self, gate: Gate) -> Any:
+        action, _, text = _decision(gate)
+        if action == "approve":
+            return {"decision": "accept", "feedback": text or ""}
+        if action in ("needs_revision", "respond", "edit"):
+            return {"decision": "refine", "feedback": text or ""}
+        raise AnswerInvalid(f"`{action}` is not an answer to a goal review (accept or refine)")
+
+
+@dataclass
+class PlanReviewMapping(_Base):
+    """Seed 001's plan review: approve, modify (edit the plan or say what to change), or reject."""
+
+    value: dict[str, Any]
+
+    def gate(self) -> GateRequest:
+        v = self.value
+        plan = v.get("plan", v)
+        text = v.get("prompt") or "Review the plan: approve it, edit it, ask for changes, or reject it."
+        # Gatehouse makes an edited plan the run's plan, so only a plan in its
+        # shape (tasks with task_id and description) can be edited in place.
+        allowed = None if is_gatehouse_plan(plan) else ["approve", "needs_revision", "reject"]
+        return GateRequest(
+            kind="plan_review",
+            text=text,
+            payload=plan,
+            allowed_actions=allowed,
+            spec={"round": int(v.get("iteration", 1) or 1)},
+        )
+
+    def resume(self, gate: Gate) -> Any:
+        action, payload, text = _decision(gate)
+        if action == "approve":
+            return {"decision": "approve", "feedback": text or ""}
+        if action == "edit":
+            return {"decision": "modify", "feedback": text or "edited by the reviewer", "plan": payload}
+        if action == "needs_revision":
+            return {"decision": "modify", "feedback": text or ""}
+        if action == "reject":
+            return {"decision": "reject", "feedback": text or ""}
+        raise AnswerInvalid(f"`{action}` is not an answer to a plan review")
+
+
+def is_gatehouse_plan(plan: Any) -> bool:
+    """Whether ``plan`` has Gatehouse's plan shape: ``{"tasks": [{"task_id", "description", ...}]}``."""
+    tasks = plan.get("tasks") if isinstance(plan, dict) else None
+    return isinstance(tasks, list) and all(
+        isinstance(t, dict) and isinstance(t.get("task_id"), str) and isinstance(t.get("description"), str)
+        for t in tasks
+    )
+
+
+# Answers with a schema, questions, payloads ---------------------------------------
+
+
+def schema_template(schema: dict[str, Any]) -> Any:
+    """A starting answer for the reviewer to edit: defaults, else empty values by type."""
+    if "default" in schema:
+        return schema["default"]
+    if "enum" in schema and schema["enum"]:
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), None)
+    if kind == "object" or (kind is None and "properties" in schema):
+        return {k: schema_template(s) for k, s in (schema.get("properties") or {}).items() if isinstance(s, dict)}
+    return {"array": [], "string": "", "integer": 0, "number": 0, "boolean": False}.get(str(kind))
+
+
+def _question_text(value: Any) -> str | None:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        for key in ("question", "prompt", "message", "description", "text"):
+            if isinstance(value.get(key), str) and value[key].strip():
+                return value[key]
+    return None
+
+
+@dataclass
+class SchemaMapping(_Base):
+    """An interrupt with a ``response_schema``: a question whose payload is the answer form.
+
+    The reviewer edits the form (the edited payload is the answer) or
+    responds in text (read as JSON when it parses, else as a string). The
+    answer is validated against the schema before the graph resumes.
+    """
+
+    value: Any
+    schema: dict[str, Any]
+
+    def gate(self) -> GateRequest:
+        question = _question_text(self.value) or "The graph needs an answer."
+        text = question
+        if not isinstance(self.value, str):
+            text += "\n\n" + _code(self.value)
+        text += "\n\nEdit the answer form (the payload), or respond with JSON. The answer must match:\n\n"
+        text += _code(self.schema)
+        return GateRequest(
+            kind="question", text=text, payload=schema_template(self.schema), allowed_actions=["edit", "respond"]
+        )
+
+    def resume(self, gate: Gate) -> Any:
+        action, payload, text = _decision(gate)
+        if action == "edit":
+            candidates = [payload]
+        elif action == "respond":
+            candidates = []
+            try:
+                candidates.append(json.loads(text or ""))
+            except ValueError:
+                pass
+            candidates.append(text or "")
+        else:
+            raise AnswerInvalid(f"`{action}` does not answer; edit the form or respond")
+        problems = []
+        for answer in candidates:
+            problem = validation_problem(answer, self.schema)
+            if not problem:
+                return answer
+            problems.append(problem)
+        raise AnswerInvalid(problems[0])  # the JSON reading's problem, when the text was JSON
+
+
+def validation_problem(answer: Any, schema: dict[str, Any]) -> str:
+    """Why ``answer`` breaks ``schema`` (empty when it fits)."""
+    import jsonschema
+
+    validator_class = jsonschema.validators.validator_for(schema)
+    validator = validator_class(schema)
+    errors = sorted(validator.iter_errors(answer), key=lambda e: list(e.absolute_path))
+    if not errors:
+        return ""
+    first = errors[0]
+    where = "/".join(str(p) for p in first.absolute_path) or "the answer"
+    return f"{where}: {first.message}"
+
+
+@dataclass
+class QuestionMapping(_Base):
+    """A plain question: the answer text resumes the graph (``None`` if the reviewer defers)."""
+
+    value: Any
+
+    def gate(self) -> GateRequest:
+        text = _question_text(self.value) or "The graph asks a question."
+        payload = None
+        if isinstance(self.value, dict):
+            rest = {k: v for k, v in self.value.items() if v != text}
+            payload = rest or None
+        return GateRequest(kind="question", text=text, payload=payload)
+
+    def resume(self, gate: Gate) -> Any:
+        action, _, text = _decision(gate)
+        if action == "respond":
+            return text
+        if action == "defer":
+            return None
+        raise AnswerInvalid(f"`{action}` does not answer the question")
+
+
+@dataclass
+class PayloadMapping(_Base):
+    """Any other value: a payload review; resumes with ``{"action", "payload", "text"}``."""
+
+    value: Any
+
+    def gate(self) -> GateRequest:
+        text = _question_text(self.value) or "Review this before the graph goes on."
+        return GateRequest(kind="payload_review", text=text, payload=self.value)
+
+    def resume(self, gate: Gate) -> Any:
+        action, payload, text = _decision(gate)
+        final = payload if action == "edit" else self.value
+        return {"action": action, "payload": final, "text": text}
+
+
+# Choosing ---------------------------------------------------------------------------
+
+Mapper = Callable[[Any], "Mapping | None"]
+"""A custom rule: given a LangGraph ``Interrupt``, its mapping, or ``None`` to pass."""
+
+
+def mapping_for(interrupt: Any, custom: tuple[Mapper, ...] = ()) -> Mapping:
+    """The mapping for a LangGraph ``Interrupt`` (``value``, ``id``, ``response_schema``)."""
+    for rule in custom:
+        found = rule(interrupt)
+        if found is not None:
+            return found
+    value = interrupt.value
+    schema = getattr(interrupt, "response_schema", None)
+    if is_human_interrupt(value):
+        return HumanInterruptMapping(value)
+    if isinstance(value, list) and len(value) == 1 and is_human_interrupt(value[0]):
+        return HumanInterruptMapping(value[0], as_list=True)
+    if is_hitl_request(value):
+        return HitlRequestMapping(value)
+    if is_tool_approval(value):
+        return ToolApprovalMapping(value, schema)
+    if is_seed_review(value):
+        return GoalReviewMapping(value) if value["type"] == "goal_review" else PlanReviewMapping(value)
+    if isinstance(schema, dict):
+        return SchemaMapping(value, schema)
+    if isinstance(value, str) or (isinstance(value, dict) and isinstance(value.get("question"), str)):
+        return QuestionMapping(value)
+    return PayloadMapping(value)

@@ -1,0 +1,238 @@
+"""The LangGraph adapter with the real langgraph package: graphs whose nodes
+call ``interrupt()``, answered by a reviewer over HTTP."""
+
+from __future__ import annotations
+
+import itertools
+import operator
+import threading
+import uuid
+from typing import Annotated, Any, TypedDict
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import interrupt
+
+from gatehouse import Client, GatehouseError
+from gatehouse.langgraph import GatehouseHuman, idempotency_key
+from support import Reviewer, Server
+
+
+class State(TypedDict, total=False):
+    answers: Annotated[list[Any], operator.add]
+
+
+def one_interrupt(value: Any, schema: dict[str, Any] | None = None) -> Any:
+    def ask(state: State) -> State:
+        return {"answers": [interrupt(value, response_schema=schema)]}
+
+    g = StateGraph(State)
+    g.add_node("ask", ask)
+    g.add_edge(START, "ask")
+    g.add_edge("ask", END)
+    return g.compile(checkpointer=InMemorySaver())
+
+
+def thread() -> dict[str, Any]:
+    return {"configurable": {"thread_id": f"t-{uuid.uuid4().hex[:12]}"}}
+
+
+def session(config: dict[str, Any]) -> str:
+    return f"langgraph:{config['configurable']['thread_id']}"
+
+
+@pytest.fixture
+def gh(server: Server) -> Client:
+    with server.client() as client:
+        yield client  # type: ignore[misc]
+
+
+def human_interrupt(**allow: bool) -> dict[str, Any]:
+    return {
+        "action_request": {"action": "send_email", "args": {"to": "a@example.com", "body": "hi"}},
+        "config": {
+            "allow_accept": allow.get("accept", False),
+            "allow_edit": allow.get("edit", False),
+            "allow_respond": allow.get("respond", False),
+            "allow_ignore": allow.get("ignore", False),
+        },
+        "description": "Send this email?",
+    }
+
+
+FLAGS = ("accept", "edit", "respond", "ignore")
+GATE_ACTION = {"accept": "approve", "edit": "edit", "respond": "respond", "ignore": "reject"}
+COMBOS = [c for n in range(1, 5) for c in itertools.combinations(FLAGS, n)]
+
+
+@pytest.mark.parametrize("allowed", COMBOS, ids=["+".join(c) for c in COMBOS])
+def test_a_human_interrupt_becomes_an_approval_gate_with_exactly_its_allowed_actions(
+    gh: Client, reviewer: Reviewer, allowed: tuple[str, ...]
+) -> None:
+    config = thread()
+    last = allowed[-1]  # the reviewer takes the last allowed action, so each one is taken somewhere
+    decision = {
+        "accept": {"action": "approve"},
+        "edit": {"action": "edit", "payload": {"to": "b@example.com", "body": "hi"}},
+        "respond": {"action": "respond", "text": "tell them yourself"},
+        "ignore": {"action": "reject", "text": "no"},
+    }[last]
+    decider = reviewer.decide_in_background(lambda g: decision, session_id=session(config))
+    final = GatehouseHuman(gh, timeout=30).invoke(one_interrupt(human_interrupt(**{f: True for f in allowed})), {}, config)
+    gate = decider.finish()[0]
+    assert gate["spec"] == {"kind": "approval", "action": "send_email"}
+    assert gate["allowed_actions"] == [GATE_ACTION[f] for f in allowed]
+    assert gate["text"] == "Send this email?" and gate["payload"] == {"to": "a@example.com", "body": "hi"}
+    expected = {
+        "accept": {"type": "accept", "args": None},
+        "edit": {"type": "edit", "args": {"action": "send_email", "args": {"to": "b@example.com", "body": "hi"}}},
+        "respond": {"type": "response", "args": "tell them yourself"},
+        "ignore": {"type": "ignore", "args": None},
+    }[last]
+    assert final["answers"] == [expected]
+
+
+def test_a_human_interrupt_in_a_list_is_answered_with_a_list(gh: Client, reviewer: Reviewer) -> None:
+    config = thread()
+    reviewer.decide_in_background(lambda g: {"action": "approve"}, session_id=session(config))
+    final = GatehouseHuman(gh, timeout=30).invoke(one_interrupt([human_interrupt(accept=True)]), {}, config)
+    assert final["answers"] == [[{"type": "accept", "args": None}]]
+
+
+def test_a_human_interrupt_that_allows_nothing_is_refused_before_asking(gh: Client) -> None:
+    with pytest.raises(ValueError, match="allows no response"):
+        GatehouseHuman(gh, timeout=30).invoke(one_interrupt(human_interrupt()), {}, thread())
+
+
+def test_a_plain_question_resumes_with_the_answer_text(gh: Client, reviewer: Reviewer) -> None:
+    config = thread()
+    decider = reviewer.decide_in_background(lambda g: {"action": "respond", "text": "eu-west-1"}, session_id=session(config))
+    final = GatehouseHuman(gh, timeout=30).invoke(one_interrupt("Which region?"), {}, config)
+    assert final["answers"] == ["eu-west-1"]
+    gate = decider.finish()[0]
+    assert gate["spec"]["kind"] == "question" and gate["text"] == "Which region?"
+
+
+def test_any_other_value_is_a_payload_review_resumed_with_the_edit(gh: Client, reviewer: Reviewer) -> None:
+    config = thread()
+    reviewer.decide_in_background(
+        lambda g: {"action": "edit", "payload": {"sql": "DELETE FROM t WHERE id = 1"}}, session_id=session(config)
+    )
+    final = GatehouseHuman(gh, timeout=30).invoke(one_interrupt({"sql": "DELETE FROM t"}), {}, config)
+    assert final["answers"] == [{"action": "edit", "payload": {"sql": "DELETE FROM t WHERE id = 1"}, "text": None}]
+
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"replicas": {"type": "integer", "minimum": 1, "default": 2}, "region": {"enum": ["eu", "us"]}},
+    "required": ["replicas", "region"],
+    "additionalProperties": False,
+}
+
+
+def test_an_answer_is_validated_against_the_response_schema_before_resuming(gh: Client, reviewer: Reviewer) -> None:
+    config = thread()
+    answers = iter([
+        {"action": "respond", "text": '{"replicas": 0, "region": "eu"}'},  # breaks minimum
+        {"action": "edit", "payload": {"replicas": 3, "region": "mars"}},  # breaks the enum
+        {"action": "edit", "payload": {"replicas": 3, "region": "us"}},
+    ])
+    decider = reviewer.decide_in_background(lambda g: next(answers), session_id=session(config), count=3)
+    final = GatehouseHuman(gh, timeout=30).invoke(one_interrupt("Scale the service how?", SCHEMA), {}, config)
+    assert final["answers"] == [{"replicas": 3, "region": "us"}]
+    gates = decider.finish()
+    assert gates[0]["payload"] == {"replicas": 2, "region": "eu"}, "the form starts from the schema's defaults"
+    assert gates[0]["allowed_actions"] == ["edit", "respond"]
+    assert "replicas: 0 is less than the minimum of 1" in gates[1]["text"]
+    assert "region: 'mars' is not one of ['eu', 'us']" in gates[2]["text"]
+    assert gates[2]["payload"] == {"replicas": 3, "region": "mars"}, "the next form keeps the reviewer's attempt"
+    keys = [g["idempotency_key"] for g in gates]
+    assert [k.rsplit(":", 1)[1] for k in keys] == ["1", "2", "3"]
+
+
+def test_an_answer_that_never_fits_stops_after_the_attempts(gh: Client, reviewer: Reviewer) -> None:
+    config = thread()
+    reviewer.decide_in_background(lambda g: {"action": "respond", "text": "lots"}, session_id=session(config), count=2)
+    with pytest.raises(GatehouseError, match="no usable answer after 2 gates"):
+        GatehouseHuman(gh, max_attempts=2, timeout=30).invoke(one_interrupt("How many?", {"type": "integer"}), {}, config)
+
+
+def parallel_questions() -> Any:
+    def ask(name: str) -> Any:
+        def node(state: State) -> State:
+            return {"answers": [[name, interrupt(f"Question for {name}?")]]}
+
+        return node
+
+    g = StateGraph(State)
+    for name in ("alpha", "beta"):
+        g.add_node(name, ask(name))
+        g.add_edge(START, name)
+        g.add_edge(name, END)
+    return g.compile(checkpointer=InMemorySaver())
+
+
+@pytest.mark.parametrize("first", ["alpha", "beta"])
+def test_two_pending_interrupts_are_resumed_by_id_never_mixed_up(gh: Client, reviewer: Reviewer, first: str) -> None:
+    config = thread()
+
+    def review() -> None:
+        run = reviewer.run_of_session(session(config))
+        gates: list[dict[str, Any]] = []
+        while len(gates) < 2:
+            gates = reviewer.gates(run)
+        by_name = {("alpha" if "alpha" in g["text"] else "beta"): g for g in gates}
+        second = "beta" if first == "alpha" else "alpha"
+        for name in (first, second):  # answered in either order, both pending at once
+            reviewer.resolve(by_name[name]["id"], "respond", text=f"answer for {name}")
+
+    t = threading.Thread(target=review)
+    t.start()
+    human = GatehouseHuman(gh, timeout=30)
+    final = human.invoke(parallel_questions(), {}, config)
+    t.join(10)
+    assert sorted(final["answers"]) == [["alpha", "answer for alpha"], ["beta", "answer for beta"]]
+    assert len({g.id for g in human.gates_opened}) == 2
+
+
+def test_gate_keys_derive_from_thread_and_interrupt(gh: Client, reviewer: Reviewer) -> None:
+    config = thread()
+    decider = reviewer.decide_in_background(lambda g: {"action": "respond", "text": "x"}, session_id=session(config))
+    graph = one_interrupt("Key?")
+    GatehouseHuman(gh, timeout=30).invoke(graph, {}, config)
+    gate = decider.finish()[0]
+    interrupt_id = gate["idempotency_key"].split(":")[2]
+    assert gate["idempotency_key"] == idempotency_key(config["configurable"]["thread_id"], interrupt_id, 1)
+    assert len(idempotency_key("x" * 500, "i")) < 255, "long thread ids are hashed to fit the key"
+
+
+def test_a_finished_thread_is_not_asked_again_and_its_run_completes(gh: Client, reviewer: Reviewer) -> None:
+    config = thread()
+    reviewer.decide_in_background(lambda g: {"action": "respond", "text": "once"}, session_id=session(config))
+    graph = one_interrupt("Only once?")
+    first = GatehouseHuman(gh, timeout=30).invoke(graph, {}, config)
+    again = GatehouseHuman(gh, timeout=30).invoke(graph, {}, config)  # resume=True: the thread is done
+    assert first == again == {"answers": ["once"]}
+    runs = reviewer.http.get("/runs", params={"status": "completed", "limit": 500}).json()["runs"]
+    mine = [r for r in runs if r["session_id"] == session(config)]
+    assert len(mine) == 1 and mine[0]["pending_gates"] == 0
+
+
+async def test_ainvoke_answers_interrupts_on_the_event_loop(server: Server, reviewer: Reviewer) -> None:
+    config = thread()
+    reviewer.decide_in_background(lambda g: {"action": "respond", "text": "async answer"}, session_id=session(config))
+    async with server.aclient() as agh:
+        final = await GatehouseHuman(agh, timeout=30).ainvoke(parallel_questions_one(), {}, config)
+    assert final["answers"] == ["async answer"]
+
+
+def parallel_questions_one() -> Any:
+    async def ask(state: State) -> State:
+        return {"answers": [interrupt("Async question?")]}
+
+    g = StateGraph(State)
+    g.add_node("ask", ask)
+    g.add_edge(START, "ask")
+    g.add_edge("ask", END)
+    return g.compile(checkpointer=InMemorySaver())
