@@ -56,6 +56,10 @@ class Reviewer:
         for t in self._threads:
             t.join(timeout=5)
         self.http.close()
+        # A reviewer that failed quietly would leave the test waiting: report it.
+        errors = [t.error for t in self._threads if t.error is not None and not isinstance(t.error, _Stopped)]
+        if errors:
+            raise AssertionError(f"the scripted reviewer failed: {errors[0]!r}") from errors[0]
 
     def gates(self, run_id: str, status: str = "pending") -> list[dict[str, Any]]:
         """Full gates of a run (oldest first)."""
@@ -111,6 +115,10 @@ class Reviewer:
         return thread
 
 
+class _Stopped(Exception):
+    pass
+
+
 class _Decider(threading.Thread):
     def __init__(
         self, reviewer: Reviewer, decide: Decide, run_id: str | None, session_id: str | None, count: int, timeout: float
@@ -126,7 +134,9 @@ class _Decider(threading.Thread):
         try:
             run_id = self.run_id or self.reviewer.run_of_session(str(self.session_id), self.timeout)
             seen: set[str] = set()
-            while len(self.decided) < self.count and not self.stop.is_set():
+            while len(self.decided) < self.count:
+                if self.stop.is_set():
+                    raise _Stopped()
                 gate = self.reviewer.next_gate(run_id, seen, self.timeout)
                 seen.add(gate["id"])
                 body = self.decide(gate)
