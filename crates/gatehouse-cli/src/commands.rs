@@ -179,6 +179,10 @@ fn detail(event: &EventBody, gates: &HashMap<&GateId, &Gate>) -> String {
             let text = decision.text.as_deref().map(|t| format!(": {}", short(t, 50))).unwrap_or_default();
             format!("{} {} by {}{text}", about(gate_id), decision.action.as_str(), decision.decided_by)
         }
+        EventKind::ActionsDecided { gate_id, decisions } => {
+            let each = decisions.iter().map(|d| format!("{} {}", d.id, d.action.as_str())).collect::<Vec<_>>();
+            format!("{} {} by {}", about(gate_id), each.join(", "), decisions.first().map_or("", |d| &d.decided_by))
+        }
         EventKind::VoteRecorded { gate_id, vote } => {
             format!("{} {} votes {}", about(gate_id), vote.reviewer, vote.action.as_str())
         }

@@ -116,6 +116,21 @@ fn show(api: &Api, gate_id: &str) -> Result<()> {
         field("quorum", &format!("{} approvals needed ({so_far})", quorum.required));
     }
     section("Text", &gate.text);
+    if !gate.actions.is_empty() {
+        let lines: Vec<String> = gate
+            .actions
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                let state = match &a.decision {
+                    Some(d) => format!("{} by {}", d.action.as_str(), d.decided_by),
+                    None => "open".to_owned(),
+                };
+                format!("{}. {} [{}] {}: {}", i + 1, a.name, a.id, state, short(&a.args.to_string(), 100))
+            })
+            .collect();
+        section("Actions (decide each through the API or the UI)", &lines.join("\n"));
+    }
     if let Some(payload) = &gate.payload {
         section("Payload", &pretty(payload));
     }

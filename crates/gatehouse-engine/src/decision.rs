@@ -96,12 +96,36 @@ pub struct DecisionInput {
     /// A quality score (quality gates).
     #[serde(default)]
     pub score: Option<QualityScore>,
+    /// Decisions on some of a gate's proposed actions, by id. The gate
+    /// resolves once each of its actions is decided; a bare `approve` or
+    /// `reject` decides every action still open.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub actions: Vec<ActionChoice>,
+}
+
+/// A reviewer's decision on one of a gate's proposed actions.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ActionChoice {
+    /// The action's id.
+    pub id: String,
+    /// Approve, edit, reject or respond.
+    pub action: DecisionAction,
+    /// For edits: a new name for the action.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// For edits: the arguments to use.
+    #[serde(default)]
+    pub args: Option<serde_json::Value>,
+    /// A rejection's reason (optional) or a response's text (required).
+    #[serde(default)]
+    pub text: Option<String>,
 }
 
 impl DecisionInput {
     /// A bare decision.
     pub fn new(action: DecisionAction) -> Self {
-        Self { action, payload: None, text: None, score: None }
+        Self { action, payload: None, text: None, score: None, actions: Vec::new() }
     }
     /// Approve as proposed.
     pub fn approve() -> Self {
@@ -145,6 +169,10 @@ pub struct Decision {
     pub diff: Option<PayloadDiff>,
     /// The score given.
     pub score: Option<QualityScore>,
+    /// For a gate of several actions: each action's decision, in the
+    /// gate's order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub actions: Vec<crate::gate::ActionDecision>,
     /// When.
     pub decided_at: DateTime<Utc>,
     /// Milliseconds from the gate opening to this decision.

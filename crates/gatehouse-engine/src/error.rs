@@ -60,6 +60,18 @@ pub enum EngineError {
         /// The reviewer.
         reviewer: String,
     },
+    /// One of a gate's proposed actions was decided already.
+    #[error("action `{action_id}` of gate {gate_id} was already decided by {decided_by} at {decided_at}")]
+    ActionDecided {
+        /// The gate.
+        gate_id: GateId,
+        /// The action.
+        action_id: String,
+        /// Who decided it.
+        decided_by: String,
+        /// When.
+        decided_at: DateTime<Utc>,
+    },
     /// A run cannot make this move.
     #[error(transparent)]
     RunTransition(#[from] RunTransitionError),
@@ -164,6 +176,7 @@ impl EngineError {
             Self::NotFound { .. } => ErrorCode::NotFound,
             Self::GateClosed { .. }
             | Self::AlreadyVoted { .. }
+            | Self::ActionDecided { .. }
             | Self::RunTransition(_)
             | Self::GateTransition(_)
             | Self::RunEnded { .. }

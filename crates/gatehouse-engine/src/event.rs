@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::decision::{Decision, DecisionInput};
-use crate::gate::{Gate, GateStatus, Vote};
+use crate::gate::{ActionDecision, Gate, GateStatus, Vote};
 use crate::ids::{GateId, RunId};
 use crate::plan::PlanRevision;
 use crate::run::{Breakpoint, Instruction, Run, RunStatus, StepMode, Turn};
@@ -57,6 +57,14 @@ pub enum EventKind {
         gate_id: GateId,
         /// The decision.
         decision: Box<Decision>,
+    },
+    /// A reviewer decided some of a gate's proposed actions; the others
+    /// are still open.
+    ActionsDecided {
+        /// The gate.
+        gate_id: GateId,
+        /// The decisions taken now, in the gate's order.
+        decisions: Vec<ActionDecision>,
     },
     /// A reviewer voted on a quorum gate that is still open.
     VoteRecorded {
@@ -188,6 +196,7 @@ impl EventKind {
             Self::GateOpened { .. } => "gate_opened",
             Self::GateAutoPassed { .. } => "gate_auto_passed",
             Self::GateResolved { .. } => "gate_resolved",
+            Self::ActionsDecided { .. } => "actions_decided",
             Self::VoteRecorded { .. } => "vote_recorded",
             Self::ResolutionRefused { .. } => "resolution_refused",
             Self::GateExpired { .. } => "gate_expired",

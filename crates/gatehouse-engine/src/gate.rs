@@ -338,6 +338,69 @@ pub struct Vote {
     pub at: DateTime<Utc>,
 }
 
+/// One of several actions proposed in one gate.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProposedAction {
+    /// Its id within the gate (the agent's tool-call id); numbered from
+    /// `action-1` when the agent gives none.
+    #[serde(default)]
+    pub id: String,
+    /// The action or tool name.
+    pub name: String,
+    /// Its arguments.
+    #[serde(default)]
+    pub args: serde_json::Value,
+    /// What it does and why, markdown.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Decisions a reviewer may take on it (from approve, edit, reject and
+    /// respond); all four when empty.
+    #[serde(default)]
+    pub allowed_actions: Vec<DecisionAction>,
+    /// Its decision, once taken (ignored when opening the gate).
+    #[serde(default)]
+    pub decision: Option<ActionDecision>,
+}
+
+impl ProposedAction {
+    /// The decisions an action may take when its agent named none.
+    pub const DEFAULT_ACTIONS: [DecisionAction; 4] =
+        [DecisionAction::Approve, DecisionAction::Edit, DecisionAction::Reject, DecisionAction::Respond];
+
+    /// Whether a reviewer may take `action` on it.
+    pub fn allows(&self, action: DecisionAction) -> bool {
+        if self.allowed_actions.is_empty() {
+            Self::DEFAULT_ACTIONS.contains(&action)
+        } else {
+            self.allowed_actions.contains(&action)
+        }
+    }
+}
+
+/// The decision on one proposed action.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ActionDecision {
+    /// The action's id.
+    pub id: String,
+    /// Approve, edit, reject or respond.
+    pub action: DecisionAction,
+    /// For edits: the action's name, when the reviewer changed it.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// For edits: the arguments to use instead of the proposed ones.
+    #[serde(default)]
+    pub args: Option<serde_json::Value>,
+    /// A rejection's reason or a response's text.
+    #[serde(default)]
+    pub text: Option<String>,
+    /// Who decided it.
+    pub decided_by: String,
+    /// When.
+    pub decided_at: DateTime<Utc>,
+}
+
 /// A gate, as callers see it: an immutable snapshot.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -376,6 +439,10 @@ pub struct Gate {
     pub quorum: Option<Quorum>,
     /// Votes so far (quorum gates).
     pub votes: Vec<Vote>,
+    /// Several proposed actions in one gate (an agent's parallel tool
+    /// calls), each decided on its own, with its decision once taken.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub actions: Vec<ProposedAction>,
     /// Where it is.
     pub status: GateStatus,
     /// The decision that resolved it.
@@ -451,6 +518,10 @@ pub struct NewGate {
     /// Several reviewers must agree.
     #[serde(default)]
     pub quorum: Option<Quorum>,
+    /// Several proposed actions, each decided on its own (approval gates
+    /// only): an agent's parallel tool calls in one gate.
+    #[serde(default)]
+    pub actions: Vec<ProposedAction>,
     /// Seconds until it expires; question gates default to 24 h, others never.
     #[serde(default)]
     pub expires_in_secs: Option<u64>,
@@ -477,6 +548,7 @@ impl NewGate {
             confidence: None,
             safety_flags: Vec::new(),
             quorum: None,
+            actions: Vec::new(),
             expires_in_secs: None,
             idempotency_key: None,
         }

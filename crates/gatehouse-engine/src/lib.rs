@@ -31,12 +31,15 @@ pub mod scoring;
 pub mod store;
 pub mod token;
 
-pub use decision::{Decision, DecisionAction, DecisionInput, DecisionOrigin};
+pub use decision::{ActionChoice, Decision, DecisionAction, DecisionInput, DecisionOrigin};
 pub use engine::metrics::Metrics;
 pub use engine::{AuditReport, Engine, EngineConfig, PurgeReport, Subscription};
 pub use error::{EngineError, ErrorCode, Result};
 pub use event::{Event, EventBody, EventKind};
-pub use gate::{BlockingMode, Gate, GateContext, GateKind, GateSpec, GateStatus, NewGate, Priority, Quorum};
+pub use gate::{
+    ActionDecision, BlockingMode, Gate, GateContext, GateKind, GateSpec, GateStatus, NewGate, Priority, ProposedAction,
+    Quorum,
+};
 pub use ids::{Clock, GateId, ManualClock, RunId, SystemClock};
 pub use recording::{Recording, RecordingScope, Replay};
 pub use run::{

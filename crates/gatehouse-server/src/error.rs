@@ -102,6 +102,15 @@ impl From<EngineError> for ApiError {
                     resolved_at: *resolved_at,
                 },
             },
+            (EngineError::ActionDecided { decided_by, decided_at, .. }, _) => Self {
+                status: StatusCode::CONFLICT,
+                body: ApiErrorBody {
+                    code: ApiErrorCode::Conflict,
+                    message,
+                    resolved_by: Some(decided_by.clone()),
+                    resolved_at: Some(*decided_at),
+                },
+            },
             (_, ErrorCode::NotFound) => Self::not_found(message),
             (_, ErrorCode::Conflict) => Self::new(StatusCode::CONFLICT, ApiErrorCode::Conflict, message),
             (_, ErrorCode::Invalid) => Self::invalid(message),

@@ -341,3 +341,62 @@ async fn a_quality_gate_is_scored_by_its_agent_under_the_threshold_or_by_a_revie
     let (status, _) = s.post("/gates/gate_nope/score", &s.reviewer, json!({"score": 4})).await;
     assert_eq!(status, 404);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_of_actions_is_decided_action_by_action_and_the_waiting_agent_gets_every_decision() {
+    let s = TestServer::start().await;
+    let run = s.run().await;
+    let gate = s
+        .gate(
+            &run,
+            json!({"kind": "approval", "action": "tool_calls", "text": "Run these?", "actions": [
+                {"id": "c1", "name": "read", "args": {"path": "a"}},
+                {"id": "c2", "name": "write", "args": {"path": "b"}},
+            ]}),
+        )
+        .await;
+    let waiter = {
+        let (base, token, gate) = (s.base.clone(), s.agent.clone(), gate.clone());
+        tokio::spawn(async move {
+            let resp = reqwest::Client::new()
+                .get(format!("{base}/gates/{gate}/wait?timeout=30"))
+                .bearer_auth(token)
+                .send()
+                .await
+                .unwrap();
+            resp.json::<Value>().await.unwrap()
+        })
+    };
+
+    let first = json!({"action": "approve", "actions": [{"id": "c2", "action": "reject", "text": "no"}]});
+    let (status, body) = s.post(&format!("/gates/{gate}/resolve"), &s.reviewer, first.clone()).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["status"], "pending", "{body}");
+    assert_eq!(body["actions"][1]["decision"]["action"], "reject", "{body}");
+
+    // Deciding c2 again: 409 naming who decided it and when.
+    let (status, body) = s.post(&format!("/gates/{gate}/resolve"), &s.reviewer, first).await;
+    assert_eq!(status, 409, "{body}");
+    assert!(body["resolved_by"].is_string() && body["resolved_at"].is_string(), "{body}");
+    assert!(body["message"].as_str().unwrap_or_default().contains("`c2`"), "{body}");
+    // A bad choice: 422 naming the field.
+    let bad = json!({"action": "approve", "actions": [{"id": "c1", "action": "edit"}]});
+    let (status, body) = s.post(&format!("/gates/{gate}/resolve"), &s.reviewer, bad).await;
+    assert_eq!(status, 422, "{body}");
+    assert!(body["message"].as_str().unwrap_or_default().starts_with("actions[0].args"), "{body}");
+    assert!(!waiter.is_finished(), "the agent still waits while an action is open");
+
+    let last = json!({"action": "approve", "actions": [{"id": "c1", "action": "edit", "args": {"path": "A"}}]});
+    let (status, body) = s.post(&format!("/gates/{gate}/resolve"), &s.reviewer, last).await;
+    assert_eq!(status, 200, "{body}");
+    let decided = waiter.await.unwrap();
+    assert_eq!(decided["status"], "resolved", "{decided}");
+    let each: Vec<_> = decided["decision"]["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| (a["id"].as_str().unwrap().to_owned(), a["action"].as_str().unwrap().to_owned()))
+        .collect();
+    assert_eq!(each, vec![("c1".to_owned(), "edit".to_owned()), ("c2".to_owned(), "reject".to_owned())]);
+    assert_eq!(decided["decision"]["actions"][0]["args"], json!({"path": "A"}));
+}

@@ -4,14 +4,14 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::decision::{Decision, DecisionAction, DecisionInput, DecisionOrigin};
+use crate::decision::{ActionChoice, Decision, DecisionAction, DecisionInput, DecisionOrigin};
 use crate::diff::{count_changes, diff_values};
 use crate::engine::collab::apply_plan_op;
 use crate::engine::runs::{after_gate_closed, ensure_live, load_run, record_score, set_status};
 use crate::engine::{emit, Engine};
 use crate::error::{EngineError, Result};
 use crate::event::EventKind;
-use crate::gate::{BlockingMode, Gate, GateKind, GateSpec, GateStatus, NewGate, Vote};
+use crate::gate::{ActionDecision, BlockingMode, Gate, GateKind, GateSpec, GateStatus, NewGate, ProposedAction, Vote};
 use crate::ids::{DecisionId, GateId, RunId};
 use crate::plan::{Plan, PlanOperation};
 use crate::policy::{decide, GateSignals, PolicyOutcome};
@@ -47,6 +47,7 @@ impl<S: Store> Engine<S> {
             GateSpec::GoalReview { goal, round } => GateSpec::GoalReview { goal: r.redact_value(&goal), round },
             other => other,
         };
+        let actions = proposed_actions(&new.actions, r);
         let (run_id, actor) = (run_id.clone(), actor.to_owned());
         self.store().write(move |tx| {
             let mut run = load_run(tx, &run_id)?;
@@ -76,6 +77,7 @@ impl<S: Store> Engine<S> {
                 safety_flags: new.safety_flags.clone(),
                 quorum: new.quorum.clone(),
                 votes: Vec::new(),
+                actions,
                 status: GateStatus::Pending,
                 decision: None,
                 status_reason: None,
@@ -88,6 +90,7 @@ impl<S: Store> Engine<S> {
                 set_status(tx, &mut run, RunTransition::Start, &actor, None, now)?;
             }
             if let PolicyOutcome::AutoPass { reason } = policy_outcome(&run, &gate) {
+                settle_open_actions(&mut gate, DecisionAction::Approve, None, "policy", now);
                 let decision = Decision {
                     id: DecisionId::new(),
                     gate_id: gate.id.clone(),
@@ -99,6 +102,7 @@ impl<S: Store> Engine<S> {
                     payload: None,
                     diff: None,
                     score: None,
+                    actions: action_decisions(&gate),
                     decided_at: now,
                     latency_ms: 0,
                 };
@@ -164,6 +168,15 @@ impl<S: Store> Engine<S> {
             if gate.status.is_terminal() {
                 return refuse(tx, gate, input, &reviewer, now);
             }
+            if !gate.actions.is_empty() {
+                return decide_actions(tx, gate, input, &reviewer, now);
+            }
+            if !input.actions.is_empty() {
+                return Err(EngineError::invalid(
+                    "actions",
+                    "this gate proposes one action; decide it without `actions`",
+                ));
+            }
             check_decision(&gate, &input)?;
             if gate.quorum.is_some() {
                 return vote(tx, gate, input, &reviewer, now);
@@ -197,8 +210,11 @@ impl<S: Store> Engine<S> {
                 ScoreVerdict::NeedsRevision => DecisionAction::NeedsRevision,
             };
             let scorer = score.scorer.clone();
-            let input =
-                DecisionInput { action, payload: None, text: Some(score.justification.clone()), score: Some(score) };
+            let input = DecisionInput {
+                text: Some(score.justification.clone()),
+                score: Some(score),
+                ..DecisionInput::new(action)
+            };
             if gate.status.is_terminal() {
                 return match refuse(tx, gate, input, &scorer, now)? {
                     Attempt::Refused(e) => Err(e),
@@ -290,6 +306,7 @@ fn validate_new_gate(new: &NewGate) -> Result<()> {
             return Err(EngineError::invalid("quorum", "required and rejections_to_reject must be at least 1"));
         }
     }
+    validate_actions(new)?;
     if new.idempotency_key.as_ref().is_some_and(|k| k.is_empty() || k.len() > 255) {
         return Err(EngineError::invalid("idempotency_key", "must be 1 to 255 characters"));
     }
@@ -447,6 +464,7 @@ pub(crate) fn decide_gate(
         }
         _ => None,
     };
+    settle_open_actions(&mut gate, input.action, input.text.as_deref(), by, now);
     let decision = Decision {
         id: DecisionId::new(),
         gate_id: gate.id.clone(),
@@ -458,6 +476,7 @@ pub(crate) fn decide_gate(
         payload: input.payload,
         diff,
         score: input.score.clone(),
+        actions: action_decisions(&gate),
         decided_at: now,
         latency_ms: (now - gate.created_at).num_milliseconds().max(0),
     };
@@ -494,4 +513,223 @@ pub(crate) fn decide_gate(
     }
     after_gate_closed(tx, &mut run, gate.mode, by, now)?;
     Ok(gate)
+}
+
+/// The most actions one gate may propose.
+const MAX_ACTIONS: usize = 100;
+
+/// Checks a gate's proposed actions: approval gates only, not with a
+/// quorum, each named, ids unique, decisions each may take known.
+fn validate_actions(new: &NewGate) -> Result<()> {
+    if new.actions.is_empty() {
+        return Ok(());
+    }
+    if new.spec.kind() != GateKind::Approval {
+        return Err(EngineError::invalid("actions", "only approval gates propose several actions"));
+    }
+    if new.quorum.is_some() {
+        return Err(EngineError::invalid("actions", "a gate of several actions cannot also need a quorum"));
+    }
+    if new.actions.len() > MAX_ACTIONS {
+        return Err(EngineError::invalid(
+            "actions",
+            format!("at most {MAX_ACTIONS} actions, got {}", new.actions.len()),
+        ));
+    }
+    let mut ids = std::collections::HashSet::new();
+    for (i, action) in new.actions.iter().enumerate() {
+        if action.name.trim().is_empty() {
+            return Err(EngineError::invalid(format!("actions[{i}].name"), "must not be empty"));
+        }
+        if action.id.len() > 255 {
+            return Err(EngineError::invalid(format!("actions[{i}].id"), "must be at most 255 characters"));
+        }
+        if !action.id.is_empty() && !ids.insert(action.id.as_str()) {
+            return Err(EngineError::invalid(format!("actions[{i}].id"), format!("`{}` is used twice", action.id)));
+        }
+        if let Some(bad) = action.allowed_actions.iter().find(|a| !ProposedAction::DEFAULT_ACTIONS.contains(a)) {
+            return Err(EngineError::invalid(
+                format!("actions[{i}].allowed_actions"),
+                format!("`{}` is not a decision on one action; use approve, edit, reject or respond", bad.as_str()),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The gate's actions as stored: redacted, numbered where the agent gave
+/// no id (skipping ids it gave), and undecided.
+fn proposed_actions(actions: &[ProposedAction], r: &crate::redact::Redactor) -> Vec<ProposedAction> {
+    let taken: std::collections::HashSet<&str> = actions.iter().map(|a| a.id.as_str()).collect();
+    let mut next = 0;
+    actions
+        .iter()
+        .map(|a| {
+            let id = if a.id.is_empty() {
+                loop {
+                    next += 1;
+                    let candidate = format!("action-{next}");
+                    if !taken.contains(candidate.as_str()) {
+                        break candidate;
+                    }
+                }
+            } else {
+                a.id.clone()
+            };
+            ProposedAction {
+                id,
+                name: a.name.clone(),
+                args: r.redact_value(&a.args),
+                description: a.description.as_ref().map(|d| r.redact_str(d).into_owned()),
+                allowed_actions: a.allowed_actions.clone(),
+                decision: None,
+            }
+        })
+        .collect()
+}
+
+/// Every action's decision, in the gate's order (empty until all are decided).
+fn action_decisions(gate: &Gate) -> Vec<ActionDecision> {
+    gate.actions.iter().filter_map(|a| a.decision.clone()).collect()
+}
+
+/// Decides every action still open as the whole gate was decided: approve
+/// approves them, reject rejects them with the reason; any other decision
+/// on the whole gate leaves them as they are.
+fn settle_open_actions(gate: &mut Gate, action: DecisionAction, text: Option<&str>, by: &str, now: DateTime<Utc>) {
+    if !matches!(action, DecisionAction::Approve | DecisionAction::Reject) {
+        return;
+    }
+    for proposed in gate.actions.iter_mut().filter(|a| a.decision.is_none()) {
+        proposed.decision = Some(ActionDecision {
+            id: proposed.id.clone(),
+            action,
+            name: None,
+            args: None,
+            text: text.map(str::to_owned),
+            decided_by: by.to_owned(),
+            decided_at: now,
+        });
+    }
+}
+
+/// Decides some or all of a gate's proposed actions. A bare approve or
+/// reject decides all that are still open. The gate resolves once every
+/// action is decided: approve when all were approved, reject when all were
+/// rejected, edit (went ahead with changes) otherwise.
+fn decide_actions(
+    tx: &mut dyn WriteTx,
+    mut gate: Gate,
+    input: DecisionInput,
+    reviewer: &str,
+    now: DateTime<Utc>,
+) -> Result<Attempt> {
+    let choices = if input.actions.is_empty() {
+        if !matches!(input.action, DecisionAction::Approve | DecisionAction::Reject) {
+            return Err(EngineError::invalid(
+                "actions",
+                "this gate proposes several actions: decide each in `actions`, or approve or reject all that are open",
+            ));
+        }
+        let text = input.text.clone().filter(|t| !t.trim().is_empty());
+        gate.actions
+            .iter()
+            .filter(|a| a.decision.is_none())
+            .map(|a| ActionChoice {
+                id: a.id.clone(),
+                action: input.action,
+                name: None,
+                args: None,
+                text: text.clone(),
+            })
+            .collect()
+    } else {
+        input.actions.clone()
+    };
+    let mut seen = std::collections::HashSet::new();
+    let mut taken = Vec::new();
+    for (i, choice) in choices.into_iter().enumerate() {
+        let field = |name: &str| format!("actions[{i}].{name}");
+        if !seen.insert(choice.id.clone()) {
+            return Err(EngineError::invalid(field("id"), format!("action `{}` is decided twice", choice.id)));
+        }
+        let Some(proposed) = gate.actions.iter_mut().find(|a| a.id == choice.id) else {
+            let known = gate.actions.iter().map(|a| a.id.as_str()).collect::<Vec<_>>().join(", ");
+            return Err(EngineError::invalid(
+                field("id"),
+                format!("no action `{}`; this gate's are {known}", choice.id),
+            ));
+        };
+        if let Some(done) = &proposed.decision {
+            return Err(EngineError::ActionDecided {
+                gate_id: gate.id.clone(),
+                action_id: choice.id,
+                decided_by: done.decided_by.clone(),
+                decided_at: done.decided_at,
+            });
+        }
+        if !proposed.allows(choice.action) {
+            let allowed = if proposed.allowed_actions.is_empty() {
+                ProposedAction::DEFAULT_ACTIONS.to_vec()
+            } else {
+                proposed.allowed_actions.clone()
+            };
+            let names = allowed.iter().map(|a| a.as_str()).collect::<Vec<_>>().join(", ");
+            return Err(EngineError::invalid(
+                field("action"),
+                format!("`{}` is not allowed on action `{}`; allowed: {names}", choice.action.as_str(), choice.id),
+            ));
+        }
+        let text = choice.text.filter(|t| !t.trim().is_empty());
+        match choice.action {
+            DecisionAction::Edit if choice.args.is_none() && choice.name.is_none() => {
+                return Err(EngineError::invalid(field("args"), "an edit needs the edited arguments (or name)"));
+            }
+            DecisionAction::Respond if text.is_none() => {
+                return Err(EngineError::invalid(field("text"), "a response needs its text"));
+            }
+            _ => {}
+        }
+        if choice.name.as_ref().is_some_and(|n| n.trim().is_empty()) {
+            return Err(EngineError::invalid(field("name"), "must not be empty"));
+        }
+        let edit = choice.action == DecisionAction::Edit;
+        let decision = ActionDecision {
+            id: choice.id,
+            action: choice.action,
+            name: if edit { choice.name } else { None },
+            args: if edit { choice.args } else { None },
+            text,
+            decided_by: reviewer.to_owned(),
+            decided_at: now,
+        };
+        proposed.decision = Some(decision.clone());
+        taken.push(decision);
+    }
+    if taken.is_empty() {
+        return Err(EngineError::invalid("actions", "no decision given"));
+    }
+    // Report them in the gate's order, whatever order they came in.
+    let order = |id: &str| gate.actions.iter().position(|a| a.id == id).unwrap_or(usize::MAX);
+    taken.sort_by_key(|d| order(&d.id));
+    let run = load_run(tx, &gate.run_id)?;
+    emit(tx, &run, reviewer, now, EventKind::ActionsDecided { gate_id: gate.id.clone(), decisions: taken })?;
+    if gate.actions.iter().any(|a| a.decision.is_none()) {
+        if !tx.update_gate_if(&gate, GateStatus::Pending)? {
+            return Err(closed_error(&gate));
+        }
+        return Ok(Attempt::Done(Box::new(gate)));
+    }
+    let all =
+        |action: DecisionAction| gate.actions.iter().all(|a| a.decision.as_ref().is_some_and(|d| d.action == action));
+    let overall = if all(DecisionAction::Approve) {
+        DecisionAction::Approve
+    } else if all(DecisionAction::Reject) {
+        DecisionAction::Reject
+    } else {
+        DecisionAction::Edit
+    };
+    let text = input.text.filter(|t| !t.trim().is_empty());
+    let input = DecisionInput { text, ..DecisionInput::new(overall) };
+    Ok(Attempt::Done(Box::new(decide_gate(tx, gate, input, reviewer, DecisionOrigin::Human, now)?)))
 }

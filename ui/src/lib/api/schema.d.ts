@@ -849,6 +849,39 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description A reviewer's decision on one of a gate's proposed actions. */
+        ActionChoice: {
+            /** @description The action's id. */
+            id: string;
+            /** @description Approve, edit, reject or respond. */
+            action: components["schemas"]["DecisionAction"];
+            /** @description For edits: a new name for the action. */
+            name?: string | null;
+            /** @description For edits: the arguments to use. */
+            args?: unknown;
+            /** @description A rejection's reason (optional) or a response's text (required). */
+            text?: string | null;
+        };
+        /** @description The decision on one proposed action. */
+        ActionDecision: {
+            /** @description The action's id. */
+            id: string;
+            /** @description Approve, edit, reject or respond. */
+            action: components["schemas"]["DecisionAction"];
+            /** @description For edits: the action's name, when the reviewer changed it. */
+            name?: string | null;
+            /** @description For edits: the arguments to use instead of the proposed ones. */
+            args?: unknown;
+            /** @description A rejection's reason or a response's text. */
+            text?: string | null;
+            /** @description Who decided it. */
+            decided_by: string;
+            /**
+             * Format: date-time
+             * @description When.
+             */
+            decided_at: string;
+        };
         /** @description Review figures for one agent's gates. */
         AgentMetrics: components["schemas"]["GateRates"] & {
             /** @description The asking agent. */
@@ -1085,6 +1118,11 @@ export interface components {
             diff?: null | components["schemas"]["PayloadDiff"];
             score?: null | components["schemas"]["QualityScore"];
             /**
+             * @description For a gate of several actions: each action's decision, in the
+             *     gate's order.
+             */
+            actions?: components["schemas"]["ActionDecision"][];
+            /**
              * Format: date-time
              * @description When.
              */
@@ -1111,6 +1149,12 @@ export interface components {
             /** @description The answer, feedback or reason. */
             text?: string | null;
             score?: null | components["schemas"]["QualityScore"];
+            /**
+             * @description Decisions on some of a gate's proposed actions, by id. The gate
+             *     resolves once each of its actions is decided; a bare `approve` or
+             *     `reject` decides every action still open.
+             */
+            actions?: components["schemas"]["ActionChoice"][];
         };
         /** @description Who stands behind a decision. */
         DecisionOrigin: {
@@ -1220,6 +1264,13 @@ export interface components {
             decision: components["schemas"]["Decision"];
             /** @enum {string} */
             type: "gate_resolved";
+        } | {
+            /** @description The gate. */
+            gate_id: components["schemas"]["GateId"];
+            /** @description The decisions taken now, in the gate's order. */
+            decisions: components["schemas"]["ActionDecision"][];
+            /** @enum {string} */
+            type: "actions_decided";
         } | {
             /** @description The gate. */
             gate_id: components["schemas"]["GateId"];
@@ -1427,6 +1478,11 @@ export interface components {
             quorum?: null | components["schemas"]["Quorum"];
             /** @description Votes so far (quorum gates). */
             votes: components["schemas"]["Vote"][];
+            /**
+             * @description Several proposed actions in one gate (an agent's parallel tool
+             *     calls), each decided on its own, with its decision once taken.
+             */
+            actions?: components["schemas"]["ProposedAction"][];
             /** @description Where it is. */
             status: components["schemas"]["GateStatus"];
             decision?: null | components["schemas"]["Decision"];
@@ -1785,6 +1841,11 @@ export interface components {
             safety_flags?: string[];
             quorum?: null | components["schemas"]["Quorum"];
             /**
+             * @description Several proposed actions, each decided on its own (approval gates
+             *     only): an agent's parallel tool calls in one gate.
+             */
+            actions?: components["schemas"]["ProposedAction"][];
+            /**
              * Format: int64
              * @description Seconds until it expires; question gates default to 24 h, others never.
              */
@@ -1951,6 +2012,26 @@ export interface components {
          * @enum {string}
          */
         ProgressStatus: "pending" | "in_progress" | "completed";
+        /** @description One of several actions proposed in one gate. */
+        ProposedAction: {
+            /**
+             * @description Its id within the gate (the agent's tool-call id); numbered from
+             *     `action-1` when the agent gives none.
+             */
+            id?: string;
+            /** @description The action or tool name. */
+            name: string;
+            /** @description Its arguments. */
+            args?: unknown;
+            /** @description What it does and why, markdown. */
+            description?: string | null;
+            /**
+             * @description Decisions a reviewer may take on it (from approve, edit, reject and
+             *     respond); all four when empty.
+             */
+            allowed_actions?: components["schemas"]["DecisionAction"][];
+            decision?: null | components["schemas"]["ActionDecision"];
+        };
         /** @description A model provider and the tools mapped to it. */
         Provider: {
             /** @description The provider's name (`replicate`, `openai`...). */

@@ -6,6 +6,8 @@ import type { components, paths } from "./schema";
 
 type Schemas = components["schemas"];
 
+export type ActionChoice = Schemas["ActionChoice"];
+export type ActionDecision = Schemas["ActionDecision"];
 export type ApiErrorBody = Schemas["ApiErrorBody"];
 export type BlockingMode = Schemas["BlockingMode"];
 export type Decision = Schemas["Decision"];
@@ -24,6 +26,7 @@ export type Plan = Schemas["Plan"];
 export type PlanRevision = Schemas["PlanRevision"];
 export type PlanTask = Schemas["PlanTask"];
 export type Priority = Schemas["Priority"];
+export type ProposedAction = Schemas["ProposedAction"];
 export type ProgressState = Schemas["ProgressState"];
 export type QualityScore = Schemas["QualityScore"];
 export type Recording = Schemas["Recording"];
