@@ -2,7 +2,8 @@
 # Runs every Gatehouse test: formatting, lints (warnings are errors), the
 # headless engine on its own, the whole workspace, the reviewer UI (its
 # types against the server's OpenAPI document, svelte-check, unit tests,
-# build), the MCP interop tests (the official Python mcp SDK), the browser
+# build), the Python client and its LangGraph adapter (real langgraph and
+# langchain), the MCP interop tests (the official Python mcp SDK), the browser
 # end-to-end tests in headless Chromium and the desktop app's real-window
 # test under Xvfb. Installs what it needs on a fresh Debian or Ubuntu
 # machine.
@@ -65,8 +66,11 @@ cargo test -p gatehouse-engine --locked
 echo "==> the whole workspace"
 cargo test --workspace --locked
 
-echo "==> the gatehouse binary (the UI's OpenAPI check, the MCP interop and the browser tests run it)"
+echo "==> the gatehouse binary (the UI's OpenAPI check, the Python and MCP interop and the browser tests run it)"
 cargo build -p gatehouse-cli --locked
+echo "==> the Python client and LangGraph interop tests (real langgraph and langchain, gatehouse serve)"
+scripts/python-env.sh
+target/pyenv/bin/python -m pytest -q clients/python/tests
 echo "==> MCP interop tests (the official Python mcp SDK: gatehouse mcp on stdio and /mcp over HTTP, gatehouse serve)"
 scripts/python-env.sh
 target/pyenv/bin/python -m pytest -q tests/interop/mcp
