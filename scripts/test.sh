@@ -72,7 +72,6 @@ echo "==> the Python client and LangGraph interop tests (real langgraph and lang
 scripts/python-env.sh
 target/pyenv/bin/python -m pytest -q clients/python/tests
 echo "==> MCP interop tests (the official Python mcp SDK: gatehouse mcp on stdio and /mcp over HTTP, gatehouse serve)"
-scripts/python-env.sh
 target/pyenv/bin/python -m pytest -q tests/interop/mcp
 echo "==> the reviewer UI: OpenAPI document and types current, svelte-check, unit tests, build"
 (cd ui && npm ci --no-audit --no-fund && npm run check:openapi && npm run check:api && npm run check && npm test && npm run build)
