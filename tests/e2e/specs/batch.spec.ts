@@ -72,3 +72,58 @@ test("a reviewer decides a batch of tool calls in two sittings and the agent get
   await expect(modal).toHaveCount(0);
   await expect(page.locator(`[data-testid=blocker-row][data-gate-id='${gate.id}']`)).toHaveCount(0);
 });
+
+test("two reviewers share a batch: each sees the other's decisions live, and a clash names who decided first", async ({
+  browser,
+  gatehouse,
+}) => {
+  const agent = gatehouse.agent(await gatehouse.token("agent", "coder"));
+  const runId = await agent.startRun("Cleanup");
+  const gate = await agent.openGate(runId, {
+    kind: "approval",
+    action: "tool_calls",
+    mode: "sync",
+    text: "Run these?",
+    actions: [
+      { id: "a", name: "list_dir", args: { path: "." } },
+      { id: "b", name: "delete", args: { path: "tmp" } },
+      { id: "c", name: "touch", args: { path: "x" } },
+    ],
+  });
+  const waiting = agent.wait(gate.id, 60);
+  const pages = [];
+  for (const name of ["alice", "bob"]) {
+    const context = await browser.newContext({ timezoneId: "UTC", locale: "en-GB" });
+    const page = await context.newPage();
+    await signIn(page, gatehouse, await gatehouse.token("reviewer", name));
+    await page.keyboard.press("Enter");
+    await expect(page.getByTestId("batch-action")).toHaveCount(3);
+    pages.push(page);
+  }
+  const [alice, bob] = pages as [(typeof pages)[0], (typeof pages)[0]];
+  const row = (page: typeof alice, id: string) => page.locator(`[data-testid=batch-action][data-action-id='${id}']`);
+
+  // Bob chooses for b and c but has not sent them yet; Alice decides b first.
+  await row(bob, "b").getByTestId("batch-reject").click();
+  await row(bob, "c").getByTestId("batch-approve").click();
+  await row(alice, "b").getByTestId("batch-approve").click();
+  await alice.keyboard.press("Control+Enter");
+  await expect(row(alice, "b").getByTestId("batch-action-state")).toContainText("approve by alice");
+  // Bob's open modal shows Alice's decision at once.
+  await expect(row(bob, "b").getByTestId("batch-action-state")).toContainText("approve by alice");
+  // His choice for b is dropped (it is decided); his choice for c still goes.
+  await expect(bob.getByTestId("batch-submit")).toContainText("Send 2 decisions");
+  await bob.keyboard.press("Control+Enter");
+  await expect(bob.getByTestId("batch-notice")).toContainText("1 action still open");
+  await expect(row(bob, "c").getByTestId("batch-action-state")).toContainText("approve by bob");
+
+  // Alice approves the rest with `a`: only a is open.
+  await alice.getByTestId("resolution-modal").focus();
+  await alice.keyboard.press("a");
+  const decided = await waiting;
+  expect((decided.decision?.actions ?? []).map((x) => [x.id, x.action, x.decided_by])).toEqual([
+    ["a", "approve", "alice"],
+    ["b", "approve", "alice"],
+    ["c", "approve", "bob"],
+  ]);
+});

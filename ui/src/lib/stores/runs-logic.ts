@@ -15,6 +15,7 @@ export const RUN_EVENTS = [
   "gate_auto_passed",
   "gate_resolved",
   "vote_recorded",
+  "actions_decided",
   "resolution_refused",
   "gate_expired",
   "gate_cancelled",

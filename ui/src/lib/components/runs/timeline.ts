@@ -120,6 +120,10 @@ export function entryOf(e: TimelineEvent, roles: ReadonlyMap<string, Role>): Ent
         gateId: e.gate_id,
       };
     }
+    case "actions_decided": {
+      const each = e.decisions.map((d) => `${d.id} ${d.action}`).join(", ");
+      return { ...base, actor: e.decisions[0]?.decided_by ?? e.actor, who: "human", group: "decision", summary: `Actions decided: ${short(each)}`, gateId: e.gate_id };
+    }
     case "vote_recorded":
       return { ...base, actor: e.vote.reviewer, who: "human", group: "decision", summary: `Vote: ${e.vote.action}`, gateId: e.gate_id };
     case "resolution_refused":
