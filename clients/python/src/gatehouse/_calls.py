@@ -140,8 +140,8 @@ def run_events(run_id: str, after: int, limit: int) -> Call[dict[str, Any]]:
 
 
 def open_gate(run_id: str, kind: str, text: str, options: GateOptions) -> Call[Gate]:
-    opts = dict(options)
-    key = opts.pop("idempotency_key", None) or new_key()
+    opts: dict[str, Any] = dict(options)
+    key = str(opts.pop("idempotency_key", None) or new_key())
     body: dict[str, Any] = {"kind": kind, "text": text}
     body.update(opts.pop("spec", None) or {})
     if "expires_in" in opts:
@@ -182,8 +182,8 @@ def score_gate(gate_id: str, score: float, rubric_scores: dict[str, float] | Non
 
 
 def _tool(run_id: str, tool: str, body: dict[str, Any], options: ToolOptions) -> Call[Gate]:
-    opts = dict(options)
-    key = opts.pop("idempotency_key", None) or new_key()
+    opts: dict[str, Any] = dict(options)
+    key = str(opts.pop("idempotency_key", None) or new_key())
     if "expires_in" in opts:
         body["timeout"] = opts.pop("expires_in")
     body.update(opts)

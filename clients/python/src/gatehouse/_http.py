@@ -54,7 +54,7 @@ class Retry:
         """Seconds to sleep before try number ``attempt + 1`` (``attempt`` from 1)."""
         if retry_after is not None:
             return min(retry_after, self.max_backoff)
-        step = min(self.max_backoff, self.backoff * (2 ** (attempt - 1)))
+        step = min(self.max_backoff, self.backoff * 2.0 ** (attempt - 1))
         return step * random.uniform(0.5, 1.0)
 
 

@@ -171,7 +171,7 @@ def apply_decision(
             arguments[var_kw] = {**arguments.get(var_kw, {}), key: value}
         else:
             raise GatehouseError(f"{func.__qualname__}: the reviewer's edit names `{key}`, which is not a parameter")
-    return inspect.BoundArguments(signature, arguments)  # type: ignore[arg-type]
+    return inspect.BoundArguments(signature, arguments)
 
 
 def _gate_stub(decision: Decision) -> Any:

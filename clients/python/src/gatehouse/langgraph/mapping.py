@@ -198,9 +198,9 @@ class HitlRequestMapping(_Base):
         if not actions:
             raise ValueError("HITLRequest with no action_requests")
         everyone = set.intersection(*(set(allowed) for _, allowed in actions))
-        allowed = [a for a in ("approve", "reject", "respond") if a in everyone]
-        if len(actions) > 1 or "edit" in everyone:
-            allowed.insert(1, "edit")
+        # Edit carries per-action decisions, so a batch always offers it.
+        offered = everyone | {"edit"} if len(actions) > 1 else everyone
+        allowed: list[str] = [a for a in ("approve", "edit", "reject", "respond") if a in offered]
         names = [str(r.get("name", "action")) for r, _ in actions]
         lines = [f"**{len(actions)} action{'s' if len(actions) > 1 else ''} to review:** {', '.join(names)}", ""]
         for i, (request, allowed_here) in enumerate(actions, 1):
@@ -427,8 +427,9 @@ def _question_text(value: Any) -> str | None:
         return value
     if isinstance(value, dict):
         for key in ("question", "prompt", "message", "description", "text"):
-            if isinstance(value.get(key), str) and value[key].strip():
-                return value[key]
+            text = value.get(key)
+            if isinstance(text, str) and text.strip():
+                return text
     return None
 
 
