@@ -236,3 +236,27 @@ def parallel_questions_one() -> Any:
     g.add_edge(START, "ask")
     g.add_edge("ask", END)
     return g.compile(checkpointer=InMemorySaver())
+
+
+def test_one_human_drives_several_threads_each_in_its_own_run(gh: Client, reviewer: Reviewer) -> None:
+    human = GatehouseHuman(gh, timeout=30)
+    graph = one_interrupt("Which one?")
+    runs = []
+    for answer in ("first", "second"):
+        config = thread()
+        reviewer.decide_in_background(lambda g, a=answer: {"action": "respond", "text": a}, session_id=session(config))
+        assert human.invoke(graph, {}, config) == {"answers": [answer]}
+        runs.append(human.gates_opened[-1].run_id)
+    assert runs[0] != runs[1]
+    for run in runs:
+        assert reviewer.http.get(f"/run/{run}/status").json()["status"] == "completed"
+
+
+def test_a_pinned_run_takes_every_threads_gates_and_is_left_open(gh: Client, reviewer: Reviewer) -> None:
+    run = gh.start_run({}, title="pinned")
+    human = GatehouseHuman(gh, run_id=run, timeout=30)
+    reviewer.decide_in_background(lambda g: {"action": "respond", "text": "ok"}, run_id=run, count=2)
+    for _ in range(2):
+        human.invoke(one_interrupt("Pinned?"), {}, thread())
+    assert len(reviewer.gates(run, "all")) == 2
+    assert reviewer.http.get(f"/run/{run}/status").json()["status"] == "active", "the owner completes a pinned run"

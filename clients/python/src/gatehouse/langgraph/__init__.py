@@ -75,6 +75,8 @@ class GatehouseHuman:
     ``max_attempts`` bounds how often one interrupt is asked again after an
     answer that did not fit. ``timeout`` bounds each wait for a decision
     (:class:`~gatehouse.Timeout`); ``None`` waits as long as it takes.
+    With ``complete_run``, a thread's own run is completed (with the final
+    state) when the graph finishes; a pinned run is left to its owner.
     """
 
     def __init__(
@@ -95,6 +97,7 @@ class GatehouseHuman:
         self.max_attempts = max_attempts
         self.timeout = timeout
         self.complete_run = complete_run
+        self._runs: dict[str, str] = {}
         self.gates_opened: list[Gate] = []
         """Every gate this object opened or found again, in order."""
 
@@ -113,41 +116,53 @@ class GatehouseHuman:
             raise TypeError("invoke needs a gatehouse.Client; use ainvoke with an AsyncClient")
         thread = _thread_id(config)
         snapshot = graph.get_state(config)
-        if not resume or not _has_checkpoint(snapshot):
+        # A thread with no checkpoint yet has no run yet: runs start after the first step.
+        new_thread = not _has_checkpoint(snapshot)
+        if not resume or new_thread:
             graph.invoke(input, config)
         elif not snapshot.interrupts and snapshot.next:
             graph.invoke(None, config)  # it stopped between steps: carry on
         run_id: str | None = None
-        with ThreadPoolExecutor(max_workers=16, thread_name_prefix="gatehouse-wait") as pool:
-            waits: dict[str, Future[Gate]] = {}
+        waits: dict[str, Future[Gate]] = {}
+        pool = _LazyPool()
+        try:
             while True:
                 snapshot = graph.get_state(config)
                 if not snapshot.interrupts:
                     break
-                run_id = run_id or self._run_sync(client, thread, graph, create=True)
+                run_id = run_id or self._run_sync(client, thread, graph, create=True, new_thread=new_thread)
                 assert run_id is not None
                 asked = [self._ask_sync(client, run_id, thread, i) for i in _unique(snapshot.interrupts)]
                 answers = self._answers_sync(client, run_id, thread, asked, pool, waits)
                 graph.invoke(Command(resume=answers), config)
-        values = graph.get_state(config).values
-        run_id = run_id or self._run_sync(client, thread, graph, create=False)
-        if self.complete_run and run_id is not None:
+        finally:
+            pool.shutdown()
+        values = snapshot.values
+        run_id = run_id or self._run_sync(client, thread, graph, create=False, new_thread=new_thread)
+        if self.complete_run and run_id is not None and run_id != self.run_id:
             _ignore_conflict(lambda: client.complete_run(run_id, _jsonable(values)))
+            self._runs.pop(thread, None)
         return values
 
-    def _run_sync(self, client: Client, thread: str, graph: Any, *, create: bool) -> str | None:
-        """The thread's run: pinned, found by its session, or (with ``create``) started."""
-        if self.run_id is None:
-            session = session_for(thread)
-            live = client.active_runs(session_id=session)
-            if not live and not create:
-                return None
-            self.run_id = live[0]["id"] if live else client.start_run(
-                {"thread_id": thread, "graph": getattr(graph, "name", None)},
-                title=self.title or f"LangGraph {getattr(graph, 'name', 'graph')} · thread {thread}",
-                session_id=session,
-            )
-        return self.run_id
+    def _run_sync(self, client: Client, thread: str, graph: Any, *, create: bool, new_thread: bool) -> str | None:
+        """The thread's run: pinned, known, found by its session, or (with ``create``) started."""
+        if self.run_id is not None or thread in self._runs:
+            return self.run_id or self._runs[thread]
+        session = session_for(thread)
+        live = [] if new_thread else client.active_runs(session_id=session)
+        if live:
+            self._runs[thread] = str(live[0]["id"])
+        elif create:
+            self._runs[thread] = client.start_run(**self._new_run(thread, graph))
+        return self._runs.get(thread)
+
+    def _new_run(self, thread: str, graph: Any) -> dict[str, Any]:
+        name = getattr(graph, "name", None) or "graph"
+        return {
+            "run_input": {"thread_id": thread, "graph": name},
+            "title": self.title or f"LangGraph {name} · thread {thread}",
+            "session_id": session_for(thread),
+        }
 
     def _ask_sync(self, client: Client, run_id: str, thread: str, interrupt: Any, attempt: int = 1) -> _Asked:
         mapping = mapping_for(interrupt, self.mappers)
@@ -167,7 +182,7 @@ class GatehouseHuman:
         run_id: str,
         thread: str,
         asked: list[_Asked],
-        pool: ThreadPoolExecutor,
+        pool: _LazyPool,
         waits: dict[str, Future[Gate]],
     ) -> dict[str, Any]:
         """Waits until at least one interrupt has a usable answer; returns every answer ready by then."""
@@ -189,8 +204,14 @@ class GatehouseHuman:
             if answers:
                 return answers
             pending = still
-            for a in pending:
-                if a.gate.pending and a.gate.id not in waits:
+            open_gates = [a for a in pending if a.gate.pending]
+            if len(open_gates) == 1 and not waits:
+                # One question: wait on this thread, no pool needed.
+                only = open_gates[0]
+                only.gate = client.wait(only.gate.id, timeout=self.timeout)
+                continue
+            for a in open_gates:
+                if a.gate.id not in waits:
                     waits[a.gate.id] = pool.submit(client.wait, a.gate.id, timeout=self.timeout)
             running = [waits[a.gate.id] for a in pending if a.gate.id in waits]
             if running:
@@ -205,7 +226,8 @@ class GatehouseHuman:
             raise TypeError("ainvoke needs a gatehouse.AsyncClient; use invoke with a Client")
         thread = _thread_id(config)
         snapshot = await graph.aget_state(config)
-        if not resume or not _has_checkpoint(snapshot):
+        new_thread = not _has_checkpoint(snapshot)
+        if not resume or new_thread:
             await graph.ainvoke(input, config)
         elif not snapshot.interrupts and snapshot.next:
             await graph.ainvoke(None, config)
@@ -216,7 +238,7 @@ class GatehouseHuman:
                 snapshot = await graph.aget_state(config)
                 if not snapshot.interrupts:
                     break
-                run_id = run_id or await self._run_async(client, thread, graph, create=True)
+                run_id = run_id or await self._run_async(client, thread, graph, create=True, new_thread=new_thread)
                 assert run_id is not None
                 asked = [await self._ask_async(client, run_id, thread, i) for i in _unique(snapshot.interrupts)]
                 answers = await self._answers_async(client, run_id, thread, asked, waits)
@@ -224,27 +246,28 @@ class GatehouseHuman:
         finally:
             for task in waits.values():
                 task.cancel()
-        values = (await graph.aget_state(config)).values
-        run_id = run_id or await self._run_async(client, thread, graph, create=False)
-        if self.complete_run and run_id is not None:
+        values = snapshot.values
+        run_id = run_id or await self._run_async(client, thread, graph, create=False, new_thread=new_thread)
+        if self.complete_run and run_id is not None and run_id != self.run_id:
             try:
                 await client.complete_run(run_id, _jsonable(values))
             except Conflict:
                 pass
+            self._runs.pop(thread, None)
         return values
 
-    async def _run_async(self, client: AsyncClient, thread: str, graph: Any, *, create: bool) -> str | None:
-        if self.run_id is None:
-            session = session_for(thread)
-            live = await client.active_runs(session_id=session)
-            if not live and not create:
-                return None
-            self.run_id = live[0]["id"] if live else await client.start_run(
-                {"thread_id": thread, "graph": getattr(graph, "name", None)},
-                title=self.title or f"LangGraph {getattr(graph, 'name', 'graph')} · thread {thread}",
-                session_id=session,
-            )
-        return self.run_id
+    async def _run_async(
+        self, client: AsyncClient, thread: str, graph: Any, *, create: bool, new_thread: bool
+    ) -> str | None:
+        if self.run_id is not None or thread in self._runs:
+            return self.run_id or self._runs[thread]
+        session = session_for(thread)
+        live = [] if new_thread else await client.active_runs(session_id=session)
+        if live:
+            self._runs[thread] = str(live[0]["id"])
+        elif create:
+            self._runs[thread] = await client.start_run(**self._new_run(thread, graph))
+        return self._runs.get(thread)
 
     async def _ask_async(self, client: AsyncClient, run_id: str, thread: str, interrupt: Any) -> _Asked:
         mapping = mapping_for(interrupt, self.mappers)
@@ -308,6 +331,22 @@ class GatehouseHuman:
                     f"interrupt {asked.interrupt_id}: no usable answer after {asked.attempt} gates; last: {problem}"
                 ) from problem
             return asked.mapping.retry(gate, str(problem))
+
+
+class _LazyPool:
+    """A thread pool made only when two or more gates are waited on at once."""
+
+    def __init__(self) -> None:
+        self._pool: ThreadPoolExecutor | None = None
+
+    def submit(self, fn: Any, *args: Any, **kwargs: Any) -> Future[Gate]:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=16, thread_name_prefix="gatehouse-wait")
+        return self._pool.submit(fn, *args, **kwargs)
+
+    def shutdown(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _done(future: Future[Gate] | None) -> Gate | None:
