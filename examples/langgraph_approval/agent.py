@@ -2,9 +2,9 @@
 
 The agent (langchain's `create_agent`) may call three tools; `deploy` and
 `rollback` are behind langchain's HumanInTheLoopMiddleware, `post_status`
-is not. Each model turn's gated calls become one Gatehouse gate; the
-reviewer approves, edits or rejects them there (one by one, by editing each
-action in the payload), and the agent runs exactly what was approved.
+is not. Each model turn's gated calls become one Gatehouse gate proposing
+each call; the reviewer approves, edits or rejects each there (or all at
+once), and the agent runs exactly what was approved.
 
     python agent.py "Ship web 1.4.2 to production and tell the team"
 

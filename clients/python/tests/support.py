@@ -86,12 +86,16 @@ class Reviewer:
             time.sleep(0.05)
         raise AssertionError(f"no new pending gate on run {run_id} within {timeout} s")
 
-    def resolve(self, gate_id: str, action: str, payload: Any = None, text: str | None = None) -> dict[str, Any]:
+    def resolve(
+        self, gate_id: str, action: str, payload: Any = None, text: str | None = None, actions: Any = None
+    ) -> dict[str, Any]:
         body: dict[str, Any] = {"action": action}
         if payload is not None:
             body["payload"] = payload
         if text is not None:
             body["text"] = text
+        if actions is not None:
+            body["actions"] = actions
         r = self.http.post(f"/gates/{gate_id}/resolve", json=body)
         assert r.status_code == 200, r.text
         return dict(r.json())
@@ -142,7 +146,9 @@ class _Decider(threading.Thread):
                 body = self.decide(gate)
                 if body is None:
                     continue
-                self.reviewer.resolve(gate["id"], body["action"], body.get("payload"), body.get("text"))
+                self.reviewer.resolve(
+                    gate["id"], body["action"], body.get("payload"), body.get("text"), body.get("actions")
+                )
                 self.decided.append(gate)
         except BaseException as e:  # reported by finish()
             self.error = e

@@ -284,3 +284,21 @@ def test_events_stream_in_order_and_resume_after_a_sequence_number(gh: Client, r
     assert seen[-1].data["decision"]["text"] == "eu"
     resumed = next(iter(gh.events(run, after=seen[2].id)))
     assert resumed.id == seen[3].id, "resuming after an id starts at the next event"
+
+
+def test_an_approval_gate_may_propose_several_actions_each_decided_on_its_own(server: Server, gh: Client) -> None:
+    run = gh.start_run({}, title="batch")
+    gate = gh.open_gate(run, "approval", "Two tool calls", spec={"action": "tools"}, actions=[
+        {"id": "c1", "name": "send_email", "args": {"to": "a@example.com"}},
+        {"id": "c2", "name": "delete_file", "args": {"path": "/tmp/x"}, "allowed_actions": ["approve", "reject"]},
+    ])
+    assert [a["id"] for a in gate.actions] == ["c1", "c2"]
+    with server.client(server.reviewer) as rev:
+        half = rev.resolve_gate(gate.id, "edit", actions=[{"id": "c2", "action": "reject", "text": "keep it"}])
+        assert half.pending and half.actions[1]["decision"]["action"] == "reject"
+        rev.resolve_gate(gate.id, "edit", actions=[{"id": "c1", "action": "edit", "args": {"to": "b@example.com"}}])
+    decision = gh.wait_for_decision(gate, timeout=10)
+    assert decision.action == "edit"
+    assert [(d["id"], d["action"], d.get("args"), d.get("text")) for d in decision.actions] == [
+        ("c1", "edit", {"to": "b@example.com"}, None), ("c2", "reject", None, "keep it"),
+    ]

@@ -44,10 +44,10 @@ def test_the_langgraph_approval_example_runs_the_tool_calls_as_the_reviewer_edit
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     gate = pending_gate_of(reviewer, name)
-    actions = gate["payload"]["actions"]
+    actions = gate["actions"]
     assert [a["name"] for a in actions] == ["deploy"], "post_status is not gated"
-    actions[0]["args"]["env"] = "staging"
-    reviewer.resolve(gate["id"], "edit", {"actions": actions})
+    edited = {**actions[0]["args"], "env": "staging"}
+    reviewer.resolve(gate["id"], "edit", actions=[{"id": actions[0]["id"], "action": "edit", "args": edited}])
     out, err = agent.communicate(timeout=60)
     assert agent.returncode == 0, err
     results = [json.loads(line) for line in out.splitlines() if line.startswith("{")]

@@ -4,6 +4,8 @@ tool calls in one step, so no network is needed."""
 
 from __future__ import annotations
 
+import threading
+import time
 import uuid
 from typing import Any
 
@@ -74,25 +76,24 @@ def tool_results(final: dict[str, Any]) -> dict[str, str]:
     return {m.tool_call_id: str(m.content) for m in final["messages"] if isinstance(m, ToolMessage)}
 
 
-def test_batched_actions_are_one_gate_decided_one_by_one_the_first_approved_the_second_edited(
-    gh: Client, reviewer: Reviewer
-) -> None:
+def test_batched_actions_are_one_gate_the_first_approved_the_second_edited(gh: Client, reviewer: Reviewer) -> None:
     ran: list[tuple[str, dict[str, Any]]] = []
     inputs, config, session = start()
-
-    def decide(gate: dict[str, Any]) -> dict[str, Any]:
-        actions = gate["payload"]["actions"]
-        actions[1]["args"] = {"path": "/srv/tmp/report.pdf"}  # only the second is changed
-        return {"action": "edit", "payload": {"actions": actions}}
-
-    decider = reviewer.decide_in_background(decide, session_id=session)
+    decider = reviewer.decide_in_background(
+        lambda g: {"action": "edit", "actions": [
+            {"id": "action-1", "action": "approve"},
+            {"id": "action-2", "action": "edit", "args": {"path": "/srv/tmp/report.pdf"}},
+        ]},
+        session_id=session,
+    )
     final = GatehouseHuman(gh, timeout=30).invoke(make_agent("batched", ran), inputs, config)
     gate = decider.finish()[0]
     assert gate["spec"] == {"kind": "approval", "action": "send_email, delete_file"}
-    assert gate["allowed_actions"] == ["approve", "edit", "reject"], "respond is offered only if every action allows it"
-    assert [a["allowed_decisions"] for a in gate["payload"]["actions"]] == [
-        ["approve", "edit", "reject", "respond"], ["approve", "edit", "reject"],
+    assert [(a["id"], a["name"], a["args"], a["allowed_actions"]) for a in gate["actions"]] == [
+        ("action-1", "send_email", {"to": "all@example.com", "body": "outage"}, ["approve", "edit", "reject", "respond"]),
+        ("action-2", "delete_file", {"path": "/srv/report.pdf"}, ["approve", "edit", "reject"]),
     ]
+    assert gate["actions"][0]["description"].startswith("Tool execution requires approval")
     # The agent runs its tool calls concurrently: compare them in name order.
     assert sorted(ran, key=lambda r: r[0]) == [
         ("delete_file", {"path": "/srv/tmp/report.pdf"}), ("send_email", {"to": "all@example.com", "body": "outage"}),
@@ -100,42 +101,51 @@ def test_batched_actions_are_one_gate_decided_one_by_one_the_first_approved_the_
     assert final["messages"][-1].content == "All done."
 
 
-def test_per_action_decisions_in_the_payload_reject_one_and_respond_to_the_other(gh: Client, reviewer: Reviewer) -> None:
+def test_the_reviewer_decides_the_actions_in_two_sittings_and_the_agent_waits_for_both(
+    gh: Client, reviewer: Reviewer
+) -> None:
     ran: list[tuple[str, dict[str, Any]]] = []
     inputs, config, session = start()
+    results: dict[str, Any] = {}
 
-    def decide(gate: dict[str, Any]) -> dict[str, Any]:
-        actions = gate["payload"]["actions"]
-        actions[0]["decision"] = {"type": "respond", "message": "I emailed them myself"}
-        actions[1]["decision"] = "reject"
-        actions[1]["message"] = "keep the report"
-        return {"action": "edit", "payload": {"actions": actions}}
+    def agent() -> None:
+        results["final"] = GatehouseHuman(gh, timeout=30).invoke(make_agent("batched", ran), inputs, config)
 
-    reviewer.decide_in_background(decide, session_id=session)
-    final = GatehouseHuman(gh, timeout=30).invoke(make_agent("batched", ran), inputs, config)
-    assert ran == []
-    results = tool_results(final)
-    assert results["call_1"] == "I emailed them myself"
-    assert "keep the report" in results["call_2"]
-
-
-def test_a_decision_an_action_does_not_allow_is_asked_again(gh: Client, reviewer: Reviewer) -> None:
-    ran: list[tuple[str, dict[str, Any]]] = []
-    inputs, config, session = start()
-    answers = iter([
-        lambda actions: [{**actions[0]}, {**actions[1], "decision": {"type": "respond", "message": "no"}}],
-        lambda actions: [{**a, "decision": None} for a in actions],  # the retry keeps the attempt: clear it
+    t = threading.Thread(target=agent)
+    t.start()
+    run = reviewer.run_of_session(session)
+    gate = reviewer.next_gate(run)
+    first = reviewer.resolve(gate["id"], "respond", actions=[
+        {"id": "action-1", "action": "respond", "text": "I emailed them myself"},
     ])
+    assert first["status"] == "pending", "one of two actions decided: the gate waits for the other"
+    time.sleep(0.3)
+    assert t.is_alive() and ran == [], "nothing ran on half a decision"
+    reviewer.resolve(gate["id"], "reject", actions=[{"id": "action-2", "action": "reject", "text": "keep the report"}])
+    t.join(30)
+    assert ran == []
+    results_by_call = tool_results(results["final"])
+    assert results_by_call["call_1"] == "I emailed them myself"
+    assert "keep the report" in results_by_call["call_2"]
+    decided = gh.gate(gate["id"]).decision
+    assert decided is not None and [d["action"] for d in decided.actions] == ["respond", "reject"]
 
-    def decide(gate: dict[str, Any]) -> dict[str, Any]:
-        return {"action": "edit", "payload": {"actions": next(answers)(gate["payload"]["actions"])}}
 
-    decider = reviewer.decide_in_background(decide, session_id=session, count=2)
-    GatehouseHuman(gh, timeout=30).invoke(make_agent("batched", ran), inputs, config)
-    second = decider.finish()[1]
-    assert second["payload"]["actions"][1]["decision"] == {"type": "respond", "message": "no"}
-    assert "action 2 (`delete_file`) allows approve, edit, reject, not `respond`" in second["text"]
+def test_a_decision_an_action_does_not_allow_is_refused_by_the_server(gh: Client, reviewer: Reviewer) -> None:
+    ran: list[tuple[str, dict[str, Any]]] = []
+    inputs, config, session = start()
+    results: dict[str, Any] = {}
+    t = threading.Thread(target=lambda: results.setdefault(
+        "final", GatehouseHuman(gh, timeout=30).invoke(make_agent("batched", ran), inputs, config)))
+    t.start()
+    gate = reviewer.next_gate(reviewer.run_of_session(session))
+    refused = reviewer.http.post(f"/gates/{gate['id']}/resolve", json={
+        "action": "edit", "actions": [{"id": "action-2", "action": "respond", "text": "no"}]})
+    assert refused.status_code == 422 and "not allowed on action `action-2`" in refused.json()["message"]
+    reviewer.resolve(gate["id"], "approve")  # a bare approve decides every action still open
+    t.join(30)
     assert sorted(name for name, _ in ran) == ["delete_file", "send_email"]
+    assert len(reviewer.gates(gate["run_id"], "all")) == 1, "the refusal asked nothing again"
 
 
 def test_a_whole_gate_rejection_rejects_every_action(gh: Client, reviewer: Reviewer) -> None:

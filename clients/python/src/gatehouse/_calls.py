@@ -47,6 +47,9 @@ class GateOptions(TypedDict, total=False):
     quorum: dict[str, Any]
     expires_in: int
     """Seconds until the gate expires unanswered."""
+    actions: list[dict[str, Any]]
+    """Several proposed actions (approval gates), each ``{id, name, args,
+    description, allowed_actions}`` and decided on its own."""
     idempotency_key: str
 
 
@@ -164,12 +167,16 @@ def list_gates(filters: dict[str, Any]) -> Call[dict[str, Any]]:
     return Call("GET", "/gates", _json, params=filters, idempotent=True)
 
 
-def resolve_gate(gate_id: str, action: str, payload: JSON, text: str | None) -> Call[Gate]:
+def resolve_gate(
+    gate_id: str, action: str, payload: JSON, text: str | None, actions: list[dict[str, Any]] | None
+) -> Call[Gate]:
     body: dict[str, Any] = {"action": action}
     if payload is not None:
         body["payload"] = payload
     if text is not None:
         body["text"] = text
+    if actions:
+        body["actions"] = actions
     return Call("POST", _path("gates", quote(gate_id), "resolve"), _gate, body=body)
 
 

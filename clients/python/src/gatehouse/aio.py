@@ -189,9 +189,22 @@ class AsyncClient:
         :class:`Cancelled` or :class:`Timeout`."""
         return settle(await self.wait(gate, timeout=timeout))
 
-    async def resolve_gate(self, gate_id: str, action: str, *, payload: JSON = None, text: str | None = None) -> Gate:
-        """Decides a gate (reviewer tokens only). :class:`Conflict` names who decided first."""
-        return await self.send(calls.resolve_gate(gate_id, action, payload, text))
+    async def resolve_gate(
+        self,
+        gate_id: str,
+        action: str,
+        *,
+        payload: JSON = None,
+        text: str | None = None,
+        actions: list[dict[str, Any]] | None = None,
+    ) -> Gate:
+        """Decides a gate (reviewer tokens only). :class:`Conflict` names who decided first.
+
+        For a gate proposing several actions, ``actions`` decides some of them
+        (``{"id", "action", "args", "name", "text"}``); a bare approve or reject
+        decides every action still open.
+        """
+        return await self.send(calls.resolve_gate(gate_id, action, payload, text, actions))
 
     async def score_gate(
         self, gate_id: str, score: float, *, rubric_scores: dict[str, float] | None = None, justification: str = ""

@@ -202,9 +202,22 @@ class Client:
         :class:`Cancelled` or :class:`Timeout`."""
         return settle(self.wait(gate, timeout=timeout))
 
-    def resolve_gate(self, gate_id: str, action: str, *, payload: JSON = None, text: str | None = None) -> Gate:
-        """Decides a gate (reviewer tokens only). :class:`Conflict` names who decided first."""
-        return self.send(calls.resolve_gate(gate_id, action, payload, text))
+    def resolve_gate(
+        self,
+        gate_id: str,
+        action: str,
+        *,
+        payload: JSON = None,
+        text: str | None = None,
+        actions: list[dict[str, Any]] | None = None,
+    ) -> Gate:
+        """Decides a gate (reviewer tokens only). :class:`Conflict` names who decided first.
+
+        For a gate proposing several actions, ``actions`` decides some of them
+        (``{"id", "action", "args", "name", "text"}``); a bare approve or reject
+        decides every action still open.
+        """
+        return self.send(calls.resolve_gate(gate_id, action, payload, text, actions))
 
     def score_gate(
         self, gate_id: str, score: float, *, rubric_scores: dict[str, float] | None = None, justification: str = ""

@@ -49,7 +49,10 @@ class Decision:
     payload: JSON
     """The edited payload (for ``edit``), else ``None``."""
     decided_at: str
-    raw: dict[str, Any] = field(repr=False, compare=False)
+    actions: tuple[dict[str, Any], ...] = field(default=(), repr=False)
+    """For a gate of several actions: each one's decision (``id``, ``action``,
+    ``args``, ``name``, ``text``), in the gate's order."""
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def proceeds(self) -> bool:
@@ -67,6 +70,7 @@ class Decision:
             text=d.get("text"),
             payload=d.get("payload"),
             decided_at=d.get("decided_at", ""),
+            actions=tuple(d.get("actions") or ()),
             raw=d,
         )
 
@@ -89,7 +93,9 @@ class Gate:
     status_reason: str | None
     expires_at: str | None
     spec: dict[str, Any] = field(repr=False)
-    raw: dict[str, Any] = field(repr=False, compare=False)
+    actions: tuple[dict[str, Any], ...] = field(default=(), repr=False)
+    """Several proposed actions, each with its decision once taken."""
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def pending(self) -> bool:
@@ -121,6 +127,7 @@ class Gate:
             status_reason=d.get("status_reason"),
             expires_at=d.get("expires_at"),
             spec=spec,
+            actions=tuple(d.get("actions") or ()),
             raw=d,
         )
 

@@ -8,8 +8,8 @@ interrupt value                           gate                                 r
 ========================================  ===================================  ==============================================
 Agent Inbox ``HumanInterrupt`` (or a      approval, exactly the ``allow_*``    ``HumanResponse``: ``{"type": "accept" | "edit" |
 one-element list of it)                   actions                              "response" | "ignore", "args": ...}``
-langchain ``HITLRequest``                 approval, the actions in the         ``{"decisions": [...]}``, one per action, in order
-(``action_requests``, ``review_configs``)  payload, decided one by one
+langchain ``HITLRequest``                 approval proposing every action,     ``{"decisions": [...]}``, one per action, in order
+(``action_requests``, ``review_configs``)  each decided on its own
 langchain per-call ``tool_approval``      approval of that tool call           one ``Decision`` (approve, edit, reject, respond)
 seed 001 ``{"type": "goal_review"}``      goal_review                          ``{"decision": "accept" | "refine", "feedback"}``
 seed 001 ``{"type": "plan_review"}``      plan_review, the plan editable       ``{"decision": "approve" | "modify" | "reject",
@@ -20,9 +20,9 @@ a string, or ``{"question": ...}``        question                             t
 anything else                             payload_review                       ``{"action", "payload", "text"}``
 ========================================  ===================================  ==============================================
 
-An answer that does not fit (a schema it breaks, a decision an action does
-not allow) raises :class:`AnswerInvalid`; the runner then asks again with a
-new gate that says what was wrong.
+An answer that does not fit (say, one its schema refuses) raises
+:class:`AnswerInvalid`; the runner then asks again with a new gate that
+says what was wrong.
 """
 
 from __future__ import annotations
@@ -48,6 +48,8 @@ class GateRequest:
     payload: Any = None
     allowed_actions: list[str] | None = None
     spec: dict[str, Any] = field(default_factory=dict)
+    actions: list[dict[str, Any]] | None = None
+    """Several proposed actions, each decided on its own (approval gates only)."""
 
     def options(self) -> dict[str, Any]:
         opts: dict[str, Any] = {"spec": self.spec, "requires_human": True}
@@ -55,6 +57,8 @@ class GateRequest:
             opts["payload"] = self.payload
         if self.allowed_actions:
             opts["allowed_actions"] = self.allowed_actions
+        if self.actions:
+            opts["actions"] = self.actions
         return opts
 
 
@@ -164,21 +168,17 @@ def is_hitl_request(value: Any) -> bool:
     return isinstance(value, dict) and isinstance(value.get("action_requests"), list) and "review_configs" in value
 
 
-_PER_ACTION_HELP = (
-    "Approve or reject to decide every action alike. To decide them one by one, **edit** the payload: "
-    "change an action's `args` to run it with those arguments, or set its `decision` to "
-    '`"approve"`, `"reject"` or `"respond"` (with a `message`). An action left as it is is approved.'
-)
-
-
 @dataclass
 class HitlRequestMapping(_Base):
-    """langchain's batched ``HITLRequest``: one gate holding every action.
+    """langchain's batched ``HITLRequest``: one approval gate proposing every action.
 
-    Gatehouse records one decision per gate, so per-action decisions travel
-    in the edited payload: ``{"actions": [{"name", "args", "allowed_decisions",
-    "decision"}, ...]}``. A gate-level approve, reject or respond applies to
-    every action (and is offered only when every action allows it).
+    Each ``action_request`` is one of the gate's proposed actions (id
+    ``action-N``, its name, args and description, and its review config's
+    allowed decisions). The reviewer decides them together or one by one,
+    in as many sittings as they like; the gate resolves once every action
+    is decided, and the decisions go back as ``{"decisions": [...]}`` in the
+    actions' order: approve; edit with ``edited_action`` (name and args);
+    reject with the reviewer's message; respond with it.
     """
 
     value: dict[str, Any]
@@ -197,88 +197,58 @@ class HitlRequestMapping(_Base):
         actions = self._actions()
         if not actions:
             raise ValueError("HITLRequest with no action_requests")
-        everyone = set.intersection(*(set(allowed) for _, allowed in actions))
-        # Edit carries per-action decisions, so a batch always offers it.
-        offered = everyone | {"edit"} if len(actions) > 1 else everyone
-        allowed: list[str] = [a for a in ("approve", "edit", "reject", "respond") if a in offered]
         names = [str(r.get("name", "action")) for r, _ in actions]
-        lines = [f"**{len(actions)} action{'s' if len(actions) > 1 else ''} to review:** {', '.join(names)}", ""]
-        for i, (request, allowed_here) in enumerate(actions, 1):
-            lines.append(f"{i}. {request.get('description') or request.get('name')}  \n   allowed: {', '.join(allowed_here)}")
-        if len(actions) > 1:
-            lines += ["", _PER_ACTION_HELP]
-        payload = {
-            "actions": [
-                {"name": r.get("name"), "args": r.get("args", {}), "allowed_decisions": a, "decision": None}
-                for r, a in actions
-            ]
-        }
+        count = f"{len(actions)} tool call{'s' if len(actions) > 1 else ''}"
+        proposed = [
+            {
+                "id": f"action-{i}",
+                "name": name,
+                "args": request.get("args") or {},
+                "description": request.get("description"),
+                "allowed_actions": allowed,
+            }
+            for i, (name, (request, allowed)) in enumerate(zip(names, actions), 1)
+        ]
         return GateRequest(
-            kind="approval", text="\n".join(lines), payload=payload, allowed_actions=allowed,
+            kind="approval",
+            text=f"**{count} to review:** {', '.join(f'`{n}`' for n in names)}",
+            actions=proposed,
             spec={"action": ", ".join(names)},
         )
 
     def resume(self, gate: Gate) -> Any:
-        action, payload, text = _decision(gate)
-        actions = self._actions()
-        if action in ("approve", "reject", "respond"):
-            decisions = [_whole(action, text, allowed) for _, allowed in actions]
-        elif action == "edit":
-            decisions = self._per_action(payload)
-        else:
-            raise AnswerInvalid(f"`{action}` is not a decision on tool calls")
+        action, _, text = _decision(gate)
+        decided = {d.get("id"): d for d in (gate.decision.actions if gate.decision else ())}
+        decisions = []
+        for i, (request, _allowed) in enumerate(self._actions(), 1):
+            one = decided.get(f"action-{i}")
+            # A server that kept no per-action decisions decided the gate as a whole.
+            decisions.append(_tool_decision(request, one) if one else _whole(action, text))
         return {"decisions": decisions}
 
-    def _per_action(self, payload: Any) -> list[dict[str, Any]]:
-        actions = self._actions()
-        edited = payload.get("actions") if isinstance(payload, dict) else None
-        if not isinstance(edited, list) or len(edited) != len(actions):
-            raise AnswerInvalid(f"the edited payload must keep `actions`, a list of {len(actions)} entries, in order")
-        decisions = []
-        for i, ((request, allowed), entry) in enumerate(zip(actions, edited), 1):
-            if not isinstance(entry, dict):
-                raise AnswerInvalid(f"action {i} must stay an object")
-            decision = _entry_decision(request, entry)
-            if decision["type"] not in allowed:
-                raise AnswerInvalid(
-                    f"action {i} (`{request.get('name')}`) allows {', '.join(allowed)}, not `{decision['type']}`"
-                )
-            decisions.append(decision)
-        return decisions
 
-
-def _whole(action: str, text: str | None, allowed: list[str]) -> dict[str, Any]:
+def _whole(action: str, text: str | None) -> dict[str, Any]:
     if action == "approve":
         return {"type": "approve"}
-    if action == "respond":
-        return {"type": "respond", "message": text or ""}
-    return {"type": "reject", "message": text} if text else {"type": "reject"}
+    if action == "reject":
+        return {"type": "reject", "message": text} if text else {"type": "reject"}
+    raise AnswerInvalid(f"`{action}` does not decide the tool calls; decide each, or approve or reject them all")
 
 
-def _entry_decision(request: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any]:
-    """One action's decision from its entry in the edited payload."""
-    chosen = entry.get("decision")
-    name, args = entry.get("name", request.get("name")), entry.get("args", request.get("args"))
-    if isinstance(chosen, dict):
-        kind, message = chosen.get("type"), chosen.get("message", entry.get("message"))
-        if kind == "edit" and isinstance(chosen.get("edited_action"), dict):
-            return {"type": "edit", "edited_action": chosen["edited_action"]}
-    else:
-        kind, message = chosen, entry.get("message")
-    if kind in (None, ""):
-        changed = name != request.get("name") or args != request.get("args")
-        return {"type": "edit", "edited_action": {"name": name, "args": args}} if changed else {"type": "approve"}
+def _tool_decision(request: dict[str, Any], decided: dict[str, Any]) -> dict[str, Any]:
+    """langchain's decision for one action from the gate's decision on it."""
+    kind, text = decided.get("action"), decided.get("text")
     if kind == "approve":
         return {"type": "approve"}
     if kind == "edit":
-        return {"type": "edit", "edited_action": {"name": name, "args": args}}
+        args = decided.get("args")
+        name = decided.get("name") or request.get("name")
+        return {"type": "edit", "edited_action": {"name": name, "args": request.get("args", {}) if args is None else args}}
     if kind == "reject":
-        return {"type": "reject", "message": str(message)} if message else {"type": "reject"}
+        return {"type": "reject", "message": text} if text else {"type": "reject"}
     if kind == "respond":
-        if not message:
-            raise AnswerInvalid(f"`respond` for `{request.get('name')}` needs a `message`")
-        return {"type": "respond", "message": str(message)}
-    raise AnswerInvalid(f"`{kind}` is not a decision (approve, edit, reject, respond)")
+        return {"type": "respond", "message": text or ""}
+    raise AnswerInvalid(f"`{kind}` is not a decision on a tool call")
 
 
 def is_tool_approval(value: Any) -> bool:
