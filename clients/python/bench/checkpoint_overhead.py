@@ -1,0 +1,170 @@
+"""What Gatehouse adds to one LangGraph human checkpoint.
+
+The same one-node graph, which calls `interrupt()` and finishes once
+resumed, checkpointed with SqliteSaver, is driven two ways:
+
+- **LangGraph alone**: invoke until the interrupt, read the pending
+  interrupt from the checkpoint, resume it in-process (`Command(resume={id: ...})`).
+- **through Gatehouse**: `GatehouseHuman.invoke`, which opens a gate for the
+  interrupt, long-polls it, and resumes with the decision; a scripted
+  reviewer follows the event stream and decides each gate the moment it
+  opens (`POST /gates/{id}/resolve`). Measured with the run pinned (one
+  Gatehouse run for all threads: the per-checkpoint cost) and with a run
+  per thread (found by session, created, completed: the first checkpoint
+  of a conversation).
+
+Each sample is one fresh thread from start to finish; the three ways take
+turns, so load from other processes falls on all of them alike. Every database (the
+server's and the checkpoints) is a real file under target/bench-data/.
+
+    cargo build -p gatehouse-cli && scripts/python-env.sh
+    target/pyenv/bin/python clients/python/bench/checkpoint_overhead.py --samples 200
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any, TypedDict
+
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import Command, interrupt
+
+from gatehouse import Client
+from gatehouse.langgraph import GatehouseHuman
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+class State(TypedDict, total=False):
+    answer: Any
+
+
+def ask(state: State) -> State:
+    return {"answer": interrupt("Go ahead?")}
+
+
+def build(checkpoints: Path) -> Any:
+    g = StateGraph(State)
+    g.add_node("ask", ask)
+    g.add_edge(START, "ask")
+    g.add_edge("ask", END)
+    return g.compile(checkpointer=SqliteSaver(sqlite3.connect(str(checkpoints), check_same_thread=False)))
+
+
+def langgraph_alone(graph: Any, thread: str) -> None:
+    config = {"configurable": {"thread_id": thread}}
+    graph.invoke({}, config)
+    pending = graph.get_state(config).interrupts
+    graph.invoke(Command(resume={i.id: "yes" for i in pending}), config)
+    assert graph.get_state(config).values["answer"] == "yes"
+
+
+def start_server(binary: Path, workdir: Path) -> tuple[subprocess.Popen[str], str, str, str]:
+    db = workdir / "gatehouse.db"
+
+    def token(role: str, name: str) -> str:
+        cmd = [str(binary), "token", "create", "--role", role, "--name", name, "--db", str(db)]
+        return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.strip()
+
+    agent, reviewer = token("agent", "bench-agent"), token("reviewer", "bench-reviewer")
+    proc = subprocess.Popen(
+        [str(binary), "serve", "--bind", "127.0.0.1:0", "--db", str(db)],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.startswith("Gatehouse listening on "):
+            url = line.split(" on ", 1)[1].strip()
+            threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()  # type: ignore[union-attr]
+            return proc, url, agent, reviewer
+    raise RuntimeError("gatehouse serve did not start")
+
+
+def scripted_reviewer(url: str, token: str, stop: threading.Event) -> None:
+    """Decides every gate the moment its `gate_opened` event arrives."""
+    with Client(url, token=token) as rev:
+        head = rev.list_gates(limit=1)["head_seq"]
+        for event in rev.events(after=head):
+            if stop.is_set():
+                return
+            if event.type == "gate_opened":
+                rev.resolve_gate(event.data["gate"]["id"], "respond", text="yes")
+
+
+def measure(samples: int, warmup: int, ways: dict[str, Any]) -> list[dict[str, Any]]:
+    """Times each way `samples` times, interleaved (one of each in turn, in
+    rotating order), so load from other processes falls on all alike."""
+    times: dict[str, list[float]] = {label: [] for label in ways}
+    labels = list(ways)
+    for i in range(warmup + samples):
+        for label in labels[i % len(labels):] + labels[: i % len(labels)]:
+            thread = f"{label}-{i}-{uuid.uuid4().hex[:6]}"
+            t0 = time.perf_counter()
+            ways[label](thread)
+            if i >= warmup:
+                times[label].append((time.perf_counter() - t0) * 1000)
+    results = []
+    for label, ts in times.items():
+        ts.sort()
+        results.append({
+            "label": label,
+            "samples": len(ts),
+            "median_ms": round(statistics.median(ts), 2),
+            "p95_ms": round(ts[max(0, int(len(ts) * 0.95) - 1)], 2),
+            "mean_ms": round(statistics.fmean(ts), 2),
+        })
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--samples", type=int, default=200)
+    parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument("--binary", type=Path, default=REPO / "target" / "debug" / "gatehouse")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args()
+
+    workdir = REPO / "target" / "bench-data" / f"langgraph-{uuid.uuid4().hex[:8]}"
+    workdir.mkdir(parents=True)
+    proc, url, agent_token, reviewer_token = start_server(args.binary, workdir)
+    stop = threading.Event()
+    threading.Thread(target=scripted_reviewer, args=(url, reviewer_token, stop), daemon=True).start()
+    try:
+        graph = build(workdir / "checkpoints.sqlite")
+        with Client(url, token=agent_token) as gh:
+            pinned_run = gh.start_run({}, title="bench: pinned run")
+            pinned = GatehouseHuman(gh, run_id=pinned_run, complete_run=False)
+            results = measure(args.samples, args.warmup, {
+                "langgraph_alone": lambda t: langgraph_alone(graph, t),
+                "gatehouse_pinned_run": lambda t: pinned.invoke(graph, {}, {"configurable": {"thread_id": t}}),
+                "gatehouse_run_per_thread":
+                    lambda t: GatehouseHuman(gh).invoke(graph, {}, {"configurable": {"thread_id": t}}),
+            })
+    finally:
+        stop.set()
+        proc.terminate()
+        proc.wait(10)
+        shutil.rmtree(workdir, ignore_errors=True)
+    base = results[0]["median_ms"]
+    for r in results:
+        r["overhead_median_ms"] = round(r["median_ms"] - base, 2)
+    print(f"{'':28} {'median':>9} {'p95':>9} {'mean':>9} {'added (median)':>15}")
+    for r in results:
+        print(f"{r['label']:28} {r['median_ms']:8.2f}ms {r['p95_ms']:8.2f}ms {r['mean_ms']:8.2f}ms "
+              f"{r['overhead_median_ms']:14.2f}ms")
+    if args.json:
+        args.json.write_text(json.dumps({"binary": str(args.binary), "results": results}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
