@@ -260,3 +260,40 @@ def test_a_pinned_run_takes_every_threads_gates_and_is_left_open(gh: Client, rev
         human.invoke(one_interrupt("Pinned?"), {}, thread())
     assert len(reviewer.gates(run, "all")) == 2
     assert reviewer.http.get(f"/run/{run}/status").json()["status"] == "active", "the owner completes a pinned run"
+
+
+async def test_ainvoke_resumes_two_pending_interrupts_by_id(server: Server, reviewer: Reviewer) -> None:
+    config = thread()
+
+    def review() -> None:
+        run = reviewer.run_of_session(session(config))
+        gates: list[dict[str, Any]] = []
+        while len(gates) < 2:
+            gates = reviewer.gates(run)
+        for g in reversed(gates):
+            reviewer.resolve(g["id"], "respond", text=g["text"].replace("Question for ", "answer for ").rstrip("?"))
+
+    t = threading.Thread(target=review)
+    t.start()
+    async with server.aclient() as agh:
+        final = await GatehouseHuman(agh, timeout=30).ainvoke(parallel_questions(), {}, config)
+    t.join(10)
+    assert sorted(final["answers"]) == [["alpha", "answer for alpha"], ["beta", "answer for beta"]]
+
+
+def test_a_gate_withdrawn_while_the_graph_waits_raises_cancelled(gh: Client, reviewer: Reviewer) -> None:
+    from gatehouse import Cancelled
+
+    config = thread()
+
+    def cancel() -> None:
+        run = reviewer.run_of_session(session(config))
+        reviewer.next_gate(run)
+        reviewer.http.delete(f"/run/{run}", params={"reason": "wrong thread"})
+
+    t = threading.Thread(target=cancel)
+    t.start()
+    with pytest.raises(Cancelled) as caught:
+        GatehouseHuman(gh, timeout=30).invoke(one_interrupt("Still there?"), {}, config)
+    t.join(10)
+    assert caught.value.gate.status == "cancelled"
