@@ -79,6 +79,12 @@ where
             args.bind
         )
     })?;
+    // Listen for Ctrl-C and SIGTERM before saying where we listen: whoever reads that line may
+    // stop us at once, and must find the clean shutdown, not the default of dying on the spot.
+    let signals = {
+        let _context = runtime.enter();
+        Signals::listen()?
+    };
     // Bound first, so a busy port fails before any token is made; nobody can call in without one.
     announce_admin_token(engine, db)?;
     let url = format!("http://{}", server.addr);
@@ -94,7 +100,7 @@ where
                 eprintln!("(the server keeps serving; Ctrl-C stops it)");
             }
         });
-        let signal = runtime.block_on(shutdown_signal());
+        let signal = runtime.block_on(signals.wait());
         // Stop accepting first, then let the worker finish what it is doing.
         server.abort();
         stop.store(true, Ordering::SeqCst);
@@ -110,21 +116,41 @@ where
     Ok(())
 }
 
-/// Resolves when Ctrl-C (SIGINT) or SIGTERM arrives.
-async fn shutdown_signal() -> Result<()> {
+/// Ctrl-C (SIGINT) and SIGTERM, listened for from the moment this exists.
+struct Signals {
     #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        let mut term = signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?;
-        tokio::select! {
-            r = tokio::signal::ctrl_c() => r.context("cannot listen for Ctrl-C")?,
-            _ = term.recv() => {}
+    interrupt: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    terminate: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    /// Starts listening (inside the runtime's context).
+    fn listen() -> Result<Self> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            Ok(Self {
+                interrupt: signal(SignalKind::interrupt()).context("cannot listen for Ctrl-C")?,
+                terminate: signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?,
+            })
         }
+        #[cfg(not(unix))]
+        Ok(Self {})
     }
-    #[cfg(not(unix))]
-    tokio::signal::ctrl_c().await.context("cannot listen for Ctrl-C")?;
-    tracing::info!("shutting down");
-    Ok(())
+
+    /// Resolves when either arrives.
+    async fn wait(mut self) -> Result<()> {
+        #[cfg(unix)]
+        tokio::select! {
+            _ = self.interrupt.recv() => {}
+            _ = self.terminate.recv() => {}
+        }
+        #[cfg(not(unix))]
+        tokio::signal::ctrl_c().await.context("cannot listen for Ctrl-C")?;
+        tracing::info!("shutting down");
+        Ok(())
+    }
 }
 
 /// On a database without tokens, creates the admin token and writes it
