@@ -101,6 +101,10 @@ pub struct DecisionInput {
     /// `reject` decides every action still open.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub actions: Vec<ActionChoice>,
+    /// A `respond` decision's answer as data: the filled form of a gate
+    /// with a `response_schema` (required there, and checked against it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response: Option<serde_json::Value>,
 }
 
 /// A reviewer's decision on one of a gate's proposed actions.
@@ -125,7 +129,7 @@ pub struct ActionChoice {
 impl DecisionInput {
     /// A bare decision.
     pub fn new(action: DecisionAction) -> Self {
-        Self { action, payload: None, text: None, score: None, actions: Vec::new() }
+        Self { action, payload: None, text: None, score: None, actions: Vec::new(), response: None }
     }
     /// Approve as proposed.
     pub fn approve() -> Self {
@@ -173,6 +177,9 @@ pub struct Decision {
     /// gate's order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub actions: Vec<crate::gate::ActionDecision>,
+    /// The answer as data (a gate with a response form).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response: Option<serde_json::Value>,
     /// When.
     pub decided_at: DateTime<Utc>,
     /// Milliseconds from the gate opening to this decision.

@@ -443,6 +443,10 @@ pub struct Gate {
     /// calls), each decided on its own, with its decision once taken.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub actions: Vec<ProposedAction>,
+    /// The form of the answer wanted: a JSON Schema of an object. A
+    /// `respond` decision must then carry a `response` the schema accepts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_schema: Option<serde_json::Value>,
     /// Where it is.
     pub status: GateStatus,
     /// The decision that resolved it.
@@ -522,6 +526,11 @@ pub struct NewGate {
     /// only): an agent's parallel tool calls in one gate.
     #[serde(default)]
     pub actions: Vec<ProposedAction>,
+    /// The form of the answer wanted: a JSON Schema of an object (string,
+    /// number, integer, boolean and enum fields with defaults; nested
+    /// objects). A reviewer's `respond` must carry a `response` it accepts.
+    #[serde(default)]
+    pub response_schema: Option<serde_json::Value>,
     /// Seconds until it expires; question gates default to 24 h, others never.
     #[serde(default)]
     pub expires_in_secs: Option<u64>,
@@ -549,6 +558,7 @@ impl NewGate {
             safety_flags: Vec::new(),
             quorum: None,
             actions: Vec::new(),
+            response_schema: None,
             expires_in_secs: None,
             idempotency_key: None,
         }

@@ -20,6 +20,7 @@ pub mod diff;
 pub mod engine;
 pub mod error;
 pub mod event;
+pub mod form;
 pub mod gate;
 pub mod ids;
 pub mod plan;

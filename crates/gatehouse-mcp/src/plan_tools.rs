@@ -21,7 +21,7 @@ macro_rules! arguments {
     ($tool:literal, $args:expr) => {
         match parse($tool, $args) {
             Ok(args) => args,
-            Err(result) => return result,
+            Err(result) => return *result,
         }
     };
 }

@@ -211,7 +211,7 @@ impl<B: Backend> GatehouseMcp<B> {
 }
 
 /// Reads a tool's arguments as `T`; a bad one is an error result naming its path.
-pub(crate) fn parse<T: DeserializeOwned>(tool: &str, arguments: JsonObject) -> Result<T, CallToolResult> {
+pub(crate) fn parse<T: DeserializeOwned>(tool: &str, arguments: JsonObject) -> Result<T, Box<CallToolResult>> {
     fn named<U: DeserializeOwned>(value: &serde_json::Value) -> Option<String> {
         let e = serde_path_to_error::deserialize::<_, U>(value.clone()).err()?;
         let path = e.path().to_string();
@@ -228,7 +228,7 @@ pub(crate) fn parse<T: DeserializeOwned>(tool: &str, arguments: JsonObject) -> R
         } else {
             format!("{path}: {}", e.into_inner())
         };
-        bad_arguments(tool, &message)
+        Box::new(bad_arguments(tool, &message))
     })
 }
 

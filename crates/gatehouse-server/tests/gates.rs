@@ -400,3 +400,39 @@ async fn a_batch_of_actions_is_decided_action_by_action_and_the_waiting_agent_ge
     assert_eq!(each, vec![("c1".to_owned(), "edit".to_owned()), ("c2".to_owned(), "reject".to_owned())]);
     assert_eq!(decided["decision"]["actions"][0]["args"], json!({"path": "A"}));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_response_form_refuses_a_bad_answer_naming_the_field_and_the_agent_gets_the_good_one() {
+    let s = TestServer::start().await;
+    let run = s.run().await;
+    let schema = json!({"type": "object", "required": ["region"], "properties": {
+        "region": {"type": "string", "enum": ["eu", "us"]},
+        "percent": {"type": "integer", "minimum": 1, "maximum": 50}
+    }});
+    let (status, body) = s
+        .post(
+            &format!("/runs/{run}/gates"),
+            &s.agent,
+            json!({"kind": "question", "text": "Where?", "response_schema": {"type": "array"}}),
+        )
+        .await;
+    assert_eq!(status, 422, "{body}");
+    assert!(body["message"].as_str().unwrap_or_default().starts_with("response_schema"), "{body}");
+    let gate = s.gate(&run, json!({"kind": "question", "text": "Where?", "response_schema": schema})).await;
+    let (_, detail) = s.get(&format!("/gates/{gate}"), &s.reviewer).await;
+    assert_eq!(detail["gate"]["response_schema"], schema);
+
+    let bad = json!({"action": "respond", "response": {"region": "eu", "percent": 99}});
+    let (status, body) = s.post(&format!("/gates/{gate}/resolve"), &s.reviewer, bad).await;
+    assert_eq!(status, 422, "{body}");
+    assert!(body["message"].as_str().unwrap_or_default().starts_with("response.percent"), "{body}");
+    let (_, detail) = s.get(&format!("/gates/{gate}"), &s.reviewer).await;
+    assert_eq!(detail["gate"]["status"], "pending", "a refused answer changes nothing");
+
+    let good = json!({"action": "respond", "response": {"region": "us", "percent": 5}, "text": "canary"});
+    let (status, body) = s.post(&format!("/gates/{gate}/resolve"), &s.reviewer, good).await;
+    assert_eq!(status, 200, "{body}");
+    let (_, waited) = s.get(&format!("/gates/{gate}/wait?timeout=1"), &s.agent).await;
+    assert_eq!(waited["decision"]["response"], json!({"region": "us", "percent": 5}), "{waited}");
+    assert_eq!(waited["decision"]["text"], "canary");
+}

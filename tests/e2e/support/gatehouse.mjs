@@ -34,6 +34,7 @@ export const UI_DIR = process.env.GATEHOUSE_UI_DIR ?? join(ROOT, "ui", "dist");
  *     action: string, decided_by: string, decided_at: string, text?: string | null, payload?: Json,
  *     diff?: { changes: { path: string, op: string, old?: Json, new?: Json }[], unified: string } | null,
  *     actions?: { id: string, action: string, decided_by: string, args?: Json, text?: string | null }[],
+ *     response?: Json,
  *   } | null,
  * }} Gate
  */

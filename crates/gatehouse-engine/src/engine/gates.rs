@@ -58,8 +58,15 @@ impl<S: Store> Engine<S> {
                 }
             }
             let kind = spec.kind();
-            let allowed_actions =
+            let mut allowed_actions =
                 if new.allowed_actions.is_empty() { kind.default_actions() } else { new.allowed_actions.clone() };
+            if new.response_schema.is_some()
+                && new.allowed_actions.is_empty()
+                && !allowed_actions.contains(&DecisionAction::Respond)
+            {
+                // A form asks for an answer: answering it is always offered.
+                allowed_actions.insert(0, DecisionAction::Respond);
+            }
             let mut gate = Gate {
                 id: GateId::new(),
                 run_id: run.id.clone(),
@@ -78,6 +85,7 @@ impl<S: Store> Engine<S> {
                 quorum: new.quorum.clone(),
                 votes: Vec::new(),
                 actions,
+                response_schema: new.response_schema.clone(),
                 status: GateStatus::Pending,
                 decision: None,
                 status_reason: None,
@@ -103,6 +111,7 @@ impl<S: Store> Engine<S> {
                     diff: None,
                     score: None,
                     actions: action_decisions(&gate),
+                    response: None,
                     decided_at: now,
                     latency_ms: 0,
                 };
@@ -157,6 +166,7 @@ impl<S: Store> Engine<S> {
         let now = self.now();
         let input = DecisionInput {
             payload: input.payload.map(|v| r.redact_value(&v)),
+            response: input.response.map(|v| r.redact_value(&v)),
             text: input.text.map(|t| r.redact_str(&t).into_owned()),
             // The scorer is whoever decides, at the time they decide, whatever the input says.
             score: input.score.map(|s| QualityScore { scorer: reviewer.to_owned(), at: now, ..s }),
@@ -307,6 +317,9 @@ fn validate_new_gate(new: &NewGate) -> Result<()> {
         }
     }
     validate_actions(new)?;
+    if let Some(schema) = &new.response_schema {
+        crate::form::check_schema(schema)?;
+    }
     if new.idempotency_key.as_ref().is_some_and(|k| k.is_empty() || k.len() > 255) {
         return Err(EngineError::invalid("idempotency_key", "must be 1 to 255 characters"));
     }
@@ -360,7 +373,10 @@ fn check_decision(gate: &Gate, input: &DecisionInput) -> Result<()> {
         DecisionAction::Edit if input.payload.is_none() => {
             return Err(EngineError::invalid("payload", "an edit needs the edited payload"));
         }
-        DecisionAction::Respond if text_empty => {
+        DecisionAction::Respond if gate.response_schema.is_some() && input.response.is_none() => {
+            return Err(EngineError::invalid("response", "this gate asks for its answer in a form: send `response`"));
+        }
+        DecisionAction::Respond if text_empty && input.response.is_none() => {
             return Err(EngineError::invalid("text", "a response needs its text"));
         }
         DecisionAction::NeedsRevision if text_empty && input.payload.is_none() => {
@@ -378,6 +394,12 @@ fn check_decision(gate: &Gate, input: &DecisionInput) -> Result<()> {
                 ),
             ));
         }
+    }
+    if input.response.is_some() && input.action != DecisionAction::Respond {
+        return Err(EngineError::invalid("response", "only a respond decision carries a response"));
+    }
+    if let (Some(schema), Some(response)) = (&gate.response_schema, &input.response) {
+        crate::form::check_response(schema, response)?;
     }
     if gate.quorum.is_some() && !matches!(input.action, DecisionAction::Approve | DecisionAction::Reject) {
         return Err(EngineError::invalid("action", "a quorum gate takes approve or reject votes only"));
@@ -477,6 +499,7 @@ pub(crate) fn decide_gate(
         diff,
         score: input.score.clone(),
         actions: action_decisions(&gate),
+        response: input.response,
         decided_at: now,
         latency_ms: (now - gate.created_at).num_milliseconds().max(0),
     };

@@ -1122,6 +1122,8 @@ export interface components {
              *     gate's order.
              */
             actions?: components["schemas"]["ActionDecision"][];
+            /** @description The answer as data (a gate with a response form). */
+            response?: unknown;
             /**
              * Format: date-time
              * @description When.
@@ -1155,6 +1157,11 @@ export interface components {
              *     `reject` decides every action still open.
              */
             actions?: components["schemas"]["ActionChoice"][];
+            /**
+             * @description A `respond` decision's answer as data: the filled form of a gate
+             *     with a `response_schema` (required there, and checked against it).
+             */
+            response?: unknown;
         };
         /** @description Who stands behind a decision. */
         DecisionOrigin: {
@@ -1483,6 +1490,11 @@ export interface components {
              *     calls), each decided on its own, with its decision once taken.
              */
             actions?: components["schemas"]["ProposedAction"][];
+            /**
+             * @description The form of the answer wanted: a JSON Schema of an object. A
+             *     `respond` decision must then carry a `response` the schema accepts.
+             */
+            response_schema?: unknown;
             /** @description Where it is. */
             status: components["schemas"]["GateStatus"];
             decision?: null | components["schemas"]["Decision"];
@@ -1845,6 +1857,12 @@ export interface components {
              *     only): an agent's parallel tool calls in one gate.
              */
             actions?: components["schemas"]["ProposedAction"][];
+            /**
+             * @description The form of the answer wanted: a JSON Schema of an object (string,
+             *     number, integer, boolean and enum fields with defaults; nested
+             *     objects). A reviewer's `respond` must carry a `response` it accepts.
+             */
+            response_schema?: unknown;
             /**
              * Format: int64
              * @description Seconds until it expires; question gates default to 24 h, others never.

@@ -52,4 +52,15 @@ describe("building a decision", () => {
     expect(buildDecision("reject", EMPTY_DRAFT)).toEqual({ input: { action: "reject" } });
     expect(buildDecision("approve", EMPTY_DRAFT)).toEqual({ input: { action: "approve" } });
   });
+
+  it("sends a form's answer as the response, with the note as text, and refuses a form with a problem", () => {
+    const filled = { ...EMPTY_DRAFT, text: " canary first ", form: { value: { region: "eu", percent: 5 } } };
+    expect(buildDecision("respond", filled)).toEqual({
+      input: { action: "respond", response: { region: "eu", percent: 5 }, text: "canary first" },
+    });
+    expect(buildDecision("respond", { ...EMPTY_DRAFT, form: { value: {} } })).toEqual({ input: { action: "respond", response: {} } });
+    expect(buildDecision("respond", { ...EMPTY_DRAFT, form: { problem: "percent: At most 50." } })).toEqual({
+      problem: "Fix the form first: percent: At most 50.",
+    });
+  });
 });

@@ -61,6 +61,8 @@ export interface Draft {
   payloadText?: string;
   /** A quality gate's score. */
   quality?: ScoreDraft;
+  /** A gate with a response form: the filled answer, or what is wrong with it. */
+  form?: { value: Json } | { problem: string };
 }
 
 export const EMPTY_DRAFT: Draft = { text: "", payloadInvalid: false, armed: null };
@@ -90,6 +92,10 @@ export function buildDecision(action: DecisionAction, draft: Draft): { input: De
       if (draft.editedPayload === undefined) return { problem: "Nothing was edited: approve as proposed instead." };
       return { input: { action, payload: draft.editedPayload, ...(text ? { text } : {}) } };
     case "respond":
+      if (draft.form) {
+        if ("problem" in draft.form) return { problem: `Fix the form first: ${draft.form.problem}` };
+        return { input: { action, response: draft.form.value, ...(text ? { text } : {}) } };
+      }
       if (!text) return { problem: "Type an answer first." };
       return { input: { action, text } };
     case "needs_revision":
@@ -123,10 +129,11 @@ function buildScored(action: DecisionAction, draft: Draft, quality: ScoreDraft):
 }
 
 /** The label of the text box, by what it will be sent as. */
-export function textLabel(allowed: readonly DecisionAction[], armed: DecisionAction | null): string {
+export function textLabel(allowed: readonly DecisionAction[], armed: DecisionAction | null, form = false): string {
   if (armed === "reject") return "Reason for rejecting";
   if (armed === "needs_revision") return "What should change";
   if (armed === "retry") return "What to change for the retry";
+  if (form) return "Note with your answer (optional)";
   if (allowed.includes("respond")) return "Your answer";
   return "Note, reason or feedback (optional)";
 }

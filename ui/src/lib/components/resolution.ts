@@ -9,7 +9,7 @@ import type { Draft } from "./decision";
 export type Outcome =
   | { kind: "resolved"; gate: Gate }
   | { kind: "conflict"; message: string; resolvedBy: string | null; resolvedAt: string | null }
-  | { kind: "refused"; status: number; message: string };
+  | { kind: "refused"; status: number; message: string; field?: string };
 
 /** Sends a decision and classifies the answer. */
 export async function submitDecision(api: Api, gateId: string, input: DecisionInput): Promise<Outcome> {
@@ -27,7 +27,10 @@ export async function submitDecision(api: Api, gateId: string, input: DecisionIn
         resolvedAt: error?.resolved_at ?? null,
       };
     }
-    return { kind: "refused", status: response.status, message: errorMessage(error) };
+    const message = errorMessage(error);
+    // A 422 names the field first ("response.percent: must be ..."), as the server writes it.
+    const field = response.status === 422 ? /^([\w.[\]-]+):/.exec(message)?.[1] : undefined;
+    return { kind: "refused", status: response.status, message, ...(field ? { field } : {}) };
   } catch (e) {
     return { kind: "refused", status: 0, message: `Cannot reach the server: ${e instanceof Error ? e.message : e}` };
   }
