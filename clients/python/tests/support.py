@@ -87,9 +87,17 @@ class Reviewer:
         raise AssertionError(f"no new pending gate on run {run_id} within {timeout} s")
 
     def resolve(
-        self, gate_id: str, action: str, payload: Any = None, text: str | None = None, actions: Any = None
+        self,
+        gate_id: str,
+        action: str,
+        payload: Any = None,
+        text: str | None = None,
+        actions: Any = None,
+        response: Any = None,
     ) -> dict[str, Any]:
         body: dict[str, Any] = {"action": action}
+        if response is not None:
+            body["response"] = response
         if payload is not None:
             body["payload"] = payload
         if text is not None:
@@ -147,7 +155,12 @@ class _Decider(threading.Thread):
                 if body is None:
                     continue
                 self.reviewer.resolve(
-                    gate["id"], body["action"], body.get("payload"), body.get("text"), body.get("actions")
+                    gate["id"],
+                    body["action"],
+                    body.get("payload"),
+                    body.get("text"),
+                    body.get("actions"),
+                    body.get("response"),
                 )
                 self.decided.append(gate)
         except BaseException as e:  # reported by finish()

@@ -131,22 +131,47 @@ SCHEMA = {
 }
 
 
-def test_an_answer_is_validated_against_the_response_schema_before_resuming(gh: Client, reviewer: Reviewer) -> None:
+def test_an_object_response_schema_is_the_gates_form_and_gatehouse_refuses_a_wrong_answer(
+    gh: Client, reviewer: Reviewer
+) -> None:
     config = thread()
-    answers = iter([
-        {"action": "respond", "text": '{"replicas": 0, "region": "eu"}'},  # breaks minimum
-        {"action": "edit", "payload": {"replicas": 3, "region": "mars"}},  # breaks the enum
-        {"action": "edit", "payload": {"replicas": 3, "region": "us"}},
-    ])
-    decider = reviewer.decide_in_background(lambda g: next(answers), session_id=session(config), count=3)
+    refusals: list[str] = []
+
+    def decide(gate: dict[str, Any]) -> dict[str, Any]:
+        # A wrong answer never reaches the graph: Gatehouse refuses it, naming the field.
+        for wrong, field in (({"replicas": 0, "region": "eu"}, "response.replicas"), ({"replicas": 3, "region": "mars"}, "response.region")):
+            r = reviewer.http.post(f"/gates/{gate['id']}/resolve", json={"action": "respond", "response": wrong})
+            assert r.status_code == 422, r.text
+            refusals.append(r.json()["message"].split(":", 1)[0])
+            assert refusals[-1] == field, r.text
+        return {"action": "respond", "response": {"replicas": 3, "region": "us"}}
+
+    decider = reviewer.decide_in_background(decide, session_id=session(config))
     final = GatehouseHuman(gh, timeout=30).invoke(one_interrupt("Scale the service how?", SCHEMA), {}, config)
     assert final["answers"] == [{"replicas": 3, "region": "us"}]
     gates = decider.finish()
-    assert gates[0]["payload"] == {"replicas": 2, "region": "eu"}, "the form starts from the schema's defaults"
+    assert len(gates) == 1, "one gate: the form was fixed in place"
+    assert gates[0]["response_schema"] == SCHEMA, "the schema is the gate's form, keys in the graph's order"
+    assert list(gates[0]["response_schema"]["properties"]) == ["replicas", "region"]
+    assert gates[0]["allowed_actions"] == ["respond"]
+    assert refusals == ["response.replicas", "response.region"]
+
+
+def test_a_schema_gatehouse_cannot_hold_as_a_form_is_checked_here_and_asked_again(gh: Client, reviewer: Reviewer) -> None:
+    config = thread()
+    answers = iter([
+        {"action": "respond", "text": "lots"},  # not an integer
+        {"action": "respond", "text": "0"},  # below the minimum
+        {"action": "edit", "payload": 4},
+    ])
+    decider = reviewer.decide_in_background(lambda g: next(answers), session_id=session(config), count=3)
+    schema = {"type": "integer", "minimum": 1}
+    final = GatehouseHuman(gh, timeout=30).invoke(one_interrupt("How many replicas?", schema), {}, config)
+    assert final["answers"] == [4]
+    gates = decider.finish()
     assert gates[0]["allowed_actions"] == ["edit", "respond"]
-    assert "replicas: 0 is less than the minimum of 1" in gates[1]["text"]
-    assert "region: 'mars' is not one of ['eu', 'us']" in gates[2]["text"]
-    assert gates[2]["payload"] == {"replicas": 3, "region": "mars"}, "the next form keeps the reviewer's attempt"
+    assert "response_schema" not in gates[0]
+    assert "0 is less than the minimum of 1" in gates[2]["text"]
     keys = [g["idempotency_key"] for g in gates]
     assert [k.rsplit(":", 1)[1] for k in keys] == ["1", "2", "3"]
 

@@ -50,6 +50,9 @@ class GateOptions(TypedDict, total=False):
     actions: list[dict[str, Any]]
     """Several proposed actions (approval gates), each ``{id, name, args,
     description, allowed_actions}`` and decided on its own."""
+    response_schema: dict[str, Any]
+    """The JSON Schema (an object) of the answer wanted: the reviewer fills it
+    as a form, and the decision's ``response`` holds the checked answer."""
     idempotency_key: str
 
 
@@ -168,7 +171,12 @@ def list_gates(filters: dict[str, Any]) -> Call[dict[str, Any]]:
 
 
 def resolve_gate(
-    gate_id: str, action: str, payload: JSON, text: str | None, actions: list[dict[str, Any]] | None
+    gate_id: str,
+    action: str,
+    payload: JSON,
+    text: str | None,
+    actions: list[dict[str, Any]] | None,
+    response: JSON = None,
 ) -> Call[Gate]:
     body: dict[str, Any] = {"action": action}
     if payload is not None:
@@ -177,6 +185,8 @@ def resolve_gate(
         body["text"] = text
     if actions:
         body["actions"] = actions
+    if response is not None:
+        body["response"] = response
     return Call("POST", _path("gates", quote(gate_id), "resolve"), _gate, body=body)
 
 

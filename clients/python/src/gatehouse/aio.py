@@ -197,6 +197,7 @@ class AsyncClient:
         payload: JSON = None,
         text: str | None = None,
         actions: list[dict[str, Any]] | None = None,
+        response: JSON = None,
     ) -> Gate:
         """Decides a gate (reviewer tokens only). :class:`Conflict` names who decided first.
 
@@ -204,7 +205,7 @@ class AsyncClient:
         (``{"id", "action", "args", "name", "text"}``); a bare approve or reject
         decides every action still open.
         """
-        return await self.send(calls.resolve_gate(gate_id, action, payload, text, actions))
+        return await self.send(calls.resolve_gate(gate_id, action, payload, text, actions, response))
 
     async def score_gate(
         self, gate_id: str, score: float, *, rubric_scores: dict[str, float] | None = None, justification: str = ""

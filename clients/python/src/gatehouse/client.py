@@ -210,6 +210,7 @@ class Client:
         payload: JSON = None,
         text: str | None = None,
         actions: list[dict[str, Any]] | None = None,
+        response: JSON = None,
     ) -> Gate:
         """Decides a gate (reviewer tokens only). :class:`Conflict` names who decided first.
 
@@ -217,7 +218,7 @@ class Client:
         (``{"id", "action", "args", "name", "text"}``); a bare approve or reject
         decides every action still open.
         """
-        return self.send(calls.resolve_gate(gate_id, action, payload, text, actions))
+        return self.send(calls.resolve_gate(gate_id, action, payload, text, actions, response))
 
     def score_gate(
         self, gate_id: str, score: float, *, rubric_scores: dict[str, float] | None = None, justification: str = ""

@@ -52,6 +52,8 @@ class Decision:
     actions: tuple[dict[str, Any], ...] = field(default=(), repr=False)
     """For a gate of several actions: each one's decision (``id``, ``action``,
     ``args``, ``name``, ``text``), in the gate's order."""
+    response: JSON = None
+    """A gate with a response form: the reviewer's answer, checked against it."""
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -71,6 +73,7 @@ class Decision:
             payload=d.get("payload"),
             decided_at=d.get("decided_at", ""),
             actions=tuple(d.get("actions") or ()),
+            response=d.get("response"),
             raw=d,
         )
 

@@ -14,7 +14,7 @@ langchain per-call ``tool_approval``      approval of that tool call           o
 seed 001 ``{"type": "goal_review"}``      goal_review                          ``{"decision": "accept" | "refine", "feedback"}``
 seed 001 ``{"type": "plan_review"}``      plan_review, the plan editable       ``{"decision": "approve" | "modify" | "reject",
                                                                                "feedback", "plan"}``
-anything with a ``response_schema``       question whose payload is the        the answer, validated against the schema
+anything with a ``response_schema``       question with the schema as its      the answer, validated against the schema
                                           answer form
 a string, or ``{"question": ...}``        question                             the answer text (``None`` if deferred)
 anything else                             payload_review                       ``{"action", "payload", "text"}``
@@ -50,9 +50,13 @@ class GateRequest:
     spec: dict[str, Any] = field(default_factory=dict)
     actions: list[dict[str, Any]] | None = None
     """Several proposed actions, each decided on its own (approval gates only)."""
+    response_schema: dict[str, Any] | None = None
+    """The answer's JSON Schema, filled by the reviewer as a form."""
 
     def options(self) -> dict[str, Any]:
         opts: dict[str, Any] = {"spec": self.spec, "requires_human": True}
+        if self.response_schema is not None:
+            opts["response_schema"] = self.response_schema
         if self.payload is not None:
             opts["payload"] = self.payload
         if self.allowed_actions:
@@ -94,6 +98,10 @@ class _Base:
 
 def _code(value: Any) -> str:
     return "```json\n" + json.dumps(value, indent=2, ensure_ascii=False, default=str) + "\n```"
+
+
+def _response(gate: Gate) -> Any:
+    return gate.decision.response if gate.decision is not None else None
 
 
 def _decision(gate: Gate) -> tuple[str, Any, str | None]:
@@ -405,21 +413,30 @@ def _question_text(value: Any) -> str | None:
 
 @dataclass
 class SchemaMapping(_Base):
-    """An interrupt with a ``response_schema``: a question whose payload is the answer form.
+    """An interrupt with a ``response_schema``.
 
-    The reviewer edits the form (the edited payload is the answer) or
-    responds in text (read as JSON when it parses, else as a string). The
-    answer is validated against the schema before the graph resumes.
+    An object schema becomes the gate's own response form: the reviewer
+    fills it, Gatehouse checks the answer against it before accepting it, and
+    the decision's ``response`` resumes the graph (checked here once more).
+    Any other schema (a bare string or number...) is shown in the text with
+    an answer form as the payload: the reviewer edits it or responds (read as
+    JSON when it parses, else as a string), and a wrong answer asks again.
     """
 
     value: Any
     schema: dict[str, Any]
+
+    def native(self) -> bool:
+        """Whether Gatehouse can hold the schema as the gate's form (an object schema)."""
+        return self.schema.get("type") == "object"
 
     def gate(self) -> GateRequest:
         question = _question_text(self.value) or "The graph needs an answer."
         text = question
         if not isinstance(self.value, str):
             text += "\n\n" + _code(self.value)
+        if self.native():
+            return GateRequest(kind="question", text=text, allowed_actions=["respond"], response_schema=self.schema)
         text += "\n\nEdit the answer form (the payload), or respond with JSON. The answer must match:\n\n"
         text += _code(self.schema)
         return GateRequest(
@@ -428,7 +445,10 @@ class SchemaMapping(_Base):
 
     def resume(self, gate: Gate) -> Any:
         action, payload, text = _decision(gate)
-        if action == "edit":
+        response = _response(gate)
+        if action == "respond" and response is not None:
+            candidates = [response]
+        elif action == "edit":
             candidates = [payload]
         elif action == "respond":
             candidates = []
