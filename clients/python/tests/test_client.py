@@ -102,6 +102,18 @@ def test_a_gate_of_every_kind_opens_and_its_decision_reaches_the_agent(
         assert [t["description"] for t in plan["tasks"]] == ["A only"], "an edited plan becomes the run's plan"
 
 
+def test_an_agents_state_and_a_form_answer_come_back_with_the_decision(gh: Client, reviewer: Reviewer) -> None:
+    run = gh.start_run({}, title="stateless")
+    schema = {"type": "object", "properties": {"region": {"enum": ["eu", "us"]}}, "required": ["region"]}
+    state = {"cursor": 7, "todo": ["migrate", "deploy"]}
+    gate = gh.open_gate(run, "question", "Which region?", response_schema=schema, agent_state=state)
+    assert gate.agent_state == state
+    reviewer.decide_in_background(lambda g: {"action": "respond", "response": {"region": "us"}}, run_id=run).finish()
+    done = gh.wait(gate.id, timeout=20)
+    assert done.agent_state == state, "a stateless agent picks up where it stopped"
+    assert done.decision is not None and done.decision.response == {"region": "us"}
+
+
 def test_request_approval_returns_the_edit_and_the_final_payload(gh: Client, reviewer: Reviewer) -> None:
     run = gh.start_run({}, title="approval")
     reviewer.decide_in_background(lambda g: {"action": "edit", "payload": {"build": 42, "env": "staging"}}, run_id=run)

@@ -447,6 +447,10 @@ pub struct Gate {
     /// `respond` decision must then carry a `response` the schema accepts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_schema: Option<serde_json::Value>,
+    /// Opaque state the agent attached, returned with the gate (and so with
+    /// its decision) so a stateless agent can pick up where it stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_state: Option<serde_json::Value>,
     /// Where it is.
     pub status: GateStatus,
     /// The decision that resolved it.
@@ -531,6 +535,10 @@ pub struct NewGate {
     /// objects). A reviewer's `respond` must carry a `response` it accepts.
     #[serde(default)]
     pub response_schema: Option<serde_json::Value>,
+    /// Opaque state to get back with the decision (at most 64 KiB of JSON;
+    /// secrets in it are redacted like everything stored).
+    #[serde(default)]
+    pub agent_state: Option<serde_json::Value>,
     /// Seconds until it expires; question gates default to 24 h, others never.
     #[serde(default)]
     pub expires_in_secs: Option<u64>,
@@ -559,6 +567,7 @@ impl NewGate {
             quorum: None,
             actions: Vec::new(),
             response_schema: None,
+            agent_state: None,
             expires_in_secs: None,
             idempotency_key: None,
         }

@@ -78,3 +78,29 @@ fn a_form_on_an_approval_gate_offers_respond_and_bad_schemas_are_refused() {
         assert_eq!(refused_field(f.engine.open_gate(&run.id, new, "deployer")), "response_schema", "{bad}");
     }
 }
+
+#[test]
+fn an_agents_opaque_state_comes_back_with_the_decision_and_survives_a_restart() {
+    let f = Fixture::new();
+    let run = f.run("stateless-bot");
+    let state =
+        json!({"cursor": 41, "step": "deploy", "retries": [1, 2], "api_key": "sk-live-0123456789abcdef0123456789"});
+    let mut new = NewGate::approval("deploy", "Deploy?", json!({}));
+    new.agent_state = Some(state.clone());
+    let gate = f.engine.open_gate(&run.id, new, "stateless-bot").unwrap();
+    f.engine.resolve_gate(&gate.id, DecisionInput::approve(), "alice").unwrap();
+
+    let path = f.db_path();
+    drop(f.engine);
+    let engine = gatehouse_engine::Engine::open(&path, gatehouse_engine::EngineConfig::default()).unwrap();
+    let back = engine.gate(&gate.id).unwrap();
+    assert_eq!(back.decision.map(|d| d.action), Some(DecisionAction::Approve));
+    let back = back.agent_state.expect("the state came back");
+    assert_eq!(back["cursor"], 41);
+    assert_eq!(back["retries"], json!([1, 2]));
+    assert_ne!(back["api_key"], state["api_key"], "secrets in it are redacted like everything stored: {back}");
+
+    let mut huge = NewGate::question("?");
+    huge.agent_state = Some(json!("x".repeat(70_000)));
+    assert_eq!(refused_field(engine.open_gate(&run.id, huge, "stateless-bot")), "agent_state");
+}

@@ -53,6 +53,9 @@ class GateOptions(TypedDict, total=False):
     response_schema: dict[str, Any]
     """The JSON Schema (an object) of the answer wanted: the reviewer fills it
     as a form, and the decision's ``response`` holds the checked answer."""
+    agent_state: JSON
+    """Opaque state (at most 64 KiB of JSON) returned with the gate and its
+    decision, so a stateless agent can pick up where it stopped."""
     idempotency_key: str
 
 

@@ -98,6 +98,8 @@ class Gate:
     spec: dict[str, Any] = field(repr=False)
     actions: tuple[dict[str, Any], ...] = field(default=(), repr=False)
     """Several proposed actions, each with its decision once taken."""
+    agent_state: JSON = field(default=None, repr=False)
+    """The opaque state the agent attached when opening the gate."""
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -130,6 +132,7 @@ class Gate:
             status_reason=d.get("status_reason"),
             expires_at=d.get("expires_at"),
             spec=spec,
+            agent_state=d.get("agent_state"),
             actions=tuple(d.get("actions") or ()),
             raw=d,
         )

@@ -48,6 +48,7 @@ impl<S: Store> Engine<S> {
             other => other,
         };
         let actions = proposed_actions(&new.actions, r);
+        let agent_state = new.agent_state.as_ref().map(|v| r.redact_value(v));
         let (run_id, actor) = (run_id.clone(), actor.to_owned());
         self.store().write(move |tx| {
             let mut run = load_run(tx, &run_id)?;
@@ -86,6 +87,7 @@ impl<S: Store> Engine<S> {
                 votes: Vec::new(),
                 actions,
                 response_schema: new.response_schema.clone(),
+                agent_state,
                 status: GateStatus::Pending,
                 decision: None,
                 status_reason: None,
@@ -320,6 +322,15 @@ fn validate_new_gate(new: &NewGate) -> Result<()> {
     if let Some(schema) = &new.response_schema {
         crate::form::check_schema(schema)?;
     }
+    if let Some(state) = &new.agent_state {
+        let bytes = serde_json::to_vec(state).map(|b| b.len()).unwrap_or(usize::MAX);
+        if bytes > MAX_AGENT_STATE_BYTES {
+            return Err(EngineError::invalid(
+                "agent_state",
+                format!("must be at most {MAX_AGENT_STATE_BYTES} bytes of JSON, got {bytes}"),
+            ));
+        }
+    }
     if new.idempotency_key.as_ref().is_some_and(|k| k.is_empty() || k.len() > 255) {
         return Err(EngineError::invalid("idempotency_key", "must be 1 to 255 characters"));
     }
@@ -537,6 +548,9 @@ pub(crate) fn decide_gate(
     after_gate_closed(tx, &mut run, gate.mode, by, now)?;
     Ok(gate)
 }
+
+/// The largest opaque state an agent may attach to a gate, in bytes of JSON.
+const MAX_AGENT_STATE_BYTES: usize = 64 * 1024;
 
 /// The most actions one gate may propose.
 const MAX_ACTIONS: usize = 100;

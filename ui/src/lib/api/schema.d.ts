@@ -1495,6 +1495,11 @@ export interface components {
              *     `respond` decision must then carry a `response` the schema accepts.
              */
             response_schema?: unknown;
+            /**
+             * @description Opaque state the agent attached, returned with the gate (and so with
+             *     its decision) so a stateless agent can pick up where it stopped.
+             */
+            agent_state?: unknown;
             /** @description Where it is. */
             status: components["schemas"]["GateStatus"];
             decision?: null | components["schemas"]["Decision"];
@@ -1863,6 +1868,11 @@ export interface components {
              *     objects). A reviewer's `respond` must carry a `response` it accepts.
              */
             response_schema?: unknown;
+            /**
+             * @description Opaque state to get back with the decision (at most 64 KiB of JSON;
+             *     secrets in it are redacted like everything stored).
+             */
+            agent_state?: unknown;
             /**
              * Format: int64
              * @description Seconds until it expires; question gates default to 24 h, others never.
