@@ -105,6 +105,10 @@ pub struct DecisionInput {
     /// with a `response_schema` (required there, and checked against it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response: Option<serde_json::Value>,
+    /// The name of the gate's preset option chosen: its decision and text
+    /// (the text when none is given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub option: Option<String>,
 }
 
 /// A reviewer's decision on one of a gate's proposed actions.
@@ -129,7 +133,7 @@ pub struct ActionChoice {
 impl DecisionInput {
     /// A bare decision.
     pub fn new(action: DecisionAction) -> Self {
-        Self { action, payload: None, text: None, score: None, actions: Vec::new(), response: None }
+        Self { action, payload: None, text: None, score: None, actions: Vec::new(), response: None, option: None }
     }
     /// Approve as proposed.
     pub fn approve() -> Self {
@@ -180,6 +184,9 @@ pub struct Decision {
     /// The answer as data (a gate with a response form).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response: Option<serde_json::Value>,
+    /// The preset option chosen, by name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub option: Option<String>,
     /// When.
     pub decided_at: DateTime<Utc>,
     /// Milliseconds from the gate opening to this decision.

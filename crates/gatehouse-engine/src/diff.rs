@@ -177,7 +177,7 @@ fn set_pointer(doc: &mut Value, pointer: &str, value: Option<Value>) {
             map.insert(last.clone(), v);
         }
         (Value::Object(map), None) => {
-            map.remove(last);
+            map.shift_remove(last);
         }
         (Value::Array(items), Some(v)) => {
             if let Some(slot) = last.parse::<usize>().ok().and_then(|i| items.get_mut(i)) {

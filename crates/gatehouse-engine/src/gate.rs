@@ -338,6 +338,30 @@ pub struct Vote {
     pub at: DateTime<Utc>,
 }
 
+/// A named answer or rejection offered with a gate.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PresetOption {
+    /// Its name, unique in the gate (recorded with the decision).
+    pub name: String,
+    /// What the reviewer sees.
+    pub title: String,
+    /// More about it.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// The decision it takes: `respond` (an answer) by default, or `reject`,
+    /// `approve`... (one the gate allows).
+    #[serde(default = "respond")]
+    pub action: DecisionAction,
+    /// The answer or reason it sends; its title when absent.
+    #[serde(default)]
+    pub text: Option<String>,
+}
+
+fn respond() -> DecisionAction {
+    DecisionAction::Respond
+}
+
 /// One of several actions proposed in one gate.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -451,6 +475,9 @@ pub struct Gate {
     /// its decision) so a stateless agent can pick up where it stopped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_state: Option<serde_json::Value>,
+    /// Preset answers or rejections the reviewer can pick with one key.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub options: Vec<PresetOption>,
     /// Where it is.
     pub status: GateStatus,
     /// The decision that resolved it.
@@ -539,6 +566,10 @@ pub struct NewGate {
     /// secrets in it are redacted like everything stored).
     #[serde(default)]
     pub agent_state: Option<serde_json::Value>,
+    /// Preset answers or rejections (at most 9): each is one key press for
+    /// the reviewer (1 to 9) and one of the gate's allowed decisions.
+    #[serde(default)]
+    pub options: Vec<PresetOption>,
     /// Seconds until it expires; question gates default to 24 h, others never.
     #[serde(default)]
     pub expires_in_secs: Option<u64>,
@@ -568,6 +599,7 @@ impl NewGate {
             actions: Vec::new(),
             response_schema: None,
             agent_state: None,
+            options: Vec::new(),
             expires_in_secs: None,
             idempotency_key: None,
         }

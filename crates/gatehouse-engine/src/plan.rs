@@ -281,7 +281,7 @@ impl Plan {
                 task.status = status.unwrap_or(task.status);
                 for (key, value) in metadata {
                     match value {
-                        Value::Null => task.metadata.remove(key),
+                        Value::Null => task.metadata.shift_remove(key),
                         value => task.metadata.insert(key.clone(), value.clone()),
                     };
                 }
@@ -556,10 +556,11 @@ mod tests {
         let update = json!({"op": "update_task", "task_id": "task_002", "status": "completed",
             "metadata": {"started_at": null, "progress_percentage": 100, "reviewer": "ana"}});
         let (plan, log) = apply(&seed(), update).expect("update succeeds");
+        // Changes to existing keys come in the task's own key order, then the new keys.
         let expected = [
             "task_002: status in_progress -> completed",
-            "task_002: metadata progress_percentage 60 -> 100",
             "task_002: metadata started_at removed",
+            "task_002: metadata progress_percentage 60 -> 100",
             r#"task_002: metadata reviewer set to "ana""#,
         ];
         assert_eq!(log, expected);

@@ -104,3 +104,69 @@ fn an_agents_opaque_state_comes_back_with_the_decision_and_survives_a_restart() 
     huge.agent_state = Some(json!("x".repeat(70_000)));
     assert_eq!(refused_field(engine.open_gate(&run.id, huge, "stateless-bot")), "agent_state");
 }
+
+fn presets() -> Vec<gatehouse_engine::PresetOption> {
+    serde_json::from_value(json!([
+        {"name": "eu", "title": "Use eu-west-1", "text": "Go with eu-west-1."},
+        {"name": "later", "title": "Not now", "action": "defer"},
+        {"name": "unsafe", "title": "Too risky", "description": "Refuse on safety grounds", "action": "reject"}
+    ]))
+    .unwrap()
+}
+
+#[test]
+fn a_preset_option_decides_with_its_own_decision_and_text_and_is_recorded() {
+    let f = Fixture::new();
+    let run = f.run("deployer");
+    let mut new = NewGate::question("Which region?");
+    new.options = presets()[..2].to_vec();
+    let gate = f.engine.open_gate(&run.id, new, "deployer").unwrap();
+    assert_eq!(gate.options.len(), 2);
+
+    let pick =
+        |action: DecisionAction, name: &str| DecisionInput { option: Some(name.into()), ..DecisionInput::new(action) };
+    assert_eq!(
+        refused_field(f.engine.resolve_gate(&gate.id, pick(DecisionAction::Respond, "mars"), "alice")),
+        "option"
+    );
+    assert_eq!(
+        refused_field(f.engine.resolve_gate(&gate.id, pick(DecisionAction::Respond, "later"), "alice")),
+        "action"
+    );
+    let done = f.engine.resolve_gate(&gate.id, pick(DecisionAction::Respond, "eu"), "alice").unwrap();
+    let d = done.decision.unwrap();
+    assert_eq!(
+        (d.action, d.text.as_deref(), d.option.as_deref()),
+        (DecisionAction::Respond, Some("Go with eu-west-1."), Some("eu"))
+    );
+
+    // The reviewer's own words win over the option's; the title stands in for a missing text.
+    let mut new = NewGate::question("Which region?");
+    new.options = presets()[..2].to_vec();
+    let gate = f.engine.open_gate(&run.id, new, "deployer").unwrap();
+    let typed = DecisionInput { text: Some("eu, but after 18:00".into()), ..pick(DecisionAction::Respond, "eu") };
+    let d = f.engine.resolve_gate(&gate.id, typed, "alice").unwrap().decision.unwrap();
+    assert_eq!(d.text.as_deref(), Some("eu, but after 18:00"));
+    let mut new = NewGate::question("Which region?");
+    new.options = presets()[..2].to_vec();
+    let gate = f.engine.open_gate(&run.id, new, "deployer").unwrap();
+    let d = f.engine.resolve_gate(&gate.id, pick(DecisionAction::Defer, "later"), "alice").unwrap().decision.unwrap();
+    assert_eq!((d.action, d.text.as_deref()), (DecisionAction::Defer, Some("Not now")));
+}
+
+#[test]
+fn options_must_be_named_once_and_take_a_decision_the_gate_allows() {
+    let f = Fixture::new();
+    let run = f.run("deployer");
+    let mut question = NewGate::question("?");
+    question.options = presets(); // a question cannot be rejected
+    assert_eq!(refused_field(f.engine.open_gate(&run.id, question, "deployer")), "options[2].action");
+    let mut twice = NewGate::approval("x", "Do x?", json!({}));
+    twice.options = vec![presets()[2].clone(), presets()[2].clone()];
+    assert_eq!(refused_field(f.engine.open_gate(&run.id, twice, "deployer")), "options[1].name");
+    let mut many = NewGate::approval("x", "Do x?", json!({}));
+    many.options = (0..10)
+        .map(|i| serde_json::from_value(json!({"name": format!("o{i}"), "title": "t", "action": "approve"})).unwrap())
+        .collect();
+    assert_eq!(refused_field(f.engine.open_gate(&run.id, many, "deployer")), "options");
+}

@@ -53,3 +53,40 @@ test("a reviewer answers a form with the keyboard and the agent gets typed data"
   expect(decided.decision?.text).toBe("Start small.");
   await expect(page.getByTestId("resolution-modal")).toHaveCount(0);
 });
+
+test("a preset answer or rejection is one key press, and the agent learns which was chosen", async ({ page, gatehouse }) => {
+  const agent = gatehouse.agent(await gatehouse.token("agent", "deployer"));
+  const runId = await agent.startRun("Presets");
+  const options = [
+    { name: "eu", title: "Use eu-west-1", text: "Go with eu-west-1." },
+    { name: "us", title: "Use us-east-1", text: null }, // the title stands in
+  ];
+  const question = await agent.openGate(runId, { kind: "question", mode: "sync", text: "Which region?", options });
+  const approval = await agent.openGate(runId, {
+    kind: "approval",
+    action: "drop_table",
+    mode: "sync",
+    text: "Drop the users table?",
+    options: [{ name: "unsafe", title: "Too risky", description: "Refuse on safety grounds", action: "reject", text: "Never drop users." }],
+  });
+  const answered = agent.wait(question.id);
+  const rejected = agent.wait(approval.id);
+
+  await signIn(page, gatehouse, await gatehouse.token("reviewer", "alice"));
+  await page.locator(`[data-testid=blocker-row][data-gate-id='${question.id}']`).click();
+  const modal = page.getByTestId("resolution-modal");
+  await expect(modal.getByTestId("preset-options")).toContainText("Use eu-west-1");
+  await expect(modal.getByTestId("preset-us")).toHaveAttribute("aria-keyshortcuts", "2");
+  await modal.focus();
+  await page.keyboard.press("2");
+  const first = await answered;
+  expect([first.decision?.action, first.decision?.text, first.decision?.option]).toEqual(["respond", "Use us-east-1", "us"]);
+
+  await page.locator(`[data-testid=blocker-row][data-gate-id='${approval.id}']`).click();
+  await expect(modal.getByTestId("preset-unsafe")).toContainText("Refuse on safety grounds");
+  await modal.focus();
+  await page.keyboard.press("1");
+  const second = await rejected;
+  expect([second.decision?.action, second.decision?.text, second.decision?.option]).toEqual(["reject", "Never drop users.", "unsafe"]);
+  await expect(page.getByTestId("blocker-row")).toHaveCount(0);
+});

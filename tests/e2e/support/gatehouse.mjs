@@ -35,6 +35,7 @@ export const UI_DIR = process.env.GATEHOUSE_UI_DIR ?? join(ROOT, "ui", "dist");
  *     diff?: { changes: { path: string, op: string, old?: Json, new?: Json }[], unified: string } | null,
  *     actions?: { id: string, action: string, decided_by: string, args?: Json, text?: string | null }[],
  *     response?: Json,
+ *     option?: string,
  *   } | null,
  * }} Gate
  */

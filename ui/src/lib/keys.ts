@@ -88,7 +88,11 @@ export const BINDINGS: Readonly<Record<Action, Binding>> = {
   "gate.revise": { label: "Refine or request a revision (type what to change)", scope: "modal", keys: ["v"] },
   "review.prompt": { label: "Information review: modify the prompt", scope: "modal", keys: ["p"] },
   "review.model": { label: "Information review: change the model", scope: "modal", keys: ["m"] },
-  "review.score": { label: "Quality gate: score the current criterion 1 to 5", scope: "modal", keys: ["1", "2", "3", "4", "5"] },
+  "review.score": {
+    label: "Choose preset option 1 to 9, or score the current criterion 1 to 5 (quality gates)",
+    scope: "modal",
+    keys: ["1", "2", "3", "4", "5", "6", "7", "8", "9"],
+  },
   "review.add-task": { label: "Plan review: add a task", scope: "modal", keys: ["n"] },
   "view.desk": { label: "Show the desk", scope: "global", keys: ["1"] },
   "view.runs": { label: "Show the runs", scope: "global", keys: ["2"] },

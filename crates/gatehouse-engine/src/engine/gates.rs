@@ -11,7 +11,9 @@ use crate::engine::runs::{after_gate_closed, ensure_live, load_run, record_score
 use crate::engine::{emit, Engine};
 use crate::error::{EngineError, Result};
 use crate::event::EventKind;
-use crate::gate::{ActionDecision, BlockingMode, Gate, GateKind, GateSpec, GateStatus, NewGate, ProposedAction, Vote};
+use crate::gate::{
+    ActionDecision, BlockingMode, Gate, GateKind, GateSpec, GateStatus, NewGate, PresetOption, ProposedAction, Vote,
+};
 use crate::ids::{DecisionId, GateId, RunId};
 use crate::plan::{Plan, PlanOperation};
 use crate::policy::{decide, GateSignals, PolicyOutcome};
@@ -68,6 +70,7 @@ impl<S: Store> Engine<S> {
                 // A form asks for an answer: answering it is always offered.
                 allowed_actions.insert(0, DecisionAction::Respond);
             }
+            check_options(&new.options, &allowed_actions)?;
             let mut gate = Gate {
                 id: GateId::new(),
                 run_id: run.id.clone(),
@@ -88,6 +91,7 @@ impl<S: Store> Engine<S> {
                 actions,
                 response_schema: new.response_schema.clone(),
                 agent_state,
+                options: new.options.clone(),
                 status: GateStatus::Pending,
                 decision: None,
                 status_reason: None,
@@ -114,6 +118,7 @@ impl<S: Store> Engine<S> {
                     score: None,
                     actions: action_decisions(&gate),
                     response: None,
+                    option: None,
                     decided_at: now,
                     latency_ms: 0,
                 };
@@ -183,6 +188,7 @@ impl<S: Store> Engine<S> {
             if !gate.actions.is_empty() {
                 return decide_actions(tx, gate, input, &reviewer, now);
             }
+            let input = with_option(&gate, input)?;
             if !input.actions.is_empty() {
                 return Err(EngineError::invalid(
                     "actions",
@@ -511,6 +517,7 @@ pub(crate) fn decide_gate(
         score: input.score.clone(),
         actions: action_decisions(&gate),
         response: input.response,
+        option: input.option,
         decided_at: now,
         latency_ms: (now - gate.created_at).num_milliseconds().max(0),
     };
@@ -547,6 +554,54 @@ pub(crate) fn decide_gate(
     }
     after_gate_closed(tx, &mut run, gate.mode, by, now)?;
     Ok(gate)
+}
+
+/// The most preset options one gate may offer (one key each, 1 to 9).
+const MAX_OPTIONS: usize = 9;
+
+/// Checks a gate's preset options: at most nine, each named once, titled,
+/// taking a decision the gate allows.
+fn check_options(options: &[PresetOption], allowed: &[DecisionAction]) -> Result<()> {
+    if options.len() > MAX_OPTIONS {
+        return Err(EngineError::invalid("options", format!("at most {MAX_OPTIONS} options, got {}", options.len())));
+    }
+    let mut names = std::collections::HashSet::new();
+    for (i, option) in options.iter().enumerate() {
+        if option.name.trim().is_empty() || !names.insert(option.name.as_str()) {
+            return Err(EngineError::invalid(format!("options[{i}].name"), "must be given, once per gate"));
+        }
+        if option.title.trim().is_empty() {
+            return Err(EngineError::invalid(format!("options[{i}].title"), "must not be empty"));
+        }
+        if !allowed.contains(&option.action) {
+            let names = allowed.iter().map(|a| a.as_str()).collect::<Vec<_>>().join(", ");
+            return Err(EngineError::invalid(
+                format!("options[{i}].action"),
+                format!("`{}` is not one of this gate's decisions ({names})", option.action.as_str()),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A decision naming a preset option: the option's decision, and its text
+/// when the reviewer typed none.
+fn with_option(gate: &Gate, input: DecisionInput) -> Result<DecisionInput> {
+    let Some(name) = input.option.as_deref() else { return Ok(input) };
+    let Some(option) = gate.options.iter().find(|o| o.name == name) else {
+        let known = gate.options.iter().map(|o| o.name.as_str()).collect::<Vec<_>>().join(", ");
+        let known = if known.is_empty() { "it offers none".to_owned() } else { format!("it offers {known}") };
+        return Err(EngineError::invalid("option", format!("gate {} has no option `{name}`; {known}", gate.id)));
+    };
+    if option.action != input.action {
+        return Err(EngineError::invalid(
+            "action",
+            format!("option `{name}` takes `{}`, not `{}`", option.action.as_str(), input.action.as_str()),
+        ));
+    }
+    let typed = input.text.as_deref().is_some_and(|t| !t.trim().is_empty());
+    let text = if typed { input.text } else { Some(option.text.clone().unwrap_or_else(|| option.title.clone())) };
+    Ok(DecisionInput { text, ..input })
 }
 
 /// The largest opaque state an agent may attach to a gate, in bytes of JSON.

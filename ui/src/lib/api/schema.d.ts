@@ -1124,6 +1124,8 @@ export interface components {
             actions?: components["schemas"]["ActionDecision"][];
             /** @description The answer as data (a gate with a response form). */
             response?: unknown;
+            /** @description The preset option chosen, by name. */
+            option?: string | null;
             /**
              * Format: date-time
              * @description When.
@@ -1162,6 +1164,11 @@ export interface components {
              *     with a `response_schema` (required there, and checked against it).
              */
             response?: unknown;
+            /**
+             * @description The name of the gate's preset option chosen: its decision and text
+             *     (the text when none is given).
+             */
+            option?: string | null;
         };
         /** @description Who stands behind a decision. */
         DecisionOrigin: {
@@ -1500,6 +1507,8 @@ export interface components {
              *     its decision) so a stateless agent can pick up where it stopped.
              */
             agent_state?: unknown;
+            /** @description Preset answers or rejections the reviewer can pick with one key. */
+            options?: components["schemas"]["PresetOption"][];
             /** @description Where it is. */
             status: components["schemas"]["GateStatus"];
             decision?: null | components["schemas"]["Decision"];
@@ -1874,6 +1883,11 @@ export interface components {
              */
             agent_state?: unknown;
             /**
+             * @description Preset answers or rejections (at most 9): each is one key press for
+             *     the reviewer (1 to 9) and one of the gate's allowed decisions.
+             */
+            options?: components["schemas"]["PresetOption"][];
+            /**
              * Format: int64
              * @description Seconds until it expires; question gates default to 24 h, others never.
              */
@@ -2018,6 +2032,22 @@ export interface components {
             revisions: components["schemas"]["PlanRevision"][];
             /** @description Tasks done of all (or gates closed, without a plan). */
             progress: components["schemas"]["ProgressState"];
+        };
+        /** @description A named answer or rejection offered with a gate. */
+        PresetOption: {
+            /** @description Its name, unique in the gate (recorded with the decision). */
+            name: string;
+            /** @description What the reviewer sees. */
+            title: string;
+            /** @description More about it. */
+            description?: string | null;
+            /**
+             * @description The decision it takes: `respond` (an answer) by default, or `reject`,
+             *     `approve`... (one the gate allows).
+             */
+            action?: components["schemas"]["DecisionAction"];
+            /** @description The answer or reason it sends; its title when absent. */
+            text?: string | null;
         };
         /**
          * @description How urgent a gate is. Higher sorts first within a blocking mode.

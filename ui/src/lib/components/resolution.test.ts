@@ -60,7 +60,7 @@ describe("submitting a decision", () => {
     const { api } = serverAnswering(422, { code: "invalid", message: "text: a response needs its text" });
     const before: Submission = { draft: { ...EMPTY_DRAFT, text: " " }, busy: true, outcome: null };
     const after = afterOutcome(before, await submitDecision(api, "gate_1", { action: "respond", text: " " }));
-    expect(after.outcome).toEqual({ kind: "refused", status: 422, message: "text: a response needs its text" });
+    expect(after.outcome).toEqual({ kind: "refused", status: 422, message: "text: a response needs its text", field: "text" });
     expect(after.draft.text).toBe(" ");
     expect(canDecide(after)).toBe(true);
   });

@@ -62,7 +62,7 @@ fn merge_patch(target: &mut Value, patch: &Value) {
     if let Value::Object(map) = target {
         for (key, value) in fields {
             if value.is_null() {
-                map.remove(key);
+                map.shift_remove(key);
             } else {
                 merge_patch(map.entry(key.clone()).or_insert(Value::Null), value);
             }
