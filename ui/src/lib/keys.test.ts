@@ -53,7 +53,12 @@ describe("the hotkey registry", () => {
     expect(keymap.match(key("Escape"), ["modal"])).toBe("gate.close");
     expect(keymap.match(key("/"), ["global"])).toBe("panel.filter");
     expect(keymap.match(key("?"), ["global"])).toBe("help.shortcuts");
-    expect(keymap.match(key("a"), ["panel", "global"])).toBeNull();
+    // In the panel, a and r decide the gates marked for bulk review, x marks one.
+    expect(keymap.match(key("a"), ["panel", "global"])).toBe("panel.approve-marked");
+    expect(keymap.match(key("r"), ["panel"])).toBe("panel.reject-marked");
+    expect(keymap.match(key("x"), ["panel"])).toBe("panel.mark");
+    expect(keymap.match(key("x"), ["modal"])).toBeNull();
+    expect(keymap.match(key("e"), ["panel", "global"])).toBeNull();
     expect(keymap.match(key("j"), ["modal"])).toBeNull();
   });
 

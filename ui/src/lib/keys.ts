@@ -31,6 +31,10 @@ export type Action =
   | "panel.previous"
   | "panel.open"
   | "panel.filter"
+  | "panel.mark"
+  | "panel.approve-marked"
+  | "panel.reject-marked"
+  | "panel.clear-marks"
   | "gate.approve"
   | "gate.edit"
   | "gate.reject"
@@ -79,6 +83,10 @@ export const BINDINGS: Readonly<Record<Action, Binding>> = {
   "panel.previous": { label: "Previous gate", scope: "panel", keys: ["k", "ArrowUp"] },
   "panel.open": { label: "Open the selected gate", scope: "panel", keys: ["Enter"] },
   "panel.filter": { label: "Filter the panel", scope: "global", keys: ["/"] },
+  "panel.mark": { label: "Mark or unmark the gate for bulk review (also Ctrl-click; Shift-click marks a range)", scope: "panel", keys: ["x"] },
+  "panel.approve-marked": { label: "Approve every marked gate, each as its own decision", scope: "panel", keys: ["a"] },
+  "panel.reject-marked": { label: "Reject every marked gate (type a reason, then Enter)", scope: "panel", keys: ["r"] },
+  "panel.clear-marks": { label: "Unmark every gate", scope: "panel", keys: ["Escape"] },
   "gate.approve": { label: "Approve as proposed", scope: "modal", keys: ["a"] },
   "gate.edit": { label: "Edit the payload", scope: "modal", keys: ["e"] },
   "gate.reject": { label: "Reject (type a reason, then submit)", scope: "modal", keys: ["r"] },

@@ -1,0 +1,43 @@
+import { describe, expect, it } from "vitest";
+import { createApi } from "../api/client";
+import { jsonResponse, summary } from "../test-fixtures";
+import { decideEach, keepPending, markRange, summarize, toggleMark } from "./bulk";
+
+describe("bulk review", () => {
+  const shown = ["a", "b", "c", "d", "e"].map((id) => summary({ id }));
+
+  it("marks one at a time, a range from the anchor, and forgets gates that left the queue", () => {
+    let marked = toggleMark(new Set(), "b");
+    expect([...marked]).toEqual(["b"]);
+    marked = markRange(marked, shown, "b", "d");
+    expect([...marked].sort()).toEqual(["b", "c", "d"]);
+    marked = markRange(marked, shown, "e", "e");
+    expect(toggleMark(marked, "c").has("c")).toBe(false);
+    expect([...keepPending(marked, shown.slice(2))].sort()).toEqual(["c", "d", "e"]);
+  });
+
+  it("decides each gate on its own and reports every outcome, successes never hidden by failures", async () => {
+    const seen: string[] = [];
+    const api = createApi("tok", {
+      baseUrl: "http://gatehouse.test",
+      fetch: async (request) => {
+        const id = new URL(request.url).pathname.split("/")[4]!;
+        seen.push(`${id} ${JSON.stringify(await request.json())}`);
+        if (id === "b") return jsonResponse(409, { code: "conflict", message: "gone", resolved_by: "bob", resolved_at: "2026-01-01T00:00:00Z" });
+        if (id === "c") return jsonResponse(422, { code: "invalid", message: "action: question gates take respond or defer" });
+        return jsonResponse(200, { id, status: "resolved" });
+      },
+    });
+    const results = await decideEach(api, ["a", "b", "c", "d"], { action: "approve" }, 2);
+    expect(results.map((r) => [r.gateId, r.outcome.kind])).toEqual([
+      ["a", "resolved"],
+      ["b", "conflict"],
+      ["c", "refused"],
+      ["d", "resolved"],
+    ]);
+    expect(seen.sort()).toEqual(['a {"action":"approve"}', 'b {"action":"approve"}', 'c {"action":"approve"}', 'd {"action":"approve"}']);
+    expect(summarize("Approved", results, (id) => `gate ${id}`)).toBe(
+      "Approved 2 gates. 1 already decided: gate b (by bob). 1 refused: gate c: action: question gates take respond or defer.",
+    );
+  });
+});
