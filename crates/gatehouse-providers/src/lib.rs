@@ -1,0 +1,21 @@
+//! Model providers for Gatehouse's orchestrated runs: seed 004's provider
+//! layer (`RunInput → AIProvider`). Each [`Provider`] prepares a payload
+//! from a run input, validates it against its tool's JSON Schema (with
+//! suggested fixes), calls the model and audits the answer into raw and
+//! cleaned text.
+//!
+//! This crate knows nothing of gates or the engine: the orchestrator puts
+//! a reviewer between the steps, and turns a [`ProviderError`] into an
+//! error gate offering its [`Remedy`]s.
+
+pub mod audit;
+pub mod error;
+pub mod prepare;
+pub mod provider;
+mod similar;
+pub mod validate;
+
+pub use audit::{AuditedResponse, Quality, SafetyFlag, SafetyKind};
+pub use error::{ProviderError, Remedy, TransientFailure};
+pub use provider::{FinishReason, Payload, Provider, ProviderKind, ProviderResponse, RunInput, Tool, Usage};
+pub use validate::{Fix, IssueKind, Severity, Suggestion, ValidationIssue, ValidationReport};
