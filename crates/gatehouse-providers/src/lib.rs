@@ -1,21 +1,35 @@
 //! Model providers for Gatehouse's orchestrated runs: seed 004's provider
 //! layer (`RunInput → AIProvider`). Each [`Provider`] prepares a payload
 //! from a run input, validates it against its tool's JSON Schema (with
-//! suggested fixes), calls the model and audits the answer into raw and
+//! suggested fixes), calls the model over HTTP (retrying transient
+//! failures with backoff) and audits the answer into raw and
 //! cleaned text.
 //!
 //! This crate knows nothing of gates or the engine: the orchestrator puts
 //! a reviewer between the steps, and turns a [`ProviderError`] into an
 //! error gate offering its [`Remedy`]s.
 
+pub mod anthropic;
 pub mod audit;
+pub mod config;
 pub mod error;
+mod http;
+pub mod openai;
 pub mod prepare;
 pub mod provider;
+pub mod replicate;
+pub mod retry;
+pub mod secret;
 mod similar;
 pub mod validate;
 
+pub use anthropic::AnthropicProvider;
 pub use audit::{AuditedResponse, Quality, SafetyFlag, SafetyKind};
+pub use config::{ConfigError, ProviderConfig};
 pub use error::{ProviderError, Remedy, TransientFailure};
+pub use openai::OpenAiProvider;
 pub use provider::{FinishReason, Payload, Provider, ProviderKind, ProviderResponse, RunInput, Tool, Usage};
+pub use replicate::ReplicateProvider;
+pub use retry::RetryPolicy;
+pub use secret::ApiKey;
 pub use validate::{Fix, IssueKind, Severity, Suggestion, ValidationIssue, ValidationReport};
