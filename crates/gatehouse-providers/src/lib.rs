@@ -2,12 +2,28 @@
 //! layer (`RunInput → AIProvider`). Each [`Provider`] prepares a payload
 //! from a run input, validates it against its tool's JSON Schema (with
 //! suggested fixes), calls the model over HTTP (retrying transient
-//! failures with backoff) and audits the answer into raw and
-//! cleaned text.
+//! failures with backoff) and audits the answer into raw and cleaned
+//! text. The [`ProviderRegistry`] maps tool names to providers.
 //!
 //! This crate knows nothing of gates or the engine: the orchestrator puts
 //! a reviewer between the steps, and turns a [`ProviderError`] into an
 //! error gate offering its [`Remedy`]s.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use gatehouse_providers::{ProviderRegistry, RunInput};
+//!
+//! let registry = ProviderRegistry::from_env()?;
+//! let input = RunInput { tool: "scripted:chat".into(), prompt: "Plan a launch".into(), ..RunInput::default() };
+//! let found = registry.resolve(&input.tool)?;
+//! let payload = found.provider.prepare(found.tool, &input)?;
+//! found.provider.validate(found.tool, &payload).into_result(&found.tool.name)?;
+//! let response = found.provider.call(found.tool, &payload).await?;
+//! let audited = found.provider.audit(&response);
+//! println!("{}", audited.cleaned);
+//! # Ok(())
+//! # }
+//! ```
 
 pub mod anthropic;
 pub mod audit;
@@ -17,8 +33,10 @@ mod http;
 pub mod openai;
 pub mod prepare;
 pub mod provider;
+pub mod registry;
 pub mod replicate;
 pub mod retry;
+pub mod scripted;
 pub mod secret;
 mod similar;
 pub mod validate;
@@ -29,7 +47,9 @@ pub use config::{ConfigError, ProviderConfig};
 pub use error::{ProviderError, Remedy, TransientFailure};
 pub use openai::OpenAiProvider;
 pub use provider::{FinishReason, Payload, Provider, ProviderKind, ProviderResponse, RunInput, Tool, Usage};
+pub use registry::{ProviderListing, ProviderRegistry, Resolved, ToolListing};
 pub use replicate::ReplicateProvider;
 pub use retry::RetryPolicy;
+pub use scripted::{PayloadShape, ScriptedCall, ScriptedProvider, Step};
 pub use secret::ApiKey;
 pub use validate::{Fix, IssueKind, Severity, Suggestion, ValidationIssue, ValidationReport};
