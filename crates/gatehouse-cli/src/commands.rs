@@ -190,6 +190,9 @@ fn detail(event: &EventBody, gates: &HashMap<&GateId, &Gate>) -> String {
             let by = resolved_by.as_deref().map(|b| format!(" by {b}")).unwrap_or_default();
             format!("{} {attempted_by} was too late: already {}{by}", about(gate_id), status.as_str())
         }
+        EventKind::GateEscalated { gate_id, reason, .. } => {
+            format!("{} escalated: {}", about(gate_id), short(reason, 60))
+        }
         EventKind::GateExpired { gate_id, reason } | EventKind::GateCancelled { gate_id, reason } => {
             format!("{} {}", about(gate_id), short(reason, 60))
         }

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::decision::{Decision, DecisionInput};
-use crate::gate::{ActionDecision, Gate, GateStatus, Vote};
+use crate::gate::{ActionDecision, Gate, GateStatus, Priority, Vote};
 use crate::ids::{GateId, RunId};
 use crate::plan::PlanRevision;
 use crate::run::{Breakpoint, Instruction, Run, RunStatus, StepMode, Turn};
@@ -65,6 +65,18 @@ pub enum EventKind {
         gate_id: GateId,
         /// The decisions taken now, in the gate's order.
         decisions: Vec<ActionDecision>,
+    },
+    /// Nobody answered in time and the gate's fallback escalated it: it is
+    /// now urgent and waits until the new expiry.
+    GateEscalated {
+        /// The gate.
+        gate_id: GateId,
+        /// Its new priority.
+        priority: Priority,
+        /// Its new expiry.
+        expires_at: DateTime<Utc>,
+        /// Why.
+        reason: String,
     },
     /// A reviewer voted on a quorum gate that is still open.
     VoteRecorded {
@@ -197,6 +209,7 @@ impl EventKind {
             Self::GateAutoPassed { .. } => "gate_auto_passed",
             Self::GateResolved { .. } => "gate_resolved",
             Self::ActionsDecided { .. } => "actions_decided",
+            Self::GateEscalated { .. } => "gate_escalated",
             Self::VoteRecorded { .. } => "vote_recorded",
             Self::ResolutionRefused { .. } => "resolution_refused",
             Self::GateExpired { .. } => "gate_expired",

@@ -338,6 +338,41 @@ pub struct Vote {
     pub at: DateTime<Utc>,
 }
 
+/// What Gatehouse does with a gate nobody answered in time. Applied once,
+/// by the expiry sweep, and recorded as the system's decision with the reason.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimeoutFallback {
+    /// The gate expires (a sync gate's run fails, as seed 002 says).
+    #[default]
+    Expire,
+    /// Gatehouse rejects it.
+    Reject,
+    /// Gatehouse approves it.
+    Approve,
+    /// Its priority rises to urgent and it waits one more window; then it expires.
+    Escalate,
+    /// It expires and its run fails, sync or not.
+    Fail,
+}
+
+impl TimeoutFallback {
+    /// The snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Expire => "expire",
+            Self::Reject => "reject",
+            Self::Approve => "approve",
+            Self::Escalate => "escalate",
+            Self::Fail => "fail",
+        }
+    }
+    fn is_default(&self) -> bool {
+        *self == Self::Expire
+    }
+}
+
 /// A named answer or rejection offered with a gate.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -478,6 +513,9 @@ pub struct Gate {
     /// Preset answers or rejections the reviewer can pick with one key.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub options: Vec<PresetOption>,
+    /// What happens when nobody answers before `expires_at`.
+    #[serde(default, skip_serializing_if = "TimeoutFallback::is_default")]
+    pub on_timeout: TimeoutFallback,
     /// Where it is.
     pub status: GateStatus,
     /// The decision that resolved it.
@@ -570,6 +608,11 @@ pub struct NewGate {
     /// the reviewer (1 to 9) and one of the gate's allowed decisions.
     #[serde(default)]
     pub options: Vec<PresetOption>,
+    /// What happens when nobody answers in time (needs an expiry): expire
+    /// (the default), reject, approve (never for `requires_human` gates or
+    /// runs whose policy requires a human), escalate once, or fail the run.
+    #[serde(default)]
+    pub on_timeout: TimeoutFallback,
     /// Seconds until it expires; question gates default to 24 h, others never.
     #[serde(default)]
     pub expires_in_secs: Option<u64>,
@@ -600,6 +643,7 @@ impl NewGate {
             response_schema: None,
             agent_state: None,
             options: Vec::new(),
+            on_timeout: TimeoutFallback::Expire,
             expires_in_secs: None,
             idempotency_key: None,
         }

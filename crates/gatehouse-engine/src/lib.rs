@@ -39,7 +39,7 @@ pub use error::{EngineError, ErrorCode, Result};
 pub use event::{Event, EventBody, EventKind};
 pub use gate::{
     ActionDecision, BlockingMode, Gate, GateContext, GateKind, GateSpec, GateStatus, NewGate, PresetOption, Priority,
-    ProposedAction, Quorum,
+    ProposedAction, Quorum, TimeoutFallback,
 };
 pub use ids::{Clock, GateId, ManualClock, RunId, SystemClock};
 pub use recording::{Recording, RecordingScope, Replay};

@@ -47,6 +47,13 @@ class GateOptions(TypedDict, total=False):
     quorum: dict[str, Any]
     expires_in: int
     """Seconds until the gate expires unanswered."""
+    on_timeout: str
+    """What happens then: ``expire`` (default), ``reject``, ``approve`` (not
+    for ``requires_human`` gates or require-human runs), ``escalate`` (once,
+    to urgent, for one more window) or ``fail`` (the run)."""
+    options: list[dict[str, Any]]
+    """Preset answers or rejections (``{name, title, description, action, text}``),
+    one key each for the reviewer; the decision names the one chosen."""
     actions: list[dict[str, Any]]
     """Several proposed actions (approval gates), each ``{id, name, args,
     description, allowed_actions}`` and decided on its own."""

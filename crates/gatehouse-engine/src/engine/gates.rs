@@ -71,6 +71,7 @@ impl<S: Store> Engine<S> {
                 allowed_actions.insert(0, DecisionAction::Respond);
             }
             check_options(&new.options, &allowed_actions)?;
+            check_fallback(&new, &run, now)?;
             let mut gate = Gate {
                 id: GateId::new(),
                 run_id: run.id.clone(),
@@ -92,6 +93,7 @@ impl<S: Store> Engine<S> {
                 response_schema: new.response_schema.clone(),
                 agent_state,
                 options: new.options.clone(),
+                on_timeout: new.on_timeout,
                 status: GateStatus::Pending,
                 decision: None,
                 status_reason: None,
@@ -554,6 +556,36 @@ pub(crate) fn decide_gate(
     }
     after_gate_closed(tx, &mut run, gate.mode, by, now)?;
     Ok(gate)
+}
+
+/// Checks a gate's timeout fallback: it needs an expiry, and approving
+/// unanswered is never allowed for a gate or run that requires a human.
+fn check_fallback(new: &NewGate, run: &Run, now: DateTime<Utc>) -> Result<()> {
+    use crate::gate::TimeoutFallback;
+    if new.on_timeout == TimeoutFallback::Expire {
+        return Ok(());
+    }
+    if new.expiry(now).is_none() {
+        return Err(EngineError::invalid(
+            "on_timeout",
+            format!("`{}` applies when the gate expires: give it expires_in_secs", new.on_timeout.as_str()),
+        ));
+    }
+    if new.on_timeout == TimeoutFallback::Approve {
+        if new.requires_human {
+            return Err(EngineError::invalid(
+                "on_timeout",
+                "a gate that requires a human is never approved unanswered",
+            ));
+        }
+        if run.hitl_config.run_policy == crate::policy::RunPolicy::RequireHuman {
+            return Err(EngineError::invalid(
+                "on_timeout",
+                "this run's policy requires a human: its gates are never approved unanswered",
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The most preset options one gate may offer (one key each, 1 to 9).

@@ -8,12 +8,14 @@ use std::collections::{BTreeSet, HashSet};
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::decision::{DecisionAction, DecisionInput, DecisionOrigin};
 use crate::engine::collab::apply_plan_op;
+use crate::engine::gates::decide_gate;
 use crate::engine::runs::{after_gate_closed, load_run, set_status};
 use crate::engine::{emit, Engine};
 use crate::error::Result;
 use crate::event::{self, EventBody, EventKind};
-use crate::gate::{BlockingMode, GateStatus};
+use crate::gate::{BlockingMode, GateStatus, Priority, TimeoutFallback};
 use crate::ids::{GateId, RunId};
 use crate::plan::{PlanOperation, TaskStatus};
 use crate::run::RunTransition;
@@ -66,6 +68,45 @@ impl<S: Store> Engine<S> {
                 for id in ids {
                     let Some(mut gate) = tx.gate(&id)? else { continue };
                     let waited = now - gate.created_at;
+                    let unanswered = format!("no answer within {}", human_duration(waited));
+                    match gate.on_timeout {
+                        TimeoutFallback::Reject | TimeoutFallback::Approve => {
+                            let action = if gate.on_timeout == TimeoutFallback::Approve {
+                                DecisionAction::Approve
+                            } else {
+                                DecisionAction::Reject
+                            };
+                            let reason = format!("{unanswered}: the gate's fallback {}s it", action.as_str());
+                            let input = DecisionInput { text: Some(reason.clone()), ..DecisionInput::new(action) };
+                            decide_gate(tx, gate, input, "system", DecisionOrigin::System { reason }, now)?;
+                            done.push(id);
+                            continue;
+                        }
+                        TimeoutFallback::Escalate => {
+                            let window = gate.expires_at.map_or(Duration::hours(1), |at| at - gate.created_at);
+                            let expires_at = now + window.max(Duration::seconds(1));
+                            let reason = format!("{unanswered}: escalated to urgent, waiting until {expires_at}");
+                            gate.priority = Priority::Urgent;
+                            gate.expires_at = Some(expires_at);
+                            // Once: the next window ends as a plain expiry.
+                            gate.on_timeout = TimeoutFallback::Expire;
+                            if !tx.update_gate_if(&gate, GateStatus::Pending)? {
+                                continue;
+                            }
+                            let run = load_run(tx, &gate.run_id)?;
+                            let kind = EventKind::GateEscalated {
+                                gate_id: id.clone(),
+                                priority: Priority::Urgent,
+                                expires_at,
+                                reason,
+                            };
+                            emit(tx, &run, "system", now, kind)?;
+                            done.push(id);
+                            continue;
+                        }
+                        TimeoutFallback::Expire | TimeoutFallback::Fail => {}
+                    }
+                    let fail_run = gate.mode == BlockingMode::Sync || gate.on_timeout == TimeoutFallback::Fail;
                     let reason = format!("expired after {} without resolution", human_duration(waited));
                     gate.status = gate.status.transition(GateStatus::Expired)?;
                     gate.status_reason = Some(reason.clone());
@@ -95,7 +136,7 @@ impl<S: Store> Engine<S> {
                             apply_plan_op(tx, &run, &op, "system", now)?;
                         }
                     }
-                    if gate.mode == BlockingMode::Sync && !run.status.is_terminal() {
+                    if fail_run && !run.status.is_terminal() {
                         set_status(tx, &mut run, RunTransition::Fail, "system", Some(failure), now)?;
                     } else {
                         after_gate_closed(tx, &mut run, gate.mode, "system", now)?;

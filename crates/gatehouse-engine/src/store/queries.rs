@@ -445,10 +445,13 @@ impl WriteTx for Db<'_, &mut WriteState> {
     fn update_gate_if(&mut self, gate: &Gate, expected: GateStatus) -> Result<bool> {
         let n = self
             .conn
-            .prepare_cached("UPDATE gates SET status = ?, priority = ?, data = ? WHERE id = ? AND status = ?")?
+            .prepare_cached(
+                "UPDATE gates SET status = ?, priority = ?, expires_at = ?, data = ? WHERE id = ? AND status = ?",
+            )?
             .execute(params![
                 gate.status.as_str(),
                 gate.priority.rank(),
+                gate.expires_at.map(micros),
                 to_json(gate)?,
                 gate.id.as_str(),
                 expected.as_str()

@@ -1288,6 +1288,20 @@ export interface components {
         } | {
             /** @description The gate. */
             gate_id: components["schemas"]["GateId"];
+            /** @description Its new priority. */
+            priority: components["schemas"]["Priority"];
+            /**
+             * Format: date-time
+             * @description Its new expiry.
+             */
+            expires_at: string;
+            /** @description Why. */
+            reason: string;
+            /** @enum {string} */
+            type: "gate_escalated";
+        } | {
+            /** @description The gate. */
+            gate_id: components["schemas"]["GateId"];
             /** @description The vote. */
             vote: components["schemas"]["Vote"];
             /** @enum {string} */
@@ -1509,6 +1523,8 @@ export interface components {
             agent_state?: unknown;
             /** @description Preset answers or rejections the reviewer can pick with one key. */
             options?: components["schemas"]["PresetOption"][];
+            /** @description What happens when nobody answers before `expires_at`. */
+            on_timeout?: components["schemas"]["TimeoutFallback"];
             /** @description Where it is. */
             status: components["schemas"]["GateStatus"];
             decision?: null | components["schemas"]["Decision"];
@@ -1887,6 +1903,12 @@ export interface components {
              *     the reviewer (1 to 9) and one of the gate's allowed decisions.
              */
             options?: components["schemas"]["PresetOption"][];
+            /**
+             * @description What happens when nobody answers in time (needs an expiry): expire
+             *     (the default), reject, approve (never for `requires_human` gates or
+             *     runs whose policy requires a human), escalate once, or fail the run.
+             */
+            on_timeout?: components["schemas"]["TimeoutFallback"];
             /**
              * Format: int64
              * @description Seconds until it expires; question gates default to 24 h, others never.
@@ -2490,6 +2512,12 @@ export interface components {
          * @enum {string}
          */
         TaskStatus: "pending" | "in_progress" | "completed" | "failed" | "blocked" | "skipped";
+        /**
+         * @description What Gatehouse does with a gate nobody answered in time. Applied once,
+         *     by the expiry sweep, and recorded as the system's decision with the reason.
+         * @enum {string}
+         */
+        TimeoutFallback: "expire" | "reject" | "approve" | "escalate" | "fail";
         /** @description A token's public record (never its secret). */
         Token: {
             /** @description Its id. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { cancelled, expired, gate, opened, resolved, summary, turnAdded } from "../test-fixtures";
+import { cancelled, event, expired, gate, opened, resolved, summary, turnAdded } from "../test-fixtures";
 import {
   applyEvents,
   changeOf,
@@ -57,6 +57,18 @@ describe("live updates", () => {
       queue = applyEvents(queue, events).queue;
       expect(ids(queue)).toEqual(expected);
     }
+  });
+
+  it("moves an escalated gate up, with its new priority and expiry", () => {
+    const queue = [summary({ id: "a", priority: "high" }), summary({ id: "b", priority: "normal" })];
+    const escalated = event({ type: "gate_escalated", gate_id: "b", priority: "urgent", expires_at: "2026-01-01T01:00:00Z", reason: "no answer" });
+    const { queue: next } = applyEvents(queue, [escalated]);
+    expect(next.map((g) => [g.id, g.priority, g.expires_at])).toEqual([
+      ["b", "urgent", "2026-01-01T01:00:00Z"],
+      ["a", "high", null],
+    ]);
+    expect(applyEvents(next, [escalated]).queue).toEqual(next);
+    expect(applyEvents(queue, [resolved("b"), escalated]).queue.map((g) => g.id)).toEqual(["a"]);
   });
 
   it("reports who closed each gate and when", () => {

@@ -16,6 +16,7 @@ export const QUEUE_EVENTS = [
   "gate_expired",
   "gate_cancelled",
   "gate_auto_passed",
+  "gate_escalated",
 ] as const satisfies readonly EventType[];
 
 const keys = new WeakMap<GateSummary, number>();
@@ -68,8 +69,12 @@ export interface Closed {
   reason?: string;
 }
 
-/** What one event does to the queue: a gate added, a gate closed, or nothing. */
-export type QueueChange = { add: GateSummary } | { remove: Closed } | null;
+/** What one event does to the queue: a gate added, a gate closed, a gate escalated, or nothing. */
+export type QueueChange =
+  | { add: GateSummary }
+  | { remove: Closed }
+  | { escalate: { gateId: string; priority: Priority; expiresAt: string } }
+  | null;
 
 export function changeOf(event: LogEvent): QueueChange {
   switch (event.type) {
@@ -99,6 +104,8 @@ export function changeOf(event: LogEvent): QueueChange {
           action: event.decision.action,
         },
       };
+    case "gate_escalated":
+      return { escalate: { gateId: event.gate_id, priority: event.priority, expiresAt: event.expires_at } };
     default:
       return null;
   }
@@ -123,6 +130,11 @@ export function applyEvents(queue: readonly GateSummary[], events: readonly LogE
     if ("add" in change) {
       // A gate that already closed in this batch stays closed.
       if (touched.get(change.add.id) !== null) touched.set(change.add.id, change.add);
+    } else if ("escalate" in change) {
+      // It moves up the panel: the same gate, more urgent, with its new expiry.
+      const { gateId, priority, expiresAt } = change.escalate;
+      const current = touched.has(gateId) ? touched.get(gateId) : queue.find((g) => g.id === gateId);
+      if (current) touched.set(gateId, { ...current, priority, expires_at: expiresAt });
     } else {
       touched.set(change.remove.gateId, null);
       closed.push(change.remove);

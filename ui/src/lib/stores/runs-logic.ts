@@ -16,6 +16,7 @@ export const RUN_EVENTS = [
   "gate_resolved",
   "vote_recorded",
   "actions_decided",
+  "gate_escalated",
   "resolution_refused",
   "gate_expired",
   "gate_cancelled",

@@ -120,6 +120,8 @@ export function entryOf(e: TimelineEvent, roles: ReadonlyMap<string, Role>): Ent
         gateId: e.gate_id,
       };
     }
+    case "gate_escalated":
+      return { ...base, group: "gate", summary: `Gate escalated to ${e.priority}: ${short(e.reason)}`, gateId: e.gate_id };
     case "actions_decided": {
       const each = e.decisions.map((d) => `${d.id} ${d.action}`).join(", ");
       return { ...base, actor: e.decisions[0]?.decided_by ?? e.actor, who: "human", group: "decision", summary: `Actions decided: ${short(each)}`, gateId: e.gate_id };
