@@ -60,7 +60,16 @@ pub fn follow<R: Runtime>(app: AppHandle<R>, engine: Engine, tray: Option<Tray<R
                 }
             }
             let new_sync: Vec<&Gate> = burst.iter().filter_map(|e| new_sync_gate(&e.body.kind)).collect();
-            notify(&app, &new_sync);
+            notify(&app, &new_sync, "is waiting for you");
+            // Escalations (nobody answered in time) whatever the gate's mode.
+            let escalated: Vec<Gate> = burst
+                .iter()
+                .filter_map(|e| match &e.body.kind {
+                    EventKind::GateEscalated { gate_id, .. } => engine.gate(gate_id).ok(),
+                    _ => None,
+                })
+                .collect();
+            notify(&app, &escalated.iter().collect::<Vec<_>>(), "escalated: still waiting for you");
             if lagged || burst.iter().any(|e| touches_gates(&e.body.kind)) {
                 show_count(&engine, tray.as_ref());
             }
@@ -89,18 +98,19 @@ fn touches_gates(kind: &EventKind) -> bool {
     matches!(
         kind,
         EventKind::GateOpened { .. }
+            | EventKind::GateEscalated { .. }
             | EventKind::GateResolved { .. }
             | EventKind::GateExpired { .. }
             | EventKind::GateCancelled { .. }
     )
 }
 
-fn notify<R: Runtime>(app: &AppHandle<R>, gates: &[&Gate]) {
+fn notify<R: Runtime>(app: &AppHandle<R>, gates: &[&Gate], what: &str) {
     for gate in gates.iter().take(NOTIFY_AT_MOST) {
         let shown = app
             .notification()
             .builder()
-            .title(plain(&format!("{} is waiting for you", gate.agent)))
+            .title(plain(&format!("{} {what}", gate.agent)))
             .body(plain(&gate.preview()))
             .extra(GATE_ID, gate.id.to_string())
             .show();

@@ -22,7 +22,8 @@ pub struct WebhookPayload {
     pub agent_id: String,
     /// The plan task, or the run when there is none.
     pub task_id: String,
-    /// Always `SYNC`: only blocking gates are announced.
+    /// `SYNC`, `ASYNC` or `ADVISORY`: new gates are announced when they
+    /// block (sync), escalations whatever their mode.
     #[serde(rename = "type")]
     pub kind_of_block: String,
     /// When the gate opened (RFC 3339).
@@ -35,6 +36,9 @@ pub struct WebhookPayload {
     pub run_id: String,
     /// Its priority.
     pub priority: String,
+    /// Set when the gate escalated (nobody answered in time): why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub escalation: Option<String>,
 }
 
 /// Delivery counters, for metrics and tests.
@@ -82,21 +86,31 @@ impl Webhooks {
                 }
                 Err(RecvError::Closed) => return,
             };
-            let EventKind::GateOpened { gate } = &event.body.kind else { continue };
-            if gate.mode != BlockingMode::Sync {
-                continue;
-            }
-            let gate = gate.clone();
+            // New sync gates, and every escalation (fetched: the event names only the gate).
+            let (opened, escalation) = match &event.body.kind {
+                EventKind::GateOpened { gate } if gate.mode == BlockingMode::Sync => (Some(gate.clone()), None),
+                EventKind::GateEscalated { gate_id, reason, .. } => (None, Some((gate_id.clone(), reason.clone()))),
+                _ => continue,
+            };
             let (engine, me, public_url) = (engine.clone(), Arc::clone(&self), public_url.clone());
             tokio::spawn(async move {
-                let run_id = gate.run_id.clone();
-                let override_url = tokio::task::spawn_blocking(move || engine.run(&run_id))
-                    .await
-                    .ok()
-                    .and_then(|r| r.ok())
-                    .and_then(|run| run.hitl_config.webhook_url);
-                if let Some(url) = override_url.or_else(|| me.default_url.clone()) {
-                    me.deliver(&url, &payload(&gate, &public_url)).await;
+                let found = tokio::task::spawn_blocking(move || {
+                    let gate = match (opened, &escalation) {
+                        (Some(gate), _) => *gate,
+                        (None, Some((id, _))) => engine.gate(id).ok()?,
+                        (None, None) => return None,
+                    };
+                    let run_url = engine.run(&gate.run_id).ok().and_then(|run| run.hitl_config.webhook_url);
+                    Some((gate, run_url, escalation.map(|(_, reason)| reason)))
+                })
+                .await
+                .ok()
+                .flatten();
+                let Some((gate, run_url, escalation)) = found else { return };
+                if let Some(url) = run_url.or_else(|| me.default_url.clone()) {
+                    let mut body = payload(&gate, &public_url);
+                    body.escalation = escalation;
+                    me.deliver(&url, &body).await;
                 }
             });
         }
@@ -125,11 +139,12 @@ fn payload(gate: &Gate, public_url: &str) -> WebhookPayload {
         question: gate.text.clone(),
         agent_id: gate.agent.clone(),
         task_id: gate.context.task_id.clone().unwrap_or_else(|| gate.run_id.to_string()),
-        kind_of_block: "SYNC".into(),
+        kind_of_block: gate.mode.as_str().to_uppercase(),
         created_at: gate.created_at.to_rfc3339(),
         dashboard_url: format!("{public_url}/#gate-{}", gate.id),
         gate_kind: gate.kind().as_str().into(),
         run_id: gate.run_id.to_string(),
         priority: format!("{:?}", gate.priority).to_lowercase(),
+        escalation: None,
     }
 }

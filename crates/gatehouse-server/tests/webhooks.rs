@@ -180,3 +180,20 @@ async fn a_hanging_receiver_does_not_delay_gates_and_times_out() {
     wait_for_failures(&s, 1, Duration::from_secs(9)).await;
     assert_eq!(s.server.state.webhooks.stats().delivered, 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_escalated_gate_is_announced_whatever_its_mode_with_the_reason() {
+    let mut receiver = Receiver::start(Duration::ZERO).await;
+    let s = server_posting_to(&receiver.url).await;
+    let run = s.run().await;
+    let body = json!({"kind": "approval", "action": "restart", "mode": "async", "text": "Restart the cache?",
+                      "expires_in_secs": 1, "on_timeout": "escalate"});
+    let gate = s.gate(&run, body).await;
+    assert!(receiver.next(Duration::from_millis(300)).await.is_none(), "a new async gate is not announced");
+    // The server's own sweep (every few seconds) escalates it once it is due.
+    let got = receiver.next(Duration::from_secs(15)).await.expect("the escalation is announced");
+    assert_eq!(got["blocker_id"], gate.as_str(), "{got}");
+    assert_eq!(got["type"], "ASYNC", "{got}");
+    assert_eq!(got["priority"], "urgent", "{got}");
+    assert!(got["escalation"].as_str().unwrap_or_default().contains("escalated to urgent"), "{got}");
+}
