@@ -9,7 +9,7 @@ test("a gate with a 1 MB payload opens, edits and submits without stalling the p
   const agent = gatehouse.agent(await gatehouse.token("agent", "bulk-loader"));
   const runId = await agent.startRun("Bulk import");
   const rows = Array.from({ length: 12_500 }, (_, i) => ({ id: i, name: `customer ${i}`, email: `c${i}@example.com`, plan: "pro" }));
-  const payload = { table: "customers", rows };
+  const payload = { rows, table: "customers" };
   const size = JSON.stringify(payload).length;
   expect(size).toBeGreaterThan(950_000); // just under the server's 1 MiB body limit
   const gate = await agent.openGate(runId, { kind: "approval", action: "import", text: "Import these customers?", payload });
@@ -20,7 +20,7 @@ test("a gate with a 1 MB payload opens, edits and submits without stalling the p
   const editor = page.getByTestId("payload-input");
   await expect(editor).toContainText('"email": "c0@example.com"');
 
-  // Ctrl+End to the end (keys arrive sorted: "table" is the last field), change it: the edit is listed.
+  // Ctrl+End to the end (fields keep the agent's order: "table" is the last one), change it: the edit is listed.
   await page.keyboard.press("e");
   await expect(editor).toBeFocused();
   await page.keyboard.press("Control+End");
@@ -48,7 +48,7 @@ test("an edit to a 1 MB payload submitted at once, before the check catches up, 
   const agent = gatehouse.agent(await gatehouse.token("agent", "bulk-loader"));
   const runId = await agent.startRun("Bulk import");
   const rows = Array.from({ length: 12_500 }, (_, i) => ({ id: i, name: `customer ${i}`, email: `c${i}@example.com`, plan: "pro" }));
-  const gate = await agent.openGate(runId, { kind: "approval", action: "import", text: "Import?", payload: { table: "customers", rows } });
+  const gate = await agent.openGate(runId, { kind: "approval", action: "import", text: "Import?", payload: { rows, table: "customers" } });
   const waiting = agent.wait(gate.id);
 
   await signIn(page, gatehouse, await gatehouse.token("reviewer", "alice"));
