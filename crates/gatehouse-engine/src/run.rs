@@ -173,7 +173,8 @@ pub enum StepMode {
 /// agent turn that meets it. Agents describe a turn's tool calls, handoffs
 /// and errors in its `metadata`: `tool_call` (`{"tool_name": ..}`) or
 /// `tool_calls` (a list of those), `handoff` (`{"destination_agent": ..}`,
-/// or a tool call named `handoff`/`parallel_handoff`), and `error`.
+/// or a tool call named `handoff`/`parallel_handoff`), `error`, and the
+/// named `step` it reports.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "on", rename_all = "snake_case")]
@@ -195,6 +196,12 @@ pub enum Breakpoint {
     /// Any turn by this agent.
     Agent {
         /// The agent's name.
+        name: String,
+    },
+    /// A turn that reports this step (its metadata's `step`), such as an
+    /// orchestrated run's `call` or `response_review`.
+    Step {
+        /// The step's name.
         name: String,
     },
 }
@@ -237,6 +244,8 @@ impl Breakpoint {
                 .filter(|e| !e.is_null() && *e != &serde_json::Value::Bool(false))
                 .map(|_| "breakpoint: the turn reports an error".to_owned()),
             Self::Agent { name } => (turn.actor == *name).then(|| format!("breakpoint: a turn by `{name}`")),
+            Self::Step { name } => (meta.get("step").and_then(|s| s.as_str()) == Some(name.as_str()))
+                .then(|| format!("breakpoint: step `{name}`")),
         }
     }
 }
@@ -539,5 +548,26 @@ mod tests {
         let s: RunStatus = serde_json::from_str("\"queued\"").unwrap();
         assert_eq!(s, RunStatus::Created);
         assert_eq!(serde_json::to_string(&RunStatus::AwaitingHuman).unwrap(), "\"awaiting_human\"");
+    }
+
+    #[test]
+    fn a_step_breakpoint_trips_only_on_its_named_step() {
+        let turn = |meta: serde_json::Value| Turn {
+            id: TurnId::new(),
+            run_id: RunId::new(),
+            index: 1,
+            role: Role::Agent,
+            actor: "gatehouse".into(),
+            content: String::new(),
+            score: None,
+            metadata: meta,
+            at: Utc::now(),
+        };
+        let b = Breakpoint::Step { name: "call".into() };
+        assert_eq!(b.hit(&turn(serde_json::json!({"step": "call"}))).as_deref(), Some("breakpoint: step `call`"));
+        assert_eq!(b.hit(&turn(serde_json::json!({"step": "payload_review"}))), None);
+        assert_eq!(b.hit(&turn(serde_json::Value::Null)), None);
+        let parsed: Breakpoint = serde_json::from_str(r#"{"on":"step","name":"call"}"#).unwrap();
+        assert_eq!(parsed, b);
     }
 }

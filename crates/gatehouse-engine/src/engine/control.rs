@@ -137,12 +137,12 @@ pub(crate) fn check_breakpoints(breakpoints: &[Breakpoint]) -> Result<()> {
     }
     for (i, b) in breakpoints.iter().enumerate() {
         let blank = match b {
-            Breakpoint::Agent { name } => name.trim().is_empty(),
+            Breakpoint::Agent { name } | Breakpoint::Step { name } => name.trim().is_empty(),
             Breakpoint::ToolCall { tool: Some(t) } | Breakpoint::Handoff { to: Some(t) } => t.trim().is_empty(),
             _ => false,
         };
         if blank {
-            return Err(EngineError::invalid(format!("breakpoints[{i}]"), "names an empty agent or tool"));
+            return Err(EngineError::invalid(format!("breakpoints[{i}]"), "names an empty agent, tool or step"));
         }
     }
     Ok(())
