@@ -126,6 +126,12 @@ pub fn audit(response: &ProviderResponse) -> AuditedResponse {
     AuditedResponse { safety_flags: safety_flags(&cleaned, response.finish), raw, cleaned, quality }
 }
 
+/// Safety concerns in any text (a prompt, a run's inputs): personal data
+/// and credential-like strings, never quoting them.
+pub fn scan(text: &str) -> Vec<SafetyFlag> {
+    safety_flags(text, FinishReason::Stop)
+}
+
 fn safety_flags(text: &str, finish: FinishReason) -> Vec<SafetyFlag> {
     let mut flags = Vec::new();
     let mut flag = |flag, count: usize, what: &str| {

@@ -22,6 +22,10 @@ pub enum Step {
     Reply(String),
     /// Fail with this error.
     Fail(ProviderError),
+    /// Answer like a (canned) assistant following an orchestrated run's
+    /// requests: restate a goal with its feedback, write a numbered plan,
+    /// report a task done, or draft an answer. See [`assist`].
+    Assist,
 }
 
 /// How a scripted tool's payload is prepared.
@@ -83,7 +87,7 @@ impl ScriptedProvider {
         lock(&self.calls).clone()
     }
 
-    /// The demo's provider, `scripted`: `scripted:chat` drafts an answer,
+    /// The demo's provider, `scripted`: `scripted:chat` assists (see [`assist`]),
     /// `scripted:caption` captions an image (its payload wants
     /// `input_image`, so an `image_file` input shows a mapping suggestion),
     /// and `scripted:flaky` is unavailable on its first call.
@@ -118,11 +122,7 @@ impl ScriptedProvider {
             },
         };
         Self::new("scripted")
-            .with_tool(
-                chat,
-                PayloadShape::Chat,
-                [Step::Reply("Draft answer to \"{prompt}\": it depends; here is a first plan.".into())],
-            )
+            .with_tool(chat, PayloadShape::Chat, [Step::Assist])
             .with_tool(
                 caption,
                 PayloadShape::Inputs,
@@ -140,6 +140,56 @@ impl ScriptedProvider {
         let steps = &mut scripts.get_mut(tool)?.steps;
         Some(if steps.len() > 1 { steps.pop_front()? } else { steps.front().cloned().unwrap_or_else(echo) })
     }
+}
+
+/// A section of an orchestrated request: the text after a line `{name}:`
+/// up to the next such header (or the rest of the line after it).
+fn section<'a>(prompt: &'a str, name: &str) -> Option<&'a str> {
+    let header = format!("{name}:");
+    let start = prompt.lines().position(|l| l.trim_start().starts_with(&header))?;
+    let lines: Vec<&str> = prompt.lines().collect();
+    let first = lines[start].trim_start()[header.len()..].trim();
+    if !first.is_empty() {
+        return Some(first);
+    }
+    let body = lines[start + 1..].iter().take_while(|l| !is_header(l)).map(|l| l.trim()).find(|l| !l.is_empty());
+    body
+}
+
+fn is_header(line: &str) -> bool {
+    let line = line.trim();
+    line.ends_with(':') && !line.contains(' ') && line.len() > 1
+}
+
+/// The scripted assistant's answer to an orchestrated request, chosen by
+/// what it asks for (its `Goal:`, `Feedback:` and `Task:` sections):
+/// a numbered plan when asked for one, a restated goal, a finished task,
+/// or else a draft answer to the prompt. Deterministic.
+pub fn assist(prompt: &str) -> String {
+    let goal = section(prompt, "Goal").unwrap_or(prompt).trim();
+    let feedback = section(prompt, "Feedback").map(str::trim).filter(|f| !f.is_empty());
+    let lowered = prompt.to_lowercase();
+    if lowered.contains("numbered list") {
+        let mut steps = vec![
+            format!("Gather what is known about: {goal}"),
+            "Draft the work in small, reviewable pieces".to_owned(),
+            "Check the result against the goal".to_owned(),
+        ];
+        if let Some(feedback) = feedback {
+            steps.insert(2, format!("Address the feedback: {feedback}"));
+        }
+        return steps.iter().enumerate().map(|(i, s)| format!("{}. {s}", i + 1)).collect::<Vec<_>>().join("\n");
+    }
+    if lowered.contains("restate the goal") {
+        return match feedback {
+            Some(feedback) => format!("{goal}, taking into account: {feedback}."),
+            None => format!("{goal}, done well enough that a reviewer can check it."),
+        };
+    }
+    if let Some(task) = section(prompt, "Task") {
+        return format!("Done: {task}.");
+    }
+    format!("Draft answer to \"{}\": it depends; here is a first plan.", prompt.trim())
 }
 
 fn echo() -> Step {
@@ -193,6 +243,7 @@ impl Provider for ScriptedProvider {
         let text = match step {
             Step::Reply(template) => template.replace("{prompt}", &prompt_in(tool, payload)),
             Step::Fail(error) => return Err(error),
+            Step::Assist => assist(&prompt_in(tool, payload)),
         };
         Ok(ProviderResponse {
             provider: self.name.clone(),
@@ -205,5 +256,28 @@ impl Provider for ScriptedProvider {
             attempts: 1,
             latency_ms: 0,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::assist;
+
+    #[test]
+    fn the_assistant_writes_a_numbered_plan_with_the_feedback_in_it() {
+        let plan = assist("Write the plan as a numbered list.\nGoal: Ship the beta\nFeedback: add a rollback step");
+        let lines: Vec<&str> = plan.lines().collect();
+        assert_eq!(lines.len(), 4, "{plan}");
+        assert_eq!(lines[0], "1. Gather what is known about: Ship the beta");
+        assert_eq!(lines[2], "3. Address the feedback: add a rollback step");
+        assert!(!assist("Write the plan as a numbered list.\nGoal: Ship").contains("feedback"));
+    }
+
+    #[test]
+    fn the_assistant_restates_a_goal_finishes_a_task_or_drafts_an_answer() {
+        let goal = assist("Restate the goal clearly.\nGoal:\nShip the beta\n\nFeedback:\nby Friday");
+        assert_eq!(goal, "Ship the beta, taking into account: by Friday.");
+        assert_eq!(assist("Carry out one task.\nGoal: Ship\nTask: Write notes"), "Done: Write notes.");
+        assert_eq!(assist("hello"), "Draft answer to \"hello\": it depends; here is a first plan.");
     }
 }
