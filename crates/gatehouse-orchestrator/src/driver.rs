@@ -1,0 +1,400 @@
+//! One orchestrated run as durable steps over the engine. Every step's
+//! outcome is journaled as a turn of the run (its metadata holds the step's
+//! key and output), and every question is a gate opened under an
+//! idempotency key made from the step. Driving a run again after a restart
+//! therefore replays what was done, reopens nothing, and continues where
+//! it stopped: a run waiting at a gate is still waiting on the same gate;
+//! a provider call that never reached the journal is made again.
+//!
+//! Before each step the driver honours the run's control: a paused run
+//! waits (step mode and breakpoints pause it after an agent turn), an ended
+//! run stops the driver, and a run cancelled during a provider call drops
+//! the call.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::ops::Deref;
+use std::sync::Arc;
+use std::time::Duration;
+
+use gatehouse_engine::policy::DecisionType;
+use gatehouse_engine::{
+    Decision, Engine, EngineError, Gate, GateStatus, NewGate, NewTurn, Role, Run, RunId, RunStatus,
+};
+use gatehouse_providers::{AuditedResponse, Payload, ProviderError, ProviderResponse, RunInput, Tool};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+use tokio::sync::broadcast::error::RecvError;
+
+use crate::Orchestrator;
+use crate::AGENT;
+
+/// Why a driver stops before finishing its run.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Halt {
+    /// The run ended without the driver (a reviewer cancelled it...): nothing to do.
+    Ended,
+    /// A reviewer said no: the driver cancels the run with this reason.
+    Cancel(String),
+    /// Something broke that no reviewer can fix: the driver fails the run.
+    Fail(String),
+}
+
+pub(crate) type Step<T> = Result<T, Halt>;
+
+/// What a step records on the run's timeline.
+pub(crate) struct Record<T> {
+    /// The step's result, journaled.
+    pub value: T,
+    /// What the timeline shows (markdown).
+    pub content: String,
+    /// Further turn metadata (`tool_call`, `error`) for breakpoints.
+    pub extra: Map<String, Value>,
+}
+
+impl<T> Record<T> {
+    pub fn new(value: T, content: impl Into<String>) -> Self {
+        Self { value, content: content.into(), extra: Map::new() }
+    }
+
+    pub fn with(mut self, key: &str, value: Value) -> Self {
+        self.extra.insert(key.to_owned(), value);
+        self
+    }
+}
+
+/// How long a wait sleeps without hearing an event before it looks again.
+const RECHECK: Duration = Duration::from_secs(2);
+
+/// What a step needs of its run besides the journal: the engine, the
+/// providers, the run's control. Cheap to clone into a step's work.
+#[derive(Clone)]
+pub(crate) struct Handle {
+    orch: Arc<Orchestrator>,
+    /// The run.
+    pub run_id: RunId,
+}
+
+/// A run being driven: its handle and its journal.
+pub(crate) struct Driver {
+    h: Handle,
+    journal: HashMap<String, Value>,
+}
+
+impl Deref for Driver {
+    type Target = Handle;
+    fn deref(&self) -> &Handle {
+        &self.h
+    }
+}
+
+impl Driver {
+    /// The driver of `run_id`, with the journal of what was already done.
+    pub async fn load(orch: Arc<Orchestrator>, run_id: RunId) -> Step<(Self, Run)> {
+        let id = run_id.clone();
+        let (run, turns) = call(&orch.engine, move |e| Ok((e.run(&id)?, e.turns(&id)?))).await?;
+        let mut journal = HashMap::new();
+        for turn in turns.iter().filter(|t| t.actor == AGENT) {
+            if let Some(entry) = turn.metadata.get("orchestrator") {
+                if let (Some(key), Some(output)) = (entry.get("key").and_then(Value::as_str), entry.get("output")) {
+                    journal.insert(key.to_owned(), output.clone());
+                }
+            }
+        }
+        Ok((Self { h: Handle { orch, run_id }, journal }, run))
+    }
+
+    /// Whether the step or note under `key` was already done.
+    pub fn journaled(&self, key: &str) -> bool {
+        self.journal.contains_key(key)
+    }
+
+    /// A handle for a step's work.
+    pub fn handle(&self) -> Handle {
+        self.h.clone()
+    }
+
+    /// A journaled step: done once, recorded as one agent turn (which may
+    /// pause the run in step mode or at a breakpoint), replayed from the
+    /// journal when the run is driven again.
+    pub async fn step<T, F, Fut>(&mut self, key: &str, step: &str, work: F) -> Step<T>
+    where
+        T: Serialize + DeserializeOwned,
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Step<Record<T>>>,
+    {
+        if let Some(done) = self.journal.get(key) {
+            return serde_json::from_value(done.clone())
+                .map_err(|e| Halt::Fail(format!("the journal entry of step `{key}` cannot be read: {e}")));
+        }
+        self.checkpoint().await?;
+        let record = work().await?;
+        let output = serde_json::to_value(&record.value)
+            .map_err(|e| Halt::Fail(format!("step `{key}` produced an unrecordable result: {e}")))?;
+        let mut metadata = record.extra;
+        metadata.insert("step".into(), Value::from(step));
+        metadata.insert("orchestrator".into(), json!({"key": key, "output": output}));
+        let turn = NewTurn {
+            role: Role::Agent,
+            actor: Some(AGENT.to_owned()),
+            content: record.content,
+            score: None,
+            metadata: Value::Object(metadata),
+        };
+        loop {
+            let (id, t) = (self.run_id.clone(), turn.clone());
+            match call(&self.orch.engine, move |e| e.agent_turn(&id, t, AGENT)).await {
+                Ok(_) => break,
+                // Paused between the checkpoint and the turn: wait, then record it.
+                Err(Halt::Fail(_)) if self.is_paused().await => self.checkpoint().await?,
+                Err(Halt::Fail(reason)) if self.has_ended().await => {
+                    tracing::debug!(run = %self.run_id, %reason, "run ended during a step");
+                    return Err(Halt::Ended);
+                }
+                Err(other) => return Err(other),
+            }
+        }
+        self.journal.insert(key.to_owned(), output);
+        Ok(record.value)
+    }
+
+    /// A system note on the timeline, once per key (the audit trail's record of a decision).
+    pub async fn note(&mut self, key: &str, content: String, metadata: Value) -> Step<()> {
+        if self.journal.contains_key(key) {
+            return Ok(());
+        }
+        let mut metadata = match metadata {
+            Value::Object(m) => m,
+            _ => Map::new(),
+        };
+        metadata.insert("orchestrator".into(), json!({"key": key, "output": true}));
+        let turn = NewTurn {
+            role: Role::System,
+            actor: Some(AGENT.to_owned()),
+            content,
+            score: None,
+            metadata: Value::Object(metadata),
+        };
+        let id = self.run_id.clone();
+        self.engine(move |e| e.add_turn(&id, turn, AGENT)).await?;
+        self.journal.insert(key.to_owned(), Value::Bool(true));
+        Ok(())
+    }
+
+    /// Asks a reviewer: opens the gate under `key` (or finds it again) and
+    /// waits until it closes, then notes on the timeline how it was decided
+    /// (decision type and latency, the audit trail seed 004 asks for). A
+    /// gate withdrawn because the run ended stops the driver.
+    pub async fn ask(&mut self, key: &str, step: &str, mut gate: NewGate) -> Step<Gate> {
+        self.checkpoint().await?;
+        gate.idempotency_key = Some(key.to_owned());
+        gate.agent = Some(AGENT.to_owned());
+        let (id, g) = (self.run_id.clone(), gate);
+        let opened = self.engine(move |e| e.open_gate(&id, g, AGENT)).await?;
+        let gate_id = opened.id.clone();
+        let closed = if opened.status == GateStatus::Pending {
+            self.wait_for(move |e| Ok(Some(e.gate(&gate_id)?).filter(|g| g.status != GateStatus::Pending))).await?
+        } else {
+            opened
+        };
+        let Some(decision) = closed.decision.clone() else {
+            return Err(match closed.status {
+                GateStatus::Expired => Halt::Fail(format!("the {step} gate expired unanswered")),
+                _ => Halt::Ended,
+            });
+        };
+        let kind = decision.decision_type();
+        let content = format!(
+            "{}: {} by {} after {}{}",
+            title(step),
+            decision_type_name(kind),
+            decision.decided_by,
+            seconds(decision.latency_ms),
+            decision.text.as_deref().filter(|t| !t.trim().is_empty()).map(|t| format!(": {t}")).unwrap_or_default()
+        );
+        let metadata = json!({
+            "step": step,
+            "gate_id": closed.id,
+            "decision_type": kind,
+            "action": decision.action,
+            "latency_ms": decision.latency_ms,
+            "decided_by": decision.decided_by,
+        });
+        self.note(&format!("{key}:decided"), content, metadata).await?;
+        Ok(closed)
+    }
+}
+
+impl Handle {
+    pub fn orchestrator(&self) -> &Orchestrator {
+        &self.orch
+    }
+
+    /// Runs `f` on the engine off the async runtime.
+    pub async fn engine<T, F>(&self, f: F) -> Step<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Engine) -> Result<T, EngineError> + Send + 'static,
+    {
+        match call(&self.orch.engine, f).await {
+            Err(Halt::Fail(reason)) if self.has_ended().await => {
+                tracing::debug!(run = %self.run_id, %reason, "run ended under the driver");
+                Err(Halt::Ended)
+            }
+            other => other,
+        }
+    }
+
+    async fn has_ended(&self) -> bool {
+        let id = self.run_id.clone();
+        match call(&self.orch.engine, move |e| e.run(&id)).await {
+            Ok(run) => run.status.is_terminal(),
+            Err(halt) => halt == Halt::Ended,
+        }
+    }
+
+    /// Waits until `check` finds something, looking again whenever the
+    /// run logs an event (and every few seconds regardless).
+    pub async fn wait_for<T, F>(&self, check: F) -> Step<T>
+    where
+        T: Send + 'static,
+        F: Fn(&Engine) -> Result<Option<T>, EngineError> + Send + Sync + 'static,
+    {
+        let check = Arc::new(check);
+        loop {
+            let mut events = self.orch.engine.live_events();
+            let c = Arc::clone(&check);
+            if let Some(found) = self.engine(move |e| c(e)).await? {
+                return Ok(found);
+            }
+            let run_id = self.run_id.clone();
+            let heard = async move {
+                loop {
+                    match events.recv().await {
+                        Ok(event) if event.body.run_id.as_ref() == Some(&run_id) => return,
+                        Ok(_) => {}
+                        Err(RecvError::Lagged(_)) => return,
+                        Err(RecvError::Closed) => std::future::pending::<()>().await,
+                    }
+                }
+            };
+            let _ = tokio::time::timeout(RECHECK, heard).await;
+        }
+    }
+
+    /// Returns once the run may take its next step: at once while it is
+    /// live and not paused; after a reviewer resumes or steps a paused run.
+    pub async fn checkpoint(&self) -> Step<()> {
+        let id = self.run_id.clone();
+        let status = self.wait_for(move |e| Ok(Some(e.run(&id)?.status).filter(|s| *s != RunStatus::Paused))).await?;
+        if status.is_terminal() {
+            return Err(Halt::Ended);
+        }
+        Ok(())
+    }
+
+    /// Resolves once the run has ended (to race a provider call against a cancellation).
+    async fn ended(&self) -> Halt {
+        let id = self.run_id.clone();
+        match self.wait_for(move |e| Ok(e.run(&id)?.status.is_terminal().then_some(()))).await {
+            Ok(()) | Err(Halt::Ended) => Halt::Ended,
+            Err(other) => other,
+        }
+    }
+
+    async fn is_paused(&self) -> bool {
+        let id = self.run_id.clone();
+        matches!(call(&self.orch.engine, move |e| e.run(&id)).await, Ok(run) if run.status == RunStatus::Paused)
+    }
+
+    /// Calls the provider for `tool`, dropping the call if the run ends meanwhile.
+    pub async fn call_provider(&self, tool: &Tool, payload: &Payload) -> Step<Result<ProviderResponse, ProviderError>> {
+        let found = self
+            .orch
+            .registry
+            .resolve(&tool.name)
+            .map_err(|e| Halt::Fail(format!("the tool went away while the run was driven: {e}")))?;
+        let provider = Arc::clone(found.provider);
+        tokio::select! {
+            result = provider.call(tool, payload) => Ok(result),
+            halt = self.ended() => Err(halt),
+        }
+    }
+
+    /// The tool named `name` and a clone of it.
+    pub fn tool(&self, name: &str) -> Step<Tool> {
+        self.orch
+            .registry
+            .resolve(name)
+            .map(|found| found.tool.clone())
+            .map_err(|e| Halt::Fail(format!("{e} (was its provider's configuration removed?)")))
+    }
+
+    /// Prepares the payload for `input` with the tool's provider.
+    pub fn prepare(&self, input: &RunInput) -> Result<Payload, ProviderError> {
+        let found = self.orch.registry.resolve(&input.tool)?;
+        found.provider.prepare(found.tool, input)
+    }
+
+    /// Validates `payload` for `tool`.
+    pub fn validate(&self, tool: &Tool, payload: &Payload) -> gatehouse_providers::ValidationReport {
+        match self.orch.registry.resolve(&tool.name) {
+            Ok(found) => found.provider.validate(found.tool, payload),
+            Err(_) => gatehouse_providers::validate::check(tool, payload),
+        }
+    }
+
+    /// Audits a response with the tool's provider.
+    pub fn audit(&self, tool: &Tool, response: &ProviderResponse) -> AuditedResponse {
+        match self.orch.registry.resolve(&tool.name) {
+            Ok(found) => found.provider.audit(response),
+            Err(_) => gatehouse_providers::audit::audit(response),
+        }
+    }
+}
+
+/// Runs `f` on the blocking pool; engine errors become [`Halt::Fail`].
+async fn call<T, F>(engine: &Engine, f: F) -> Step<T>
+where
+    T: Send + 'static,
+    F: FnOnce(&Engine) -> Result<T, EngineError> + Send + 'static,
+{
+    let engine = engine.clone();
+    match tokio::task::spawn_blocking(move || f(&engine)).await {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(EngineError::RunEnded { .. } | EngineError::NotFound { what: "run", .. })) => Err(Halt::Ended),
+        Ok(Err(e)) => Err(Halt::Fail(e.to_string())),
+        Err(e) => Err(Halt::Fail(format!("an engine call failed: {e}"))),
+    }
+}
+
+/// The decision a gate closed with, for callers that checked it has one.
+pub(crate) fn decision_of(gate: &Gate) -> &Decision {
+    gate.decision.as_ref().expect("Driver::ask returns decided gates only")
+}
+
+fn decision_type_name(kind: DecisionType) -> &'static str {
+    match kind {
+        DecisionType::AutoApproved => "auto_approved",
+        DecisionType::HumanApproved => "human_approved",
+        DecisionType::HumanEdited => "human_edited",
+        DecisionType::HumanRejected => "human_rejected",
+        DecisionType::HumanResponded => "human_responded",
+        DecisionType::SystemDecided => "system_decided",
+    }
+}
+
+fn title(step: &str) -> String {
+    let spaced = step.replace('_', " ");
+    let mut chars = spaced.chars();
+    chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
+}
+
+fn seconds(ms: i64) -> String {
+    if ms < 1000 {
+        format!("{ms} ms")
+    } else {
+        format!("{:.1} s", ms as f64 / 1000.0)
+    }
+}

@@ -1,0 +1,235 @@
+//! What an orchestrated run is asked to do, read from seed 004's
+//! `run_input`: the tool (by name, or seed 004's `agent_tool_config`), the
+//! prompt, further inputs, whether to collaborate on the goal and plan
+//! first (seed 001), and an optional assessment from the caller's own
+//! information step. A run input naming no tool is an agent-driven run,
+//! not this.
+
+use gatehouse_providers::{ProviderRegistry, RunInput};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::information::Assessment;
+
+/// An orchestrated run's request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSpec {
+    /// The registry's tool to run (`openai:gpt-4o-mini`, `scripted:chat`).
+    pub tool: String,
+    /// What the user asks (the goal, when collaborating).
+    pub prompt: String,
+    /// Instructions for the model.
+    #[serde(default)]
+    pub system: Option<String>,
+    /// Further payload fields, laid over the tool's example input.
+    #[serde(default)]
+    pub inputs: Map<String, Value>,
+    /// Seed 001's goal and plan collaboration before execution.
+    #[serde(default)]
+    pub collaborate: Option<Collaboration>,
+    /// The caller's own information step, merged with Gatehouse's.
+    #[serde(default)]
+    pub assessment: Option<Assessment>,
+}
+
+impl RunSpec {
+    /// The provider-side run input.
+    pub fn run_input(&self) -> RunInput {
+        RunInput {
+            tool: self.tool.clone(),
+            prompt: self.prompt.clone(),
+            system: self.system.clone(),
+            inputs: self.inputs.clone(),
+        }
+    }
+}
+
+/// Which collaboration phases run before execution.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Collaboration {
+    /// Evaluate, present and refine the goal until the reviewer accepts it.
+    pub goal: bool,
+    /// Generate, present and modify the plan until approved (or rejected).
+    pub plan: bool,
+}
+
+/// A run input Gatehouse cannot orchestrate, naming the field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("run_input.{field}: {message}")]
+pub struct SpecError {
+    /// The field at fault, under `run_input`.
+    pub field: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+fn bad(field: impl Into<String>, message: impl Into<String>) -> SpecError {
+    SpecError { field: field.into(), message: message.into() }
+}
+
+/// Whether a run input asks Gatehouse to drive a provider (it names a tool).
+pub fn is_orchestrated(input: &Value) -> bool {
+    input.get("tool").is_some_and(|t| !t.is_null()) || input.get("agent_tool_config").is_some_and(|t| !t.is_null())
+}
+
+/// The most characters a prompt may have.
+const MAX_PROMPT: usize = 100_000;
+
+/// Reads and checks an orchestrated run input against the tools `registry` offers.
+pub fn parse(input: &Value, registry: &ProviderRegistry) -> Result<RunSpec, SpecError> {
+    let Some(obj) = input.as_object() else {
+        return Err(bad("", "must be an object"));
+    };
+    let tool = match (obj.get("tool"), obj.get("agent_tool_config")) {
+        (Some(tool), _) if !tool.is_null() => {
+            let name = tool.as_str().ok_or_else(|| bad("tool", "must be a tool's name, a string"))?;
+            known_tool(registry, name, "tool")?
+        }
+        (_, Some(config)) => tool_from_config(registry, config)?,
+        _ => return Err(bad("tool", "is required: name one of GET /api/hitl/providers' tools")),
+    };
+    let prompt = match obj.get("prompt") {
+        Some(Value::String(p)) if !p.trim().is_empty() => p.clone(),
+        Some(Value::String(_)) | None | Some(Value::Null) => return Err(bad("prompt", "is required and not blank")),
+        Some(_) => return Err(bad("prompt", "must be a string")),
+    };
+    if prompt.chars().count() > MAX_PROMPT {
+        return Err(bad("prompt", format!("is longer than {MAX_PROMPT} characters")));
+    }
+    let system = match obj.get("system") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()).filter(|s| !s.trim().is_empty()),
+        Some(_) => return Err(bad("system", "must be a string")),
+    };
+    let inputs = match obj.get("inputs") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(map)) => map.clone(),
+        Some(_) => return Err(bad("inputs", "must be an object of payload fields")),
+    };
+    let collaborate = match obj.get("collaborate") {
+        None | Some(Value::Null) | Some(Value::Bool(false)) => None,
+        Some(Value::Bool(true)) => Some(Collaboration { goal: true, plan: true }),
+        Some(Value::Object(c)) => {
+            let flag = |name: &str| match c.get(name) {
+                None | Some(Value::Null) => Ok(true),
+                Some(Value::Bool(b)) => Ok(*b),
+                Some(_) => Err(bad(format!("collaborate.{name}"), "must be true or false")),
+            };
+            let collaboration = Collaboration { goal: flag("goal")?, plan: flag("plan")? };
+            (collaboration.goal || collaboration.plan).then_some(collaboration)
+        }
+        Some(_) => return Err(bad("collaborate", "must be true, false or {\"goal\": bool, \"plan\": bool}")),
+    };
+    let assessment = match obj.get("assessment") {
+        None | Some(Value::Null) => None,
+        Some(value) => {
+            let a: Assessment = serde_json::from_value(value.clone()).map_err(|e| bad("assessment", e.to_string()))?;
+            if !(0.0..=1.0).contains(&a.confidence) {
+                return Err(bad("assessment.confidence", "must be between 0 and 1"));
+            }
+            Some(a)
+        }
+    };
+    Ok(RunSpec { tool, prompt, system, inputs, collaborate, assessment })
+}
+
+/// The tool named `name`: a registry tool's name, or a model id exactly one tool serves.
+pub fn known_tool(registry: &ProviderRegistry, name: &str, field: &str) -> Result<String, SpecError> {
+    let name = name.trim();
+    if registry.resolve(name).is_ok() {
+        return Ok(name.to_owned());
+    }
+    let listing = registry.listing();
+    let tools: Vec<_> = listing.iter().flat_map(|p| p.tools.iter()).collect();
+    let by_model: Vec<_> = tools.iter().filter(|t| t.model == name).collect();
+    if let [only] = by_model.as_slice() {
+        return Ok(only.name.clone());
+    }
+    let known: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    Err(bad(field, format!("no provider offers `{name}`; the tools are {}", known.join(", "))))
+}
+
+/// Seed 004's `agent_tool_config`: `{"REPLICATETOOL": {"data": {"model_name": ...}}}`.
+/// The key names the provider (`REPLICATETOOL` is `replicate`); the model
+/// name is a tool's name or its model id.
+fn tool_from_config(registry: &ProviderRegistry, config: &Value) -> Result<String, SpecError> {
+    let entries = config.as_object().filter(|c| !c.is_empty()).ok_or_else(|| {
+        bad("agent_tool_config", "must be an object such as {\"REPLICATETOOL\": {\"data\": {\"model_name\": ...}}}")
+    })?;
+    let (key, value) = entries.iter().next().expect("checked non-empty");
+    let field = format!("agent_tool_config.{key}.data.model_name");
+    let model = value
+        .pointer("/data/model_name")
+        .or_else(|| value.get("model_name"))
+        .and_then(Value::as_str)
+        .ok_or_else(|| bad(&field, "is required"))?;
+    let provider = key.to_lowercase().trim_end_matches("tool").trim_end_matches('_').to_owned();
+    let qualified = format!("{provider}:{model}");
+    if registry.resolve(&qualified).is_ok() {
+        return Ok(qualified);
+    }
+    known_tool(registry, model, &field)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn registry() -> ProviderRegistry {
+        ProviderRegistry::from_lookup(|_| None).unwrap()
+    }
+
+    #[test]
+    fn a_run_input_without_a_tool_is_agent_driven() {
+        assert!(!is_orchestrated(&json!({"prompt": "x"})));
+        assert!(!is_orchestrated(&json!({"tool": null})));
+        assert!(is_orchestrated(&json!({"tool": "scripted:chat"})));
+        assert!(is_orchestrated(&json!({"agent_tool_config": {}})));
+    }
+
+    #[test]
+    fn tools_are_found_by_name_model_id_or_seed_config() {
+        let r = registry();
+        let spec = parse(&json!({"tool": "scripted:chat", "prompt": "hi"}), &r).unwrap();
+        assert_eq!((spec.tool.as_str(), spec.collaborate), ("scripted:chat", None));
+        let spec = parse(&json!({"tool": "scripted-caption", "prompt": "hi"}), &r).unwrap();
+        assert_eq!(spec.tool, "scripted:caption");
+        let seed = json!({"prompt": "hi", "agent_tool_config": {"SCRIPTEDTOOL": {"data": {"model_name": "chat"}}}});
+        assert_eq!(parse(&seed, &r).unwrap().tool, "scripted:chat");
+    }
+
+    #[test]
+    fn mistakes_name_their_field() {
+        let r = registry();
+        let err = |v: Value| parse(&v, &r).unwrap_err().to_string();
+        assert!(err(json!({"tool": "nope", "prompt": "x"})).starts_with("run_input.tool: no provider offers `nope`"));
+        assert_eq!(err(json!({"tool": "scripted:chat"})), "run_input.prompt: is required and not blank");
+        assert_eq!(err(json!({"tool": "scripted:chat", "prompt": 3})), "run_input.prompt: must be a string");
+        assert_eq!(
+            err(json!({"tool": "scripted:chat", "prompt": "x", "inputs": []})),
+            "run_input.inputs: must be an object of payload fields"
+        );
+        assert_eq!(
+            err(json!({"tool": "scripted:chat", "prompt": "x", "collaborate": {"goal": 1}})),
+            "run_input.collaborate.goal: must be true or false"
+        );
+        assert_eq!(
+            err(json!({"tool": "scripted:chat", "prompt": "x", "assessment": {"confidence": 2}})),
+            "run_input.assessment.confidence: must be between 0 and 1"
+        );
+        assert_eq!(
+            err(json!({"prompt": "x", "agent_tool_config": {"REPLICATETOOL": {"data": {}}}})),
+            "run_input.agent_tool_config.REPLICATETOOL.data.model_name: is required"
+        );
+    }
+
+    #[test]
+    fn collaboration_is_both_phases_or_the_ones_named() {
+        let r = registry();
+        let c = |v: Value| parse(&json!({"tool": "scripted:chat", "prompt": "x", "collaborate": v}), &r).unwrap();
+        assert_eq!(c(json!(true)).collaborate, Some(Collaboration { goal: true, plan: true }));
+        assert_eq!(c(json!({"goal": false})).collaborate, Some(Collaboration { goal: false, plan: true }));
+        assert_eq!(c(json!({"goal": false, "plan": false})).collaborate, None);
+    }
+}
