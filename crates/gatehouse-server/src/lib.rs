@@ -25,6 +25,7 @@ pub mod waiters;
 pub mod webhook;
 
 pub use error::{ApiError, ApiErrorCode};
+pub use gatehouse_providers::ProviderRegistry;
 pub use state::{AppState, ServerConfig};
 
 #[derive(OpenApi)]
@@ -107,7 +108,8 @@ impl RunningServer {
 }
 
 /// Binds `config.bind` (port 0 picks a free port) and serves `engine`,
-/// with the expiry sweep, gate waiters and webhooks running beside it.
+/// with the expiry sweep, gate waiters and webhooks running beside it,
+/// and takes up the orchestrated runs a previous process left unfinished.
 pub async fn start(engine: Engine, mut config: ServerConfig) -> std::io::Result<RunningServer> {
     let listener = TcpListener::bind(config.bind).await?;
     let addr = listener.local_addr()?;
@@ -116,6 +118,12 @@ pub async fn start(engine: Engine, mut config: ServerConfig) -> std::io::Result<
     tokio::spawn(std::sync::Arc::clone(&state.waiters).dispatch(engine.clone()));
     tokio::spawn(std::sync::Arc::clone(&state.webhooks).dispatch(engine.clone(), state.public_url()));
     tokio::spawn(sweep_forever(engine));
+    let orchestrator = std::sync::Arc::clone(&state.orchestrator);
+    tokio::spawn(async move {
+        if let Err(e) = orchestrator.resume_all().await {
+            tracing::error!(error = %e, "could not take up the unfinished orchestrated runs");
+        }
+    });
     let app = app(state.clone());
     // One shared router for every connection (`app` already holds its state).
     let handle = tokio::spawn(async move { axum::serve(listener, app.into_make_service()).await });

@@ -8,6 +8,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use gatehouse_engine::{Engine, EngineError, Token};
+use gatehouse_orchestrator::Orchestrator;
+use gatehouse_providers::ProviderRegistry;
 
 use crate::error::{ApiError, ApiResult};
 use crate::waiters::Waiters;
@@ -28,6 +30,9 @@ pub struct ServerConfig {
     pub public_url: Option<String>,
     /// The reviewer UI's build; `None` looks in the usual places ([`crate::ui::find_ui_dir`]).
     pub ui_dir: Option<std::path::PathBuf>,
+    /// The model providers orchestrated runs use; by default only the
+    /// scripted demo provider (`ProviderRegistry::from_env` adds the configured ones).
+    pub providers: ProviderRegistry,
 }
 
 impl Default for ServerConfig {
@@ -39,6 +44,7 @@ impl Default for ServerConfig {
             allowed_hosts: Vec::new(),
             public_url: None,
             ui_dir: None,
+            providers: ProviderRegistry::from_lookup(|_| None).unwrap_or_default(),
         }
     }
 }
@@ -53,6 +59,8 @@ pub struct AppState {
     pub waiters: Arc<Waiters>,
     /// Webhook delivery.
     pub webhooks: Arc<Webhooks>,
+    /// Drives orchestrated runs (seed 004's provider runs, seed 001's collaboration).
+    pub orchestrator: Arc<Orchestrator>,
     tokens: Arc<Mutex<HashMap<String, (Token, Instant)>>>,
     /// Bounds engine calls in flight: thousands of waiting requests then
     /// queue here instead of each holding a blocking thread and a reader.
@@ -71,8 +79,10 @@ const TOKEN_CACHE_TTL: Duration = Duration::from_secs(5);
 impl AppState {
     /// State over `engine`.
     pub fn new(engine: Engine, config: ServerConfig) -> Self {
+        let orchestrator = Orchestrator::new(engine.clone(), config.providers.clone());
         let config = Arc::new(config);
         Self {
+            orchestrator,
             waiters: Arc::new(Waiters::default()),
             webhooks: Arc::new(Webhooks::new(config.webhook_url.clone())),
             engine,

@@ -43,7 +43,8 @@ async fn engine<T: Send + 'static>(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn starting_a_run_answers_201_with_seed_004s_fields_and_an_events_url() {
     let s = TestServer::start().await;
-    let body = json!({"run_input": {"prompt": "a cat", "agent_tool_config": {"REPLICATETOOL": {}}},
+    // No tool named: an agent drives this run (tests/orchestrated.rs starts ones Gatehouse drives).
+    let body = json!({"run_input": {"prompt": "a cat", "style": "watercolour"},
         "hitl_config": null, "user_id": "user-123", "session_id": "sess-456"});
     let (status, started) = s.post("/run", &s.agent, body).await;
     assert_eq!(status, 201, "{started}");
@@ -51,6 +52,7 @@ async fn starting_a_run_answers_201_with_seed_004s_fields_and_an_events_url() {
     assert_eq!(started["status"], "created");
     assert_eq!(started["message"], "HITL run started successfully");
     assert_eq!(started["events_url"], format!("http://{}/api/hitl/events?run_id={run}", s.server.addr));
+    assert_eq!(started["orchestrated"], false);
 
     let (_, state) = s.get(&format!("/run/{run}/state"), &s.agent).await;
     let stored = &state["run"];
@@ -299,10 +301,15 @@ async fn state_for_resume_holds_turns_gates_context_and_the_plan() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn providers_is_a_typed_empty_list_and_the_openapi_document_has_every_hitl_path() {
+async fn providers_lists_the_scripted_provider_and_the_openapi_document_has_every_hitl_path() {
     let s = TestServer::start().await;
     let (status, body) = s.get("/providers", &s.agent).await;
-    assert_eq!((status, body), (200, json!({"providers": []})));
+    assert_eq!(status, 200);
+    let providers = body["providers"].as_array().unwrap();
+    assert_eq!(providers.len(), 1, "only the demo provider is configured: {body}");
+    assert_eq!((providers[0]["name"].as_str(), providers[0]["kind"].as_str()), (Some("scripted"), Some("scripted")));
+    assert_eq!(providers[0]["tools"], json!(["scripted:chat", "scripted:caption", "scripted:flaky"]));
+    assert_eq!(providers[0]["tool_details"][1]["model"], "scripted-caption");
     let doc: Value = s
         .http
         .get(format!("http://{}/api/hitl/openapi.json", s.server.addr))

@@ -14,8 +14,9 @@ use axum::Json;
 use chrono::{DateTime, Utc};
 use gatehouse_engine::plan::{PlanRevision, ProgressState, TaskStatus};
 use gatehouse_engine::policy::HitlConfig;
-use gatehouse_engine::run::{Breakpoint, HandoffProtocol, Participant, StepMode};
+use gatehouse_engine::run::{Breakpoint, HandoffProtocol, Participant, Role, StepMode};
 use gatehouse_engine::{EngineError, Gate, GateFilter, NewRun, Run, RunId, RunStatus, Store, TokenRole, Turn};
+use gatehouse_orchestrator::StartError;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
@@ -61,7 +62,14 @@ async fn visible_run(state: &AppState, caller: &Caller, run_id: String) -> ApiRe
 /// Seed 004's start request.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct StartRunRequest {
-    /// The run's input (seed 004's `RunInput`: prompt, tool config...), stored redacted.
+    /// The run's input, stored redacted. When it names a `tool` (one of
+    /// `GET /providers`' tools, or seed 004's `agent_tool_config`),
+    /// Gatehouse drives that provider itself: `prompt` (required),
+    /// `system`, `inputs` (further payload fields), `collaborate` (`true`,
+    /// or `{"goal": bool, "plan": bool}`: seed 001's goal and plan rounds
+    /// first) and `assessment` (your own information step's `confidence`,
+    /// `reasons`, `safety_flags`, `recommended_settings`). Otherwise an
+    /// agent drives the run.
     pub run_input: Value,
     /// Review policy; `null` or absent means the default (`require_human`).
     #[serde(default)]
@@ -72,11 +80,11 @@ pub struct StartRunRequest {
     /// The session it belongs to.
     #[serde(default)]
     pub session_id: Option<String>,
-    /// Human-readable title.
+    /// Human-readable title (orchestrated runs default to the tool and prompt).
     #[serde(default)]
     pub title: Option<String>,
     /// The driving agent; defaults to the caller's token name. An agent
-    /// token may only name itself.
+    /// token may only name itself. Orchestrated runs are driven by `gatehouse`.
     #[serde(default)]
     pub agent: Option<String>,
     /// Turn-taking rules.
@@ -104,9 +112,14 @@ pub struct StartRunResponse {
     pub message: String,
     /// Where to follow the run's events (Server-Sent Events).
     pub events_url: String,
+    /// Whether Gatehouse drives the run (its input named a tool).
+    pub orchestrated: bool,
 }
 
-/// Starts a HITL run. Any role may start one; agents typically do.
+/// Starts a HITL run. Any role may start one; agents typically do. A run
+/// input naming a tool starts an orchestrated run: Gatehouse calls the
+/// provider through information, payload and response review (and, when
+/// asked, goal and plan collaboration first) under the run's policy.
 #[utoipa::path(post, path = "/run", tag = "hitl", request_body = StartRunRequest,
     responses((status = 201, body = StartRunResponse), (status = 401, body = ApiErrorBody),
         (status = 403, body = ApiErrorBody), (status = 422, body = ApiErrorBody)))]
@@ -115,14 +128,15 @@ pub async fn start_run(
     caller: Caller,
     ApiJson(req): ApiJson<StartRunRequest>,
 ) -> ApiResult<(StatusCode, Json<StartRunResponse>)> {
+    let orchestrated = gatehouse_orchestrator::is_orchestrated(&req.run_input);
     let agent = req.agent.filter(|a| !a.trim().is_empty()).unwrap_or_else(|| caller.name.clone());
-    if caller.role == TokenRole::Agent && agent != caller.name {
+    if caller.role == TokenRole::Agent && agent != caller.name && !orchestrated {
         return Err(ApiError::forbidden(format!(
             "agent: `{}` may start runs only for itself, not for `{agent}`",
             caller.name
         )));
     }
-    let new = NewRun {
+    let mut new = NewRun {
         title: req.title.unwrap_or_default(),
         agent,
         user_id: req.user_id.filter(|u| !u.is_empty()),
@@ -135,13 +149,27 @@ pub async fn start_run(
         input: req.run_input,
     };
     let actor = caller.name.clone();
-    let run = state.engine(move |e| e.create_run(new, &actor)).await?;
+    let run = if orchestrated {
+        // The caller follows the run it asked for, whatever its role.
+        if !new.participants.iter().any(|p| p.name == caller.name) {
+            let role = if caller.role == TokenRole::Agent { Role::Agent } else { Role::Human };
+            new.participants.push(Participant { name: caller.name.clone(), role });
+        }
+        let input = std::mem::take(&mut new.input);
+        state.orchestrator.start(&input, new, &actor).await.map_err(|e| match e {
+            StartError::Spec(e) => ApiError::invalid(e.to_string()),
+            StartError::Engine(e) => ApiError::from(e),
+        })?
+    } else {
+        state.engine(move |e| e.create_run(new, &actor)).await?
+    };
     let events_url = format!("{}/api/hitl/events?run_id={}", state.public_url(), run.id);
     let body = StartRunResponse {
         run_id: run.id,
         status: run.status,
         message: "HITL run started successfully".into(),
         events_url,
+        orchestrated,
     };
     Ok((StatusCode::CREATED, Json(body)))
 }
@@ -302,25 +330,59 @@ pub async fn run_state(
     Ok(Json(body))
 }
 
+/// A tool a provider runs.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ProviderTool {
+    /// Its name, as `run_input.tool` gives it (`openai:gpt-4o-mini`).
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// The provider's model id.
+    pub model: String,
+}
+
 /// A model provider and the tools mapped to it.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Provider {
     /// The provider's name (`replicate`, `openai`...).
     pub name: String,
-    /// The tools it serves.
+    /// Its wire protocol: `openai_compatible`, `anthropic`, `replicate` or `scripted`.
+    pub kind: String,
+    /// Where it sends requests (never a key); none for the scripted provider.
+    pub endpoint: Option<String>,
+    /// The names of the tools it serves.
     pub tools: Vec<String>,
+    /// The same tools, described.
+    pub tool_details: Vec<ProviderTool>,
 }
 
 /// The providers Gatehouse orchestrates.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ProvidersResponse {
-    /// None yet: Gatehouse reviews runs that agents drive; orchestrated
-    /// provider runs come later.
+    /// The scripted demo provider first, then each configured one
+    /// (`GATEHOUSE_OPENAI_*`, `GATEHOUSE_ANTHROPIC_*`, `GATEHOUSE_REPLICATE_*`).
     pub providers: Vec<Provider>,
 }
 
 /// Available providers and their mapped tools.
 #[utoipa::path(get, path = "/providers", tag = "hitl", responses((status = 200, body = ProvidersResponse)))]
-pub async fn providers(_caller: Caller) -> Json<ProvidersResponse> {
-    Json(ProvidersResponse { providers: Vec::new() })
+pub async fn providers(State(state): State<AppState>, _caller: Caller) -> Json<ProvidersResponse> {
+    let providers = state
+        .orchestrator
+        .registry()
+        .listing()
+        .into_iter()
+        .map(|p| Provider {
+            name: p.name,
+            kind: p.kind.to_string(),
+            endpoint: p.endpoint,
+            tools: p.tools.iter().map(|t| t.name.clone()).collect(),
+            tool_details: p
+                .tools
+                .into_iter()
+                .map(|t| ProviderTool { name: t.name, description: t.description, model: t.model })
+                .collect(),
+        })
+        .collect();
+    Json(ProvidersResponse { providers })
 }
