@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use gatehouse_engine::{Engine, EngineConfig, TokenRole};
-use gatehouse_server::{RunningServer, ServerConfig};
+use gatehouse_server::{ProviderRegistry, RunningServer, ServerConfig};
 
 /// Who creates and revokes the window's token, as the audit log shows it.
 const ACTOR: &str = "gatehouse desktop";
@@ -31,8 +31,10 @@ pub struct Backend {
 impl Backend {
     /// Opens the database and starts the server on `127.0.0.1` with a free
     /// port, serving the UI from `ui_dir` (or where the server finds it),
-    /// then creates the window's reviewer token.
-    pub fn start(db: PathBuf, ui_dir: Option<PathBuf>) -> Result<Self> {
+    /// then creates the window's reviewer token. On first start (no
+    /// database yet) and with `welcome`, starts the welcome runs.
+    pub fn start(db: PathBuf, ui_dir: Option<PathBuf>, welcome: bool) -> Result<Self> {
+        let first_start = !db.exists();
         if let Some(parent) = db.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).with_context(|| {
                 format!("cannot create {}; check its permissions or pass --db PATH", parent.display())
@@ -50,13 +52,26 @@ impl Backend {
             .thread_name("gatehouse-server")
             .build()
             .context("cannot start the server's async runtime")?;
-        let config = ServerConfig { bind: SocketAddr::from(([127, 0, 0, 1], 0)), ui_dir, ..ServerConfig::default() };
+        let providers = ProviderRegistry::from_env()
+            .context("the model provider configuration (GATEHOUSE_*_ environment variables)")?;
+        let config =
+            ServerConfig { bind: SocketAddr::from(([127, 0, 0, 1], 0)), ui_dir, providers, ..ServerConfig::default() };
         let server = runtime
             .block_on(gatehouse_server::start(engine.clone(), config))
             .context("cannot listen on a loopback port")?;
         let (token, secret) = engine
             .create_token(&reviewer_name(), TokenRole::Reviewer, ACTOR)
             .context("cannot create the window's reviewer token")?;
+        if first_start && welcome {
+            // A new database: orchestrated runs with the scripted provider,
+            // waiting for a first review, show what Gatehouse does.
+            let orchestrator = std::sync::Arc::clone(&server.state.orchestrator);
+            runtime.spawn(async move {
+                if let Err(e) = orchestrator.start_welcome(ACTOR).await {
+                    tracing::warn!(error = %e, "cannot start the welcome runs");
+                }
+            });
+        }
         Ok(Self { engine, addr: server.addr, db, runtime, server, token_id: token.id, secret })
     }
 
@@ -122,4 +137,48 @@ pub fn bundled_ui(resource_dir: Option<&Path>) -> Option<PathBuf> {
         return None;
     }
     resource_dir.map(|dir| dir.join("ui")).filter(|dir| dir.join("index.html").is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use gatehouse_engine::{GateFilter, RunFilter};
+
+    use super::Backend;
+
+    fn welcome_runs(backend: &Backend, want: usize) -> usize {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            let runs = backend.engine.runs(&RunFilter::default()).unwrap();
+            let gates = backend.engine.gates(&GateFilter::pending()).unwrap();
+            // Each welcome run waits at its first review once its driver got there.
+            if (runs.len() >= want && gates.len() >= want) || Instant::now() > deadline {
+                assert!(runs.iter().all(|r| r.agent == "gatehouse" && r.title.starts_with("Welcome: ")), "{runs:?}");
+                return runs.len();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    #[test]
+    fn a_first_start_brings_two_welcome_runs_and_a_later_start_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("new.db");
+        let first = Backend::start(db.clone(), None, true).unwrap();
+        assert_eq!(welcome_runs(&first, 2), 2);
+        let kinds: Vec<String> =
+            first.engine.gates(&GateFilter::pending()).unwrap().iter().map(|g| g.kind().as_str().to_owned()).collect();
+        assert!(kinds.contains(&"payload_review".to_owned()) && kinds.contains(&"goal_review".to_owned()), "{kinds:?}");
+        first.stop();
+        let again = Backend::start(db, None, true).unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        assert_eq!(again.engine.runs(&RunFilter::default()).unwrap().len(), 2, "no second welcome");
+        again.stop();
+
+        let quiet = Backend::start(dir.path().join("quiet.db"), None, false).unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(quiet.engine.runs(&RunFilter::default()).unwrap().is_empty());
+        quiet.stop();
+    }
 }

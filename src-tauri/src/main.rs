@@ -38,6 +38,10 @@ struct Cli {
     /// The SQLite database. [default: <data dir>/gatehouse/gatehouse.db, as for `gatehouse`]
     #[arg(long, env = "GATEHOUSE_DB", value_name = "PATH")]
     db: Option<PathBuf>,
+    /// On first start (no database yet), do not start the two welcome runs
+    /// (orchestrated runs with the scripted provider, waiting for a review).
+    #[arg(long, env = "GATEHOUSE_NO_WELCOME")]
+    no_welcome: bool,
 }
 
 fn main() -> ExitCode {
@@ -76,7 +80,7 @@ fn run(cli: Cli, started: Instant) -> Result<()> {
                 })
                 .build(),
         )
-        .setup(move |app| Ok(setup(app.handle(), db.clone(), started)?))
+        .setup(move |app| Ok(setup(app.handle(), db.clone(), !cli.no_welcome, started)?))
         .build(tauri::generate_context!())
         .context("cannot start the desktop app")?;
     app.run(|app, event| {
@@ -92,9 +96,9 @@ fn run(cli: Cli, started: Instant) -> Result<()> {
 /// The backend while the app runs; taken and stopped at exit.
 struct Running(Mutex<Option<Backend>>);
 
-fn setup<R: Runtime>(app: &AppHandle<R>, db: PathBuf, started: Instant) -> Result<()> {
+fn setup<R: Runtime>(app: &AppHandle<R>, db: PathBuf, welcome: bool, started: Instant) -> Result<()> {
     let resources = app.path().resource_dir().ok();
-    let backend = Backend::start(db, backend::bundled_ui(resources.as_deref()))?;
+    let backend = Backend::start(db, backend::bundled_ui(resources.as_deref()), welcome)?;
     // Before anyone learns the address: a SIGTERM from then on quits
     // cleanly (the exit is handled after setup, once `Running` is managed).
     quit_on_signal(app, &backend);

@@ -14,7 +14,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::Args;
 use gatehouse_engine::{Engine, TokenRole};
-use gatehouse_server::ServerConfig;
+use gatehouse_server::{ProviderRegistry, ServerConfig};
 
 use crate::client::admin_token_path;
 use crate::out::outln;
@@ -45,6 +45,10 @@ pub struct Live<'a> {
     pub stop: &'a AtomicBool,
     /// Where the server listens, `http://ADDR`.
     pub url: String,
+    /// The server's orchestrator (runs Gatehouse drives itself).
+    pub orchestrator: std::sync::Arc<gatehouse_orchestrator::Orchestrator>,
+    /// The server's async runtime.
+    pub runtime: tokio::runtime::Handle,
 }
 
 /// `serve`: serves until Ctrl-C or SIGTERM.
@@ -66,6 +70,8 @@ where
         allowed_hosts: args.allowed_hosts.clone(),
         public_url: args.public_url.clone(),
         ui_dir: None,
+        providers: ProviderRegistry::from_env()
+            .context("the model provider configuration (GATEHOUSE_*_ environment variables)")?,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -92,7 +98,12 @@ where
     tracing::info!(%url, db = %db.display(), "serving; Ctrl-C or SIGTERM stops");
 
     let stop = AtomicBool::new(false);
-    let live = Live { stop: &stop, url };
+    let live = Live {
+        stop: &stop,
+        url,
+        orchestrator: std::sync::Arc::clone(&server.state.orchestrator),
+        runtime: runtime.handle().clone(),
+    };
     let signal = std::thread::scope(|scope| {
         let worker = scope.spawn(|| {
             if let Err(e) = beside(&live) {

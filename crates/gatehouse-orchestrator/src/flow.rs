@@ -279,11 +279,11 @@ fn payload_gate(
     gate.payload = Some(payload.to_value());
     gate.example_input = Some(Value::Object(tool.example_input.clone()));
     gate.context = context(input, "payload_review");
+    if !report.suggestions.is_empty() {
+        gate.options.push(option("apply_suggestions", "Apply the suggested fixes", DecisionAction::Approve));
+    }
     if !report.valid {
         gate.requires_human = true;
-        if !report.suggestions.is_empty() {
-            gate.options.push(option("apply_suggestions", "Apply the suggested fixes", DecisionAction::Approve));
-        }
         gate.options.push(option("override_validation", "Send it anyway", DecisionAction::Approve));
         gate.options.push(option("cancel", "Cancel the run", DecisionAction::Reject));
     }

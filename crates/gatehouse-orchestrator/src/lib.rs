@@ -28,6 +28,7 @@ mod driver;
 mod flow;
 pub mod information;
 pub mod spec;
+pub mod welcome;
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -115,6 +116,15 @@ impl Orchestrator {
             .map_err(|e| EngineError::Storage(format!("creating the run failed: {e}")))??;
         self.drive(run.id.clone());
         Ok(run)
+    }
+
+    /// Starts the [`welcome`] runs a new user finds on first start.
+    pub async fn start_welcome(self: &Arc<Self>, actor: &str) -> Result<Vec<Run>, StartError> {
+        let mut started = Vec::new();
+        for (input, template) in welcome::runs() {
+            started.push(self.start(&input, template, actor).await?);
+        }
+        Ok(started)
     }
 
     /// Whether `run` is one the orchestrator drives.

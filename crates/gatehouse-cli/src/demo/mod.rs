@@ -1,7 +1,8 @@
 //! `gatehouse demo`: a simulated fleet of agents at work, so a new user
 //! sees the product working at once. It starts the server, fills the
-//! database with a realistic workload (seven scripted stories touch every
-//! gate kind, policy, mode and outcome; randomized routine runs add volume)
+//! database with a realistic workload (scripted stories touch every gate
+//! kind, policy, mode and outcome, and five orchestrated runs drive the
+//! scripted provider; randomized routine runs add volume)
 //! and keeps a live trickle of gates going until Ctrl-C. The fleet works
 //! through the server's own engine, so its decisions wake waiting agents.
 //! `--no-serve` only fills (plus `--keep-going` seconds of trickle) and exits.
@@ -19,6 +20,7 @@ mod summary;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::out::outln;
@@ -29,8 +31,11 @@ use gatehouse_engine::plan::{PlanOperation, PlanRevision};
 use gatehouse_engine::scoring::{QualityScore, ScoreVerdict};
 use gatehouse_engine::store::GateFilter;
 use gatehouse_engine::{
-    DecisionInput, Engine, EngineError, Gate, GateId, GateStatus, NewGate, NewRun, NewTurn, Role, Run, RunId,
+    DecisionInput, Engine, EngineError, Gate, GateId, GateKind, GateStatus, NewGate, NewRun, NewTurn, Role, Run, RunId,
+    RunStatus,
 };
+use gatehouse_orchestrator::Orchestrator;
+use gatehouse_server::ProviderRegistry;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -40,9 +45,9 @@ pub const REVIEWERS: [&str; 3] = ["alice", "bob", "carol"];
 /// Arguments of `demo`.
 #[derive(Debug, Args)]
 pub struct DemoArgs {
-    /// Runs to simulate in total. The seven scripted stories always play (they cover every gate
-    /// kind); runs beyond them are randomized routine work.
-    #[arg(long, default_value_t = 12, value_name = "N")]
+    /// Runs to simulate in total. The twelve scripted stories always play (they cover every gate
+    /// kind and orchestrated runs); runs beyond them are randomized routine work.
+    #[arg(long, default_value_t = 16, value_name = "N")]
     pub runs: u32,
     /// Seed for every random choice; the same seed gives the same workload. [default: random, printed]
     #[arg(long, value_name = "S")]
@@ -62,7 +67,19 @@ pub struct DemoArgs {
 /// the workload, prints what the database now holds and returns.
 pub fn run(engine: &Engine, path: &Path, args: &DemoArgs) -> Result<()> {
     if args.no_serve {
-        let (mut sim, played) = fill(engine, path, args)?;
+        // The orchestrated stories need an orchestrator: one of our own. Runs
+        // left waiting are taken up by the next `gatehouse serve`.
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .context("cannot start the demo's async runtime")?;
+        let registry = ProviderRegistry::from_lookup(|_| None).context("the scripted provider")?;
+        let orchestrated = Orchestrated {
+            orchestrator: Orchestrator::new(engine.clone(), registry),
+            runtime: runtime.handle().clone(),
+        };
+        let (mut sim, played) = fill(engine, path, args, orchestrated)?;
         if args.keep_going > 0 {
             outln!("\nKeeping going for {} s (Ctrl-C stops; everything so far is saved):", args.keep_going);
             let deadline = Instant::now() + Duration::from_secs(args.keep_going);
@@ -71,7 +88,8 @@ pub fn run(engine: &Engine, path: &Path, args: &DemoArgs) -> Result<()> {
         return played.summarise(engine, path);
     }
     crate::serve::serve_with(engine, path, &args.serve, |live| {
-        let (mut sim, played) = fill(engine, path, args)?;
+        let orchestrated = Orchestrated { orchestrator: live.orchestrator.clone(), runtime: live.runtime.clone() };
+        let (mut sim, played) = fill(engine, path, args, orchestrated)?;
         played.summarise(engine, path)?;
         outln!("\nGatehouse is serving at {}; the simulated agents keep working (Ctrl-C stops):", live.url);
         routine::keep_going(&mut sim, None, live.stop)
@@ -91,8 +109,16 @@ impl Played {
     }
 }
 
+/// Where orchestrated stories run: the server's orchestrator, or the demo's own.
+pub struct Orchestrated {
+    /// Drives the runs.
+    pub orchestrator: Arc<Orchestrator>,
+    /// The runtime it drives them on.
+    pub runtime: tokio::runtime::Handle,
+}
+
 /// Plays the scripted stories and the routine runs into `engine`.
-fn fill<'e>(engine: &'e Engine, path: &Path, args: &DemoArgs) -> Result<(Sim<'e>, Played)> {
+fn fill<'e>(engine: &'e Engine, path: &Path, args: &DemoArgs, orchestrated: Orchestrated) -> Result<(Sim<'e>, Played)> {
     let started = Instant::now();
     let seed = args.seed.unwrap_or_else(rand::random);
     let total = args.runs.max(stories::COUNT);
@@ -100,7 +126,7 @@ fn fill<'e>(engine: &'e Engine, path: &Path, args: &DemoArgs) -> Result<(Sim<'e>
     if args.runs < total {
         outln!("(--runs {} raised to {total}: the scripted stories always play)", args.runs);
     }
-    let mut sim = Sim::new(engine, seed);
+    let mut sim = Sim::new(engine, seed, orchestrated);
     outln!("\nScripted stories:");
     stories::play(&mut sim)?;
     if total > stories::COUNT {
@@ -127,11 +153,17 @@ pub struct Sim<'e> {
     runs: Vec<RunId>,
     /// Every gate the demo opened, oldest first.
     gates: Vec<GateId>,
+    /// Where orchestrated runs are driven.
+    orchestrated: Orchestrated,
 }
 
+/// How long the demo waits for an orchestrated run to reach its next gate.
+const ORCHESTRATED_PATIENCE: Duration = Duration::from_secs(20);
+
 impl<'e> Sim<'e> {
-    fn new(engine: &'e Engine, seed: u64) -> Self {
+    fn new(engine: &'e Engine, seed: u64, orchestrated: Orchestrated) -> Self {
         Self {
+            orchestrated,
             engine,
             rng: StdRng::seed_from_u64(seed),
             answers: HashMap::new(),
@@ -163,6 +195,47 @@ impl<'e> Sim<'e> {
             self.engine.create_run(new, &agent).with_context(|| format!("demo: cannot create the run \"{title}\""))?;
         self.runs.push(run.id.clone());
         Ok(run)
+    }
+
+    /// Starts a run Gatehouse drives with the scripted provider.
+    pub fn orchestrate(&mut self, input: serde_json::Value, template: NewRun) -> Result<Run> {
+        let Orchestrated { orchestrator, runtime } = &self.orchestrated;
+        let run = runtime
+            .block_on(orchestrator.start(&input, template, "maya"))
+            .with_context(|| format!("demo: cannot start the orchestrated run {input}"))?;
+        self.runs.push(run.id.clone());
+        Ok(run)
+    }
+
+    /// The run's pending gate of `kind`, once the orchestrator has opened it.
+    pub fn await_gate(&mut self, run: &Run, kind: GateKind) -> Result<Gate> {
+        let filter = GateFilter { run_id: Some(run.id.clone()), kind: Some(kind), ..GateFilter::pending() };
+        let gate =
+            self.await_found(&run.title, kind.as_str(), || Ok(self.engine.gates(&filter)?.into_iter().next()))?;
+        if !self.gates.contains(&gate.id) {
+            self.gates.push(gate.id.clone());
+        }
+        Ok(gate)
+    }
+
+    /// The run once the orchestrator has brought it to `status`.
+    pub fn await_status(&self, run: &Run, status: RunStatus) -> Result<Run> {
+        self.await_found(&run.title, status.as_str(), || {
+            Ok(Some(self.engine.run(&run.id)?).filter(|r| r.status == status))
+        })
+    }
+
+    fn await_found<T>(&self, title: &str, what: &str, find: impl Fn() -> Result<Option<T>>) -> Result<T> {
+        let deadline = Instant::now() + ORCHESTRATED_PATIENCE;
+        loop {
+            if let Some(found) = find()? {
+                return Ok(found);
+            }
+            if Instant::now() > deadline {
+                anyhow::bail!("demo: the orchestrated run \"{title}\" did not reach {what}");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 
     /// Adds a turn spoken by `who`.

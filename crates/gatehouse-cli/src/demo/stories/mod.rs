@@ -1,11 +1,13 @@
 //! The scripted stories: seven runs that together exercise every gate
 //! kind, every run policy, every blocking mode, plans, shared context,
 //! scoring, quorum, a lost race between reviewers, a cancelled run and an
-//! expired question. Each story reads top to bottom like what happened.
+//! expired question; then five runs Gatehouse orchestrates itself with the
+//! scripted provider. Each story reads top to bottom like what happened.
 
 mod engineering;
 mod images;
 mod operations;
+mod orchestrated;
 
 use anyhow::Result;
 use gatehouse_engine::run::{Participant, Role};
@@ -13,7 +15,7 @@ use gatehouse_engine::run::{Participant, Role};
 use super::Sim;
 
 /// How many runs the stories create.
-pub const COUNT: u32 = 7;
+pub const COUNT: u32 = 7 + orchestrated::COUNT;
 
 /// Plays every story in order.
 pub fn play(sim: &mut Sim) -> Result<()> {
@@ -24,7 +26,7 @@ pub fn play(sim: &mut Sim) -> Result<()> {
     images::product_shots(sim)?;
     images::cancelled_batch(sim)?;
     engineering::nightly_ledger(sim)?;
-    Ok(())
+    orchestrated::play(sim)
 }
 
 /// Participants from `(name, role)` pairs.
