@@ -29,6 +29,7 @@ pub mod recording;
 pub mod redact;
 pub mod run;
 pub mod scoring;
+pub mod search;
 pub mod store;
 pub mod token;
 
@@ -47,5 +48,6 @@ pub use run::{
     Breakpoint, Directive, DirectiveAction, Instruction, NewRun, NewTurn, Role, Run, RunControl, RunStatus, StepMode,
     Turn,
 };
+pub use search::{GateSearch, SearchHit, SearchResults, SnippetPart};
 pub use store::{GateFilter, RunFilter, SqliteStore, Store, StoreOptions};
 pub use token::{Token, TokenRole};

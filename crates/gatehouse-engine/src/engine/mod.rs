@@ -24,6 +24,7 @@ mod gates;
 mod maintenance;
 pub mod metrics;
 pub(crate) mod runs;
+mod search;
 
 pub use maintenance::{AuditReport, PurgeReport};
 

@@ -17,12 +17,14 @@ use crate::ids::{GateId, RunId};
 use crate::plan::PlanRevision;
 use crate::run::{Run, RunStatus, Turn};
 use crate::scoring::CapabilityRating;
+use crate::search::{GateSearch, SearchResults};
 use crate::token::Token;
 
 pub mod sqlite;
 
 mod queries;
 mod schema;
+mod search;
 
 pub use sqlite::{SqliteStore, StoreOptions};
 
@@ -109,6 +111,9 @@ pub trait ReadTx {
     fn gates(&self, filter: &GateFilter) -> Result<Vec<Gate>>;
     /// How many gates match `filter` (ignoring limit and offset).
     fn count_gates(&self, filter: &GateFilter) -> Result<u64>;
+    /// Gates matching a search, newest first, with snippets of their
+    /// matches (see [`GateSearch`]).
+    fn search_gates(&self, search: &GateSearch) -> Result<SearchResults>;
     /// Pending sync gates of a run.
     fn pending_blocking_gates(&self, run: &RunId) -> Result<u64>;
     /// Ids of pending gates whose expiry is at or before `now`, oldest first.

@@ -20,6 +20,7 @@ use crate::ids::{GateId, RunId};
 use crate::plan::PlanRevision;
 use crate::run::{Run, Turn};
 use crate::scoring::CapabilityRating;
+use crate::search::{GateSearch, SearchResults};
 use crate::store::{EventFilter, GateFilter, ReadTx, RunFilter, WriteTx};
 use crate::token::Token;
 
@@ -188,6 +189,10 @@ impl<W> ReadTx for Db<'_, W> {
         let sql = format!("SELECT count(*) FROM gates{where_sql}");
         let n: i64 = self.conn.prepare_cached(&sql)?.query_row(params_from_iter(params.iter()), |r| r.get(0))?;
         Ok(n as u64)
+    }
+
+    fn search_gates(&self, search: &GateSearch) -> Result<SearchResults> {
+        super::search::search_gates(self.conn, search)
     }
 
     fn pending_blocking_gates(&self, run: &RunId) -> Result<u64> {

@@ -121,6 +121,67 @@ const MIGRATIONS: &[&str] = &[
     r#"
     CREATE INDEX gates_pending_by_run ON gates (run_id, mode_rank) WHERE status = 'pending';
     "#,
+    // 4: full-text search over gates, pending and past. One FTS5 document
+    // per gate, under the gate's rowid, written by triggers on `gates` so
+    // every path that stores a gate (opening, each decision, votes, expiry,
+    // cancellation, imports, purges) keeps it current in the same
+    // transaction; a decider and their text join the document when the gate
+    // is decided. The index keeps its own copy of the text: snippets need
+    // it, and removing a document never depends on other rows being as they
+    // were. `gate_search_source` is the one definition of a document.
+    // Two- and three-character prefixes are indexed too, so the first
+    // keystrokes of a search are as quick as whole words (about half as
+    // large again; docs/benchmarks.md). VACUUM keeps `gates`' rowids because
+    // the table has indexes; a test holds SQLite to that.
+    r#"
+    CREATE VIRTUAL TABLE gate_search USING fts5 (
+        text, action, payload, details, agent, run, reviewer, decision,
+        tokenize = 'unicode61 remove_diacritics 2',
+        prefix = '2 3'
+    );
+
+    CREATE VIEW gate_search_source AS
+    SELECT g.rowid AS doc,
+        g.data ->> '$.text' AS text,
+        concat_ws(' ', g.data ->> '$.spec.action',
+            (SELECT group_concat(a.value ->> '$.name', ' ') FROM json_each(g.data, '$.actions') a)) AS action,
+        concat_ws(' ', nullif(g.data -> '$.payload', 'null'),
+            (SELECT group_concat(a.value -> '$.args', ' ') FROM json_each(g.data, '$.actions') a)) AS payload,
+        concat_ws(' ', nullif(json_remove(g.data -> '$.spec', '$.kind', '$.action'), '{}'),
+            g.data ->> '$.context.task_id', g.data ->> '$.context.task_description', g.data ->> '$.context.step',
+            (SELECT group_concat(a.value ->> '$.description', ' ') FROM json_each(g.data, '$.actions') a),
+            (SELECT group_concat(concat_ws(' ', o.value ->> '$.title', o.value ->> '$.description'), ' ')
+                FROM json_each(g.data, '$.options') o)) AS details,
+        g.agent AS agent,
+        concat_ws(' ', g.run_id, (SELECT r.data ->> '$.title' FROM runs r WHERE r.id = g.run_id)) AS run,
+        concat_ws(' ', g.data ->> '$.decision.decided_by',
+            (SELECT group_concat(v.value ->> '$.reviewer', ' ') FROM json_each(g.data, '$.votes') v),
+            (SELECT group_concat(a.value ->> '$.decision.decided_by', ' ') FROM json_each(g.data, '$.actions') a))
+            AS reviewer,
+        concat_ws(' ', g.data ->> '$.decision.text', nullif(g.data -> '$.decision.response', 'null'),
+            g.data ->> '$.decision.option', g.data ->> '$.status_reason',
+            (SELECT group_concat(v.value ->> '$.reason', ' ') FROM json_each(g.data, '$.votes') v),
+            (SELECT group_concat(a.value ->> '$.decision.text', ' ') FROM json_each(g.data, '$.actions') a))
+            AS decision
+    FROM gates g;
+
+    CREATE TRIGGER gate_search_insert AFTER INSERT ON gates BEGIN
+        INSERT INTO gate_search (rowid, text, action, payload, details, agent, run, reviewer, decision)
+            SELECT * FROM gate_search_source WHERE doc = new.rowid;
+    END;
+    CREATE TRIGGER gate_search_update AFTER UPDATE OF data ON gates BEGIN
+        DELETE FROM gate_search WHERE rowid = old.rowid;
+        INSERT INTO gate_search (rowid, text, action, payload, details, agent, run, reviewer, decision)
+            SELECT * FROM gate_search_source WHERE doc = new.rowid;
+    END;
+    CREATE TRIGGER gate_search_delete AFTER DELETE ON gates BEGIN
+        DELETE FROM gate_search WHERE rowid = old.rowid;
+    END;
+
+    -- The gates stored before this version.
+    INSERT INTO gate_search (rowid, text, action, payload, details, agent, run, reviewer, decision)
+        SELECT * FROM gate_search_source;
+    "#,
 ];
 
 /// The schema version this binary writes.
