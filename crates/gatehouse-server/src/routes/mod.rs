@@ -13,11 +13,13 @@ pub mod events;
 pub mod gates;
 pub mod hitl;
 pub mod runs;
+pub mod search;
 
 /// Every route under `/api/hitl`.
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .merge(gates::routes())
+        .merge(search::routes())
         .merge(hitl::routes())
         .merge(agents::routes())
         .merge(runs::routes())
