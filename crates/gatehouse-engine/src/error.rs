@@ -25,6 +25,8 @@ pub enum ErrorCode {
     Conflict,
     /// The input is malformed or breaks a rule.
     Invalid,
+    /// The caller may not do this (a gate restricted to other deciders).
+    Forbidden,
     /// The database is unusable or newer than this binary.
     Storage,
 }
@@ -115,6 +117,16 @@ pub enum EngineError {
         /// What the gate offers.
         allowed: Vec<DecisionAction>,
     },
+    /// The gate names its deciders, and the caller is not one of them.
+    #[error("gate {gate_id} may be decided only by {}; {who} may read it but not decide it", .deciders.join(", "))]
+    NotADecider {
+        /// The gate.
+        gate_id: GateId,
+        /// Who tried.
+        who: String,
+        /// Who may.
+        deciders: Vec<String>,
+    },
     /// A field of the input is wrong.
     #[error("{field}: {reason}")]
     Invalid {
@@ -189,6 +201,7 @@ impl EngineError {
             | Self::Policy(_)
             | Self::Redaction(_)
             | Self::Recording(_) => ErrorCode::Invalid,
+            Self::NotADecider { .. } => ErrorCode::Forbidden,
             Self::NewerDatabase { .. } | Self::Storage(_) => ErrorCode::Storage,
         }
     }

@@ -73,10 +73,14 @@ pub enum EventKind {
         gate_id: GateId,
         /// Its new priority.
         priority: Priority,
-        /// Its new expiry.
-        expires_at: DateTime<Utc>,
+        /// Its expiry from now on, if it has one.
+        #[serde(default)]
+        expires_at: Option<DateTime<Utc>>,
         /// Why.
         reason: String,
+        /// The reviewers and roles brought in and notified.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        notify: Vec<String>,
     },
     /// A reviewer voted on a quorum gate that is still open.
     VoteRecorded {

@@ -141,6 +141,16 @@ impl Priority {
     pub fn rank(self) -> i64 {
         self as i64
     }
+
+    /// The snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Low => "low",
+            Self::Normal => "normal",
+            Self::High => "high",
+            Self::Urgent => "urgent",
+        }
+    }
 }
 
 /// Where a gate is. Pending is the only non-terminal state.
@@ -373,6 +383,22 @@ impl TimeoutFallback {
     }
 }
 
+/// A gate's escalation after a wait (beside any timeout fallback).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Escalation {
+    /// Seconds of waiting before it escalates.
+    pub after_secs: u64,
+    /// Who it brings in and notifies: reviewers by name or `role:NAME`.
+    #[serde(default)]
+    pub to: Vec<String>,
+    /// When it is due.
+    pub due_at: DateTime<Utc>,
+    /// When it escalated; none while it has not.
+    #[serde(default)]
+    pub escalated_at: Option<DateTime<Utc>>,
+}
+
 /// A named answer or rejection offered with a gate.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -516,6 +542,14 @@ pub struct Gate {
     /// What happens when nobody answers before `expires_at`.
     #[serde(default, skip_serializing_if = "TimeoutFallback::is_default")]
     pub on_timeout: TimeoutFallback,
+    /// Who may decide it: reviewers by name, or `role:NAME` for everyone
+    /// whose token has that role (`admin`, `reviewer`) or team. Anyone with
+    /// a reviewer token may when empty; others see it read-only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deciders: Vec<String>,
+    /// Escalation after a wait: when, to whom, and whether it happened.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub escalation: Option<Escalation>,
     /// Where it is.
     pub status: GateStatus,
     /// The decision that resolved it.
@@ -537,6 +571,21 @@ impl Gate {
     pub fn kind(&self) -> GateKind {
         self.spec.kind()
     }
+
+    /// When it escalates, while it still will.
+    pub fn escalate_at(&self) -> Option<DateTime<Utc>> {
+        self.escalation.as_ref().filter(|e| e.escalated_at.is_none()).map(|e| e.due_at)
+    }
+
+    /// Whether `who` may decide it: anyone when it names no deciders;
+    /// otherwise a decider by name, or by one of `who`'s roles (`role:NAME`).
+    pub fn may_decide(&self, who: &Decider) -> bool {
+        self.deciders.is_empty()
+            || self.deciders.iter().any(|d| match d.strip_prefix("role:") {
+                Some(role) => who.roles.iter().any(|r| r == role),
+                None => *d == who.name,
+            })
+    }
     /// A one-line preview for the panel: the first 50 characters of the text.
     pub fn preview(&self) -> String {
         let line = self.text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
@@ -545,6 +594,22 @@ impl Gate {
             out.push('…');
         }
         out
+    }
+}
+
+/// Who is deciding: a reviewer's name and roles (their token's role and teams).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Decider {
+    /// The reviewer's name.
+    pub name: String,
+    /// `admin`, `reviewer`, and the teams on their token.
+    pub roles: Vec<String>,
+}
+
+impl Decider {
+    /// A reviewer by name with these roles.
+    pub fn new(name: impl Into<String>, roles: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        Self { name: name.into(), roles: roles.into_iter().map(Into::into).collect() }
     }
 }
 
@@ -616,6 +681,18 @@ pub struct NewGate {
     /// Seconds until it expires; question gates default to 24 h, others never.
     #[serde(default)]
     pub expires_in_secs: Option<u64>,
+    /// Who may decide it: reviewers by name, or `role:NAME` for everyone
+    /// whose token has that role (`admin`, `reviewer`) or team (at most 50).
+    #[serde(default)]
+    pub deciders: Vec<String>,
+    /// Seconds after which, still pending, it escalates: its priority rises
+    /// a step (to high at least), `escalate_to` may decide it too and are
+    /// notified (webhook, desktop notification), and its timeline says so.
+    #[serde(default)]
+    pub escalate_after_secs: Option<u64>,
+    /// Reviewers (`alice`) or roles (`role:sre`) an escalation brings in.
+    #[serde(default)]
+    pub escalate_to: Vec<String>,
     /// The agent's idempotency key: a retry with the same key returns the
     /// first gate instead of opening a second.
     #[serde(default)]
@@ -645,6 +722,9 @@ impl NewGate {
             options: Vec::new(),
             on_timeout: TimeoutFallback::Expire,
             expires_in_secs: None,
+            deciders: Vec::new(),
+            escalate_after_secs: None,
+            escalate_to: Vec::new(),
             idempotency_key: None,
         }
     }

@@ -39,8 +39,8 @@ pub use engine::{AuditReport, Engine, EngineConfig, PurgeReport, Subscription};
 pub use error::{EngineError, ErrorCode, Result};
 pub use event::{Event, EventBody, EventKind};
 pub use gate::{
-    ActionDecision, BlockingMode, Gate, GateContext, GateKind, GateSpec, GateStatus, NewGate, PresetOption, Priority,
-    ProposedAction, Quorum, TimeoutFallback,
+    ActionDecision, BlockingMode, Decider, Escalation, Gate, GateContext, GateKind, GateSpec, GateStatus, NewGate,
+    PresetOption, Priority, ProposedAction, Quorum, TimeoutFallback,
 };
 pub use ids::{Clock, GateId, ManualClock, RunId, SystemClock};
 pub use recording::{Recording, RecordingScope, Replay};

@@ -352,6 +352,9 @@ pub struct Run {
     pub user_id: Option<String>,
     /// The session it belongs to.
     pub session_id: Option<String>,
+    /// The run whose agent started this one (a sub-agent's run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_run_id: Option<RunId>,
     /// Who takes part.
     pub participants: Vec<Participant>,
     /// Where it is.
@@ -400,6 +403,9 @@ pub struct NewRun {
     /// The session.
     #[serde(default)]
     pub session_id: Option<String>,
+    /// The parent run, when a sub-agent's run is started from another run.
+    #[serde(default)]
+    pub parent_run_id: Option<RunId>,
     /// Participants besides the agent.
     #[serde(default)]
     pub participants: Vec<Participant>,

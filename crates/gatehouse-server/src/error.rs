@@ -114,6 +114,7 @@ impl From<EngineError> for ApiError {
             (_, ErrorCode::NotFound) => Self::not_found(message),
             (_, ErrorCode::Conflict) => Self::new(StatusCode::CONFLICT, ApiErrorCode::Conflict, message),
             (_, ErrorCode::Invalid) => Self::invalid(message),
+            (_, ErrorCode::Forbidden) => Self::forbidden(message),
             (_, ErrorCode::Storage) => Self::internal(message),
         }
     }

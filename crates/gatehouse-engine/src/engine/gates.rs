@@ -12,7 +12,8 @@ use crate::engine::{emit, Engine};
 use crate::error::{EngineError, Result};
 use crate::event::EventKind;
 use crate::gate::{
-    ActionDecision, BlockingMode, Gate, GateKind, GateSpec, GateStatus, NewGate, PresetOption, ProposedAction, Vote,
+    ActionDecision, BlockingMode, Decider, Escalation, Gate, GateKind, GateSpec, GateStatus, NewGate, PresetOption,
+    ProposedAction, Vote,
 };
 use crate::ids::{DecisionId, GateId, RunId};
 use crate::plan::{Plan, PlanOperation};
@@ -94,6 +95,13 @@ impl<S: Store> Engine<S> {
                 agent_state,
                 options: new.options.clone(),
                 on_timeout: new.on_timeout,
+                deciders: names(&new.deciders),
+                escalation: new.escalate_after_secs.map(|after| Escalation {
+                    after_secs: after,
+                    to: names(&new.escalate_to),
+                    due_at: now + chrono::Duration::seconds(i64::try_from(after).unwrap_or(i64::MAX / 1_000_000)),
+                    escalated_at: None,
+                }),
                 status: GateStatus::Pending,
                 decision: None,
                 status_reason: None,
@@ -168,6 +176,14 @@ impl<S: Store> Engine<S> {
     /// attempted answer is kept in the audit log. On a quorum gate each call
     /// is one reviewer's vote until the quorum or the rejection rule is met.
     pub fn resolve_gate(&self, id: &GateId, input: DecisionInput, reviewer: &str) -> Result<Gate> {
+        self.resolve_gate_as(id, input, &Decider::new(reviewer, [] as [&str; 0]))
+    }
+
+    /// Decides a gate as [`Engine::resolve_gate`] does, for a reviewer
+    /// whose roles count against a gate's deciders: someone the gate does
+    /// not name (by name or role) gets [`EngineError::NotADecider`].
+    pub fn resolve_gate_as(&self, id: &GateId, input: DecisionInput, who: &Decider) -> Result<Gate> {
+        let reviewer = who.name.as_str();
         if let Some(score) = &input.score {
             score.validate()?;
         }
@@ -181,11 +197,18 @@ impl<S: Store> Engine<S> {
             score: input.score.map(|s| QualityScore { scorer: reviewer.to_owned(), at: now, ..s }),
             ..input
         };
-        let (id, reviewer) = (id.clone(), reviewer.to_owned());
+        let (id, reviewer, who) = (id.clone(), reviewer.to_owned(), who.clone());
         let attempt = self.store().write(move |tx| {
             let gate = tx.gate(&id)?.ok_or_else(|| not_found_gate(&id))?;
             if gate.status.is_terminal() {
                 return refuse(tx, gate, input, &reviewer, now);
+            }
+            if !gate.may_decide(&who) {
+                return Err(EngineError::NotADecider {
+                    gate_id: gate.id.clone(),
+                    who: reviewer.clone(),
+                    deciders: gate.deciders.clone(),
+                });
             }
             if !gate.actions.is_empty() {
                 return decide_actions(tx, gate, input, &reviewer, now);
@@ -311,6 +334,40 @@ fn closed_error(gate: &Gate) -> EngineError {
     }
 }
 
+/// The most deciders (or escalation targets) one gate may name.
+const MAX_NAMES: usize = 50;
+/// The longest wait before an escalation.
+const MAX_ESCALATE_AFTER_SECS: u64 = 366 * 24 * 3600;
+
+/// Checks a list of reviewers (`alice`) and roles (`role:sre`).
+fn check_names(field: &str, names: &[String]) -> Result<()> {
+    if names.len() > MAX_NAMES {
+        return Err(EngineError::invalid(field, format!("at most {MAX_NAMES} reviewers or roles")));
+    }
+    for (i, name) in names.iter().enumerate() {
+        let name = name.trim();
+        let bare = name.strip_prefix("role:").map(str::trim);
+        if name.is_empty() || bare == Some("") || name.len() > 128 {
+            return Err(EngineError::invalid(
+                format!("{field}[{i}]"),
+                "name a reviewer (`alice`) or a role (`role:sre`), at most 128 characters",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The names as given, trimmed, each once.
+fn names(list: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for name in list.iter().map(|n| n.trim().to_owned()) {
+        if !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    out
+}
+
 fn validate_new_gate(new: &NewGate) -> Result<()> {
     if new.text.trim().is_empty() {
         return Err(EngineError::invalid("text", "the question or action text must not be empty"));
@@ -338,6 +395,24 @@ fn validate_new_gate(new: &NewGate) -> Result<()> {
                 format!("must be at most {MAX_AGENT_STATE_BYTES} bytes of JSON, got {bytes}"),
             ));
         }
+    }
+    check_names("deciders", &new.deciders)?;
+    check_names("escalate_to", &new.escalate_to)?;
+    match (new.escalate_after_secs, new.expires_in_secs) {
+        (None, _) if !new.escalate_to.is_empty() => {
+            return Err(EngineError::invalid("escalate_to", "give escalate_after_secs: when to bring them in"));
+        }
+        (Some(0), _) => return Err(EngineError::invalid("escalate_after_secs", "must be at least 1 second")),
+        (Some(after), Some(expires)) if after >= expires => {
+            return Err(EngineError::invalid(
+                "escalate_after_secs",
+                format!("must come before the gate expires (expires_in_secs is {expires})"),
+            ));
+        }
+        (Some(after), _) if after > MAX_ESCALATE_AFTER_SECS => {
+            return Err(EngineError::invalid("escalate_after_secs", "must be at most a year"));
+        }
+        _ => {}
     }
     if new.idempotency_key.as_ref().is_some_and(|k| k.is_empty() || k.len() > 255) {
         return Err(EngineError::invalid("idempotency_key", "must be 1 to 255 characters"));

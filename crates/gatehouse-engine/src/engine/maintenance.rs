@@ -97,8 +97,9 @@ impl<S: Store> Engine<S> {
                             let kind = EventKind::GateEscalated {
                                 gate_id: id.clone(),
                                 priority: Priority::Urgent,
-                                expires_at,
+                                expires_at: Some(expires_at),
                                 reason,
+                                notify: Vec::new(),
                             };
                             emit(tx, &run, "system", now, kind)?;
                             done.push(id);
@@ -149,6 +150,67 @@ impl<S: Store> Engine<S> {
             expired.extend(batch);
             if n < 256 {
                 return Ok(expired);
+            }
+        }
+    }
+
+    /// Escalates every pending gate whose wait is over, exactly once each:
+    /// its priority rises a step (to high at least), the reviewers and
+    /// roles it escalates to may decide it too (when it names deciders),
+    /// and `gate_escalated` on its timeline names them for the webhook and
+    /// the desktop notification.
+    pub fn sweep_escalations(&self) -> Result<Vec<GateId>> {
+        let mut escalated = Vec::new();
+        loop {
+            let now = self.now();
+            let batch = self.store().write(move |tx| {
+                let mut done = Vec::new();
+                for id in tx.escalation_due_ids(now, 256)? {
+                    let Some(mut gate) = tx.gate(&id)? else { continue };
+                    let Some(mut escalation) = gate.escalation.clone() else { continue };
+                    escalation.escalated_at = Some(now);
+                    gate.priority = match gate.priority {
+                        Priority::Low | Priority::Normal => Priority::High,
+                        Priority::High | Priority::Urgent => Priority::Urgent,
+                    };
+                    if !gate.deciders.is_empty() {
+                        for name in &escalation.to {
+                            if !gate.deciders.contains(name) {
+                                gate.deciders.push(name.clone());
+                            }
+                        }
+                    }
+                    let waited = human_duration(now - gate.created_at);
+                    let reason = match escalation.to.as_slice() {
+                        [] => format!("no answer within {waited}: escalated to {}", gate.priority.as_str()),
+                        to => format!(
+                            "no answer within {waited}: escalated to {} and to {}",
+                            gate.priority.as_str(),
+                            to.join(", ")
+                        ),
+                    };
+                    let notify = escalation.to.clone();
+                    gate.escalation = Some(escalation);
+                    if !tx.update_gate_if(&gate, GateStatus::Pending)? {
+                        continue;
+                    }
+                    let run = load_run(tx, &gate.run_id)?;
+                    let kind = EventKind::GateEscalated {
+                        gate_id: id.clone(),
+                        priority: gate.priority,
+                        expires_at: gate.expires_at,
+                        reason,
+                        notify,
+                    };
+                    emit(tx, &run, "system", now, kind)?;
+                    done.push(id);
+                }
+                Ok(done)
+            })?;
+            let n = batch.len();
+            escalated.extend(batch);
+            if n < 256 {
+                return Ok(escalated);
             }
         }
     }

@@ -36,6 +36,7 @@ impl<S: Store> Engine<S> {
             agent,
             user_id: new.user_id,
             session_id: new.session_id,
+            parent_run_id: new.parent_run_id,
             participants: new.participants,
             status: RunStatus::Created,
             status_reason: None,

@@ -118,6 +118,8 @@ pub trait ReadTx {
     fn pending_blocking_gates(&self, run: &RunId) -> Result<u64>;
     /// Ids of pending gates whose expiry is at or before `now`, oldest first.
     fn expired_gate_ids(&self, now: chrono::DateTime<chrono::Utc>, limit: u32) -> Result<Vec<GateId>>;
+    /// Pending gates whose escalation is due at `now`, soonest first.
+    fn escalation_due_ids(&self, now: chrono::DateTime<chrono::Utc>, limit: u32) -> Result<Vec<GateId>>;
     /// A run's turns in order.
     fn turns(&self, run: &RunId) -> Result<Vec<Turn>>;
     /// A run's current shared context.

@@ -212,6 +212,15 @@ impl<W> ReadTx for Db<'_, W> {
         ids.map(|id| Ok(GateId::from_string(id?))).collect()
     }
 
+    fn escalation_due_ids(&self, now: DateTime<Utc>, limit: u32) -> Result<Vec<GateId>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT id FROM gates WHERE status = 'pending' AND escalate_at IS NOT NULL AND escalate_at <= ?
+             ORDER BY escalate_at LIMIT ?",
+        )?;
+        let ids = stmt.query_map(params![micros(now), limit], |r| r.get::<_, String>(0))?;
+        ids.map(|id| Ok(GateId::from_string(id?))).collect()
+    }
+
     fn turns(&self, run: &RunId) -> Result<Vec<Turn>> {
         collect(self.conn, "SELECT data FROM turns WHERE run_id = ? ORDER BY idx", &[text(run.as_str())])
     }
@@ -394,8 +403,8 @@ impl WriteTx for Db<'_, &mut WriteState> {
     fn insert_run(&mut self, run: &Run) -> Result<()> {
         self.conn
             .prepare_cached(
-                "INSERT INTO runs (id, session_id, user_id, status, created_at, updated_at, data)
-                 VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO runs (id, session_id, user_id, status, created_at, updated_at, data, parent_id)
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             )?
             .execute(params![
                 run.id.as_str(),
@@ -404,7 +413,8 @@ impl WriteTx for Db<'_, &mut WriteState> {
                 run.status.as_str(),
                 micros(run.created_at),
                 micros(run.updated_at),
-                to_json(run)?
+                to_json(run)?,
+                run.parent_run_id.as_ref().map(|p| p.as_str().to_owned())
             ])
             .map_err(|e| match e {
                 rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::ConstraintViolation => {
@@ -427,8 +437,8 @@ impl WriteTx for Db<'_, &mut WriteState> {
             .conn
             .prepare_cached(
                 "INSERT INTO gates (id, run_id, kind, mode_rank, priority, status, agent, created_at,
-                                    expires_at, idempotency_key, data)
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                    expires_at, idempotency_key, data, escalate_at)
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                  ON CONFLICT (run_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING",
             )?
             .execute(params![
@@ -442,7 +452,8 @@ impl WriteTx for Db<'_, &mut WriteState> {
                 micros(gate.created_at),
                 gate.expires_at.map(micros),
                 gate.idempotency_key,
-                to_json(gate)?
+                to_json(gate)?,
+                gate.escalate_at().map(micros)
             ])?;
         Ok(n == 1)
     }
@@ -451,13 +462,15 @@ impl WriteTx for Db<'_, &mut WriteState> {
         let n = self
             .conn
             .prepare_cached(
-                "UPDATE gates SET status = ?, priority = ?, expires_at = ?, data = ? WHERE id = ? AND status = ?",
+                "UPDATE gates SET status = ?, priority = ?, expires_at = ?, data = ?, escalate_at = ?
+                 WHERE id = ? AND status = ?",
             )?
             .execute(params![
                 gate.status.as_str(),
                 gate.priority.rank(),
                 gate.expires_at.map(micros),
                 to_json(gate)?,
+                gate.escalate_at().map(micros),
                 gate.id.as_str(),
                 expected.as_str()
             ])?;

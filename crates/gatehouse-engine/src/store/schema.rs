@@ -182,6 +182,28 @@ const MIGRATIONS: &[&str] = &[
     INSERT INTO gate_search (rowid, text, action, payload, details, agent, run, reviewer, decision)
         SELECT * FROM gate_search_source;
     "#,
+    // 5: richer decisions. When a pending gate escalates after its wait (the
+    // sweep looks only at due ones); allow-rules reviewers add while
+    // deciding (looked up by agent and action as each gate opens); a
+    // sub-agent's run names its parent run.
+    r#"
+    ALTER TABLE gates ADD COLUMN escalate_at INTEGER;
+    CREATE INDEX gates_escalation ON gates (escalate_at) WHERE status = 'pending' AND escalate_at IS NOT NULL;
+
+    CREATE TABLE allow_rules (
+        id          TEXT PRIMARY KEY,
+        agent       TEXT NOT NULL,
+        action      TEXT NOT NULL,
+        created_at  INTEGER NOT NULL,
+        expires_at  INTEGER,
+        revoked_at  INTEGER,
+        data        TEXT NOT NULL
+    ) STRICT;
+    CREATE INDEX allow_rules_live ON allow_rules (agent, action) WHERE revoked_at IS NULL;
+
+    ALTER TABLE runs ADD COLUMN parent_id TEXT;
+    CREATE INDEX runs_by_parent ON runs (parent_id, created_at) WHERE parent_id IS NOT NULL;
+    "#,
 ];
 
 /// The schema version this binary writes.

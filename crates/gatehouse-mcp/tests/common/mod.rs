@@ -33,6 +33,7 @@ fn refused(e: gatehouse_engine::EngineError) -> BackendError {
         gatehouse_engine::ErrorCode::NotFound => Failure::NotFound,
         gatehouse_engine::ErrorCode::Conflict => Failure::Conflict,
         gatehouse_engine::ErrorCode::Invalid => Failure::Invalid,
+        gatehouse_engine::ErrorCode::Forbidden => Failure::Forbidden,
         gatehouse_engine::ErrorCode::Storage => Failure::Internal,
     };
     BackendError::new(failure, e.to_string())

@@ -141,6 +141,7 @@ pub async fn start_run(
         agent,
         user_id: req.user_id.filter(|u| !u.is_empty()),
         session_id: req.session_id.filter(|s| !s.is_empty()),
+        parent_run_id: None,
         participants: req.participants,
         hitl_config: req.hitl_config.unwrap_or_default(),
         protocol: req.protocol.unwrap_or_default(),
