@@ -25,6 +25,10 @@ pub enum TokenCommand {
         /// The identity recorded as the actor of everything done with the token.
         #[arg(long, value_name = "NAME")]
         name: String,
+        /// A team the token belongs to (repeat for several): gates restricted to `role:TEAM`
+        /// may be decided with it.
+        #[arg(long = "team", value_name = "TEAM")]
+        teams: Vec<String>,
     },
     /// List every token, revoked ones included (never their secrets).
     List,
@@ -38,9 +42,9 @@ pub enum TokenCommand {
 /// Runs a `token` subcommand.
 pub fn run(engine: &Engine, command: &TokenCommand) -> Result<()> {
     match command {
-        TokenCommand::Create { role, name } => {
+        TokenCommand::Create { role, name, teams } => {
             let (token, secret) = engine
-                .create_token(name, *role, CLI_ACTOR)
+                .create_token_in(name, *role, teams, CLI_ACTOR)
                 .with_context(|| format!("cannot create a {} token named `{name}`", role.as_str()))?;
             outln!("{secret}");
             eprintln!(
@@ -69,12 +73,13 @@ fn list(engine: &Engine) -> Result<()> {
         return Ok(());
     }
     let when = |at: chrono::DateTime<chrono::Utc>| at.format("%Y-%m-%d %H:%M UTC").to_string();
-    let mut table = Table::new(&["id", "name", "role", "created", "revoked"]);
+    let mut table = Table::new(&["id", "name", "role", "teams", "created", "revoked"]);
     for token in &tokens {
         table.row(vec![
             token.id.clone(),
             token.name.clone(),
             token.role.as_str().to_owned(),
+            if token.teams.is_empty() { "-".to_owned() } else { token.teams.join(",") },
             when(token.created_at),
             token.revoked_at.map_or_else(|| "-".to_owned(), when),
         ]);

@@ -9,6 +9,7 @@ use sha2::{Digest, Sha256};
 use crate::engine::Engine;
 use crate::error::{EngineError, Result};
 use crate::event::{EventBody, EventKind};
+use crate::gate::Decider;
 use crate::store::Store;
 
 /// What a token may do.
@@ -59,6 +60,10 @@ pub struct Token {
     pub name: String,
     /// What it may do.
     pub role: TokenRole,
+    /// Teams it belongs to (`sre`, `security`): roles a gate's deciders
+    /// may name (`role:sre`) besides the token role itself.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub teams: Vec<String>,
     /// When it was created.
     pub created_at: DateTime<Utc>,
     /// When it was revoked, if it was.
@@ -74,9 +79,60 @@ fn new_secret() -> String {
     format!("ghs_{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple())
 }
 
+impl Token {
+    /// Who this token decides as: its name, its role and its teams.
+    pub fn decider(&self) -> Decider {
+        decider_of(&self.name, self.role, &self.teams)
+    }
+}
+
+/// Who a token's holder decides as: the name, with the token's role and teams as roles.
+pub fn decider_of(name: &str, role: TokenRole, teams: &[String]) -> Decider {
+    Decider::new(name, std::iter::once(role.as_str().to_owned()).chain(teams.iter().cloned()))
+}
+
+/// The most teams one token may belong to.
+const MAX_TEAMS: usize = 20;
+
+/// Checks and tidies a token's teams: trimmed, each once.
+fn check_teams(teams: &[String]) -> Result<Vec<String>> {
+    if teams.len() > MAX_TEAMS {
+        return Err(EngineError::invalid("teams", format!("at most {MAX_TEAMS} teams")));
+    }
+    let mut out: Vec<String> = Vec::new();
+    for (i, team) in teams.iter().enumerate() {
+        let team = team.trim();
+        let valid = !team.is_empty()
+            && team.len() <= 64
+            && team.chars().all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'));
+        if !valid {
+            return Err(EngineError::invalid(
+                format!("teams[{i}]"),
+                "a team is 1 to 64 letters, digits, `-`, `_` or `.` (a gate names it as `role:TEAM`)",
+            ));
+        }
+        if !out.iter().any(|t| t == team) {
+            out.push(team.to_owned());
+        }
+    }
+    Ok(out)
+}
+
 impl<S: Store> Engine<S> {
     /// Creates a token; returns its record and its secret, shown only now.
     pub fn create_token(&self, name: &str, role: TokenRole, actor: &str) -> Result<(Token, String)> {
+        self.create_token_in(name, role, &[], actor)
+    }
+
+    /// Creates a token belonging to `teams` (see [`Token::teams`]).
+    pub fn create_token_in(
+        &self,
+        name: &str,
+        role: TokenRole,
+        teams: &[String],
+        actor: &str,
+    ) -> Result<(Token, String)> {
+        let teams = check_teams(teams)?;
         let name = name.trim();
         if name.is_empty() || name.len() > 128 {
             return Err(EngineError::invalid("name", "a token name must be 1 to 128 characters"));
@@ -86,6 +142,7 @@ impl<S: Store> Engine<S> {
             id: format!("tok_{}", uuid::Uuid::now_v7().simple()),
             name: name.to_owned(),
             role,
+            teams,
             created_at: now,
             revoked_at: None,
         };

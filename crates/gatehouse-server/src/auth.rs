@@ -8,7 +8,7 @@ use axum::http::request::Parts;
 use axum::http::{header, HeaderMap};
 use axum::middleware::Next;
 use axum::response::Response;
-use gatehouse_engine::{Run, TokenRole};
+use gatehouse_engine::{Decider, Run, TokenRole};
 
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -20,9 +20,16 @@ pub struct Caller {
     pub name: String,
     /// What it may do.
     pub role: TokenRole,
+    /// Its teams (roles a gate's deciders may name).
+    pub teams: Vec<String>,
 }
 
 impl Caller {
+    /// Who this caller decides as: name, role and teams.
+    pub fn decider(&self) -> Decider {
+        gatehouse_engine::token::decider_of(&self.name, self.role, &self.teams)
+    }
+
     /// Reviewers and admins only: an agent must never decide a gate.
     pub fn require_reviewer(&self) -> Result<(), ApiError> {
         match self.role {
@@ -98,7 +105,7 @@ pub async fn require_token(State(state): State<AppState>, mut req: Request, next
     };
     let token =
         state.authenticate(&secret).await?.ok_or_else(|| ApiError::unauthorized("this token is unknown or revoked"))?;
-    req.extensions_mut().insert(Caller { name: token.name, role: token.role });
+    req.extensions_mut().insert(Caller { name: token.name, role: token.role, teams: token.teams });
     Ok(next.run(req).await)
 }
 

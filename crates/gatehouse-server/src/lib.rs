@@ -132,7 +132,8 @@ pub async fn start(engine: Engine, mut config: ServerConfig) -> std::io::Result<
 
 /// Housekeeping beside the server: every half second, publish events other
 /// processes (the CLI) appended to the database, so waiters and streams see
-/// them; every five seconds, expire stale gates (seed 002's cron, but prompt).
+/// them; every five seconds, expire stale gates (seed 002's cron, but prompt)
+/// and escalate gates whose wait is over.
 async fn sweep_forever(engine: Engine) {
     let mut tick = tokio::time::interval(std::time::Duration::from_millis(500));
     let mut ticks: u64 = 0;
@@ -141,19 +142,26 @@ async fn sweep_forever(engine: Engine) {
         ticks += 1;
         let e = engine.clone();
         let sweep = ticks.is_multiple_of(10);
-        let result = tokio::task::spawn_blocking(move || {
+        let result = tokio::task::spawn_blocking(move || -> gatehouse_engine::Result<_> {
             e.pick_up_external_events()?;
             if sweep {
-                e.sweep_expired()
+                Ok((e.sweep_expired()?, e.sweep_escalations()?))
             } else {
-                Ok(Vec::new())
+                Ok((Vec::new(), Vec::new()))
             }
         })
         .await;
         match result {
-            Ok(Ok(expired)) if !expired.is_empty() => tracing::info!(count = expired.len(), "expired stale gates"),
+            Ok(Ok((expired, escalated))) => {
+                if !expired.is_empty() {
+                    tracing::info!(count = expired.len(), "expired stale gates");
+                }
+                if !escalated.is_empty() {
+                    tracing::info!(count = escalated.len(), "escalated waiting gates");
+                }
+            }
             Ok(Err(err)) => tracing::error!(error = %err, "housekeeping failed"),
-            _ => {}
+            Err(err) => tracing::error!(error = %err, "housekeeping task failed"),
         }
     }
 }

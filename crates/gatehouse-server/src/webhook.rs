@@ -39,6 +39,12 @@ pub struct WebhookPayload {
     /// Set when the gate escalated (nobody answered in time): why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub escalation: Option<String>,
+    /// On an escalation: the reviewers and roles it brings in, to notify.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notify: Vec<String>,
+    /// Who may decide the gate (reviewers, `role:NAME`); anyone when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deciders: Vec<String>,
 }
 
 /// Delivery counters, for metrics and tests.
@@ -89,7 +95,9 @@ impl Webhooks {
             // New sync gates, and every escalation (fetched: the event names only the gate).
             let (opened, escalation) = match &event.body.kind {
                 EventKind::GateOpened { gate } if gate.mode == BlockingMode::Sync => (Some(gate.clone()), None),
-                EventKind::GateEscalated { gate_id, reason, .. } => (None, Some((gate_id.clone(), reason.clone()))),
+                EventKind::GateEscalated { gate_id, reason, notify, .. } => {
+                    (None, Some((gate_id.clone(), reason.clone(), notify.clone())))
+                }
                 _ => continue,
             };
             let (engine, me, public_url) = (engine.clone(), Arc::clone(&self), public_url.clone());
@@ -97,11 +105,11 @@ impl Webhooks {
                 let found = tokio::task::spawn_blocking(move || {
                     let gate = match (opened, &escalation) {
                         (Some(gate), _) => *gate,
-                        (None, Some((id, _))) => engine.gate(id).ok()?,
+                        (None, Some((id, _, _))) => engine.gate(id).ok()?,
                         (None, None) => return None,
                     };
                     let run_url = engine.run(&gate.run_id).ok().and_then(|run| run.hitl_config.webhook_url);
-                    Some((gate, run_url, escalation.map(|(_, reason)| reason)))
+                    Some((gate, run_url, escalation.map(|(_, reason, notify)| (reason, notify))))
                 })
                 .await
                 .ok()
@@ -109,7 +117,10 @@ impl Webhooks {
                 let Some((gate, run_url, escalation)) = found else { return };
                 if let Some(url) = run_url.or_else(|| me.default_url.clone()) {
                     let mut body = payload(&gate, &public_url);
-                    body.escalation = escalation;
+                    if let Some((reason, notify)) = escalation {
+                        body.escalation = Some(reason);
+                        body.notify = notify;
+                    }
                     me.deliver(&url, &body).await;
                 }
             });
@@ -144,7 +155,9 @@ fn payload(gate: &Gate, public_url: &str) -> WebhookPayload {
         dashboard_url: format!("{public_url}/#gate-{}", gate.id),
         gate_kind: gate.kind().as_str().into(),
         run_id: gate.run_id.to_string(),
-        priority: format!("{:?}", gate.priority).to_lowercase(),
+        priority: gate.priority.as_str().to_owned(),
         escalation: None,
+        notify: Vec::new(),
+        deciders: gate.deciders.clone(),
     }
 }

@@ -197,3 +197,23 @@ async fn an_escalated_gate_is_announced_whatever_its_mode_with_the_reason() {
     assert_eq!(got["priority"], "urgent", "{got}");
     assert!(got["escalation"].as_str().unwrap_or_default().contains("escalated to urgent"), "{got}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gate_escalating_after_its_wait_names_whom_it_brings_in() {
+    let mut receiver = Receiver::start(Duration::ZERO).await;
+    let s = server_posting_to(&receiver.url).await;
+    let run = s.run().await;
+    let body = json!({"kind": "approval", "action": "rotate_keys", "mode": "async", "text": "Rotate the keys?",
+                      "deciders": ["alice"], "escalate_after_secs": 1, "escalate_to": ["role:oncall", "dave"]});
+    let gate = s.gate(&run, body).await;
+    let got = receiver.next(Duration::from_secs(15)).await.expect("the escalation is announced");
+    assert_eq!(got["blocker_id"], gate.as_str(), "{got}");
+    assert_eq!(got["priority"], "high", "{got}");
+    assert_eq!(got["notify"], json!(["role:oncall", "dave"]), "{got}");
+    assert_eq!(got["deciders"], json!(["alice", "role:oncall", "dave"]), "{got}");
+    assert!(got["escalation"].as_str().unwrap_or_default().contains("and to role:oncall, dave"), "{got}");
+    // Still pending (an escalation decides nothing), and it escalated once.
+    let (_, detail) = s.get(&format!("/gates/{gate}"), &s.reviewer).await;
+    assert_eq!(detail["gate"]["status"], "pending", "{detail}");
+    assert!(receiver.next(Duration::from_secs(6)).await.is_none(), "announced once");
+}

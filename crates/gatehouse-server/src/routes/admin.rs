@@ -31,6 +31,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(export_session))
         .routes(routes!(import_recording))
         .routes(routes!(create_token, list_tokens))
+        .routes(routes!(whoami))
         .routes(routes!(revoke_token))
         .routes(routes!(purge))
         .routes(routes!(verify_audit))
@@ -115,6 +116,30 @@ pub struct CreateTokenRequest {
     pub name: String,
     /// agent, reviewer or admin.
     pub role: TokenRole,
+    /// Teams the token belongs to: gates restricted to `role:TEAM` may be decided with it.
+    #[serde(default)]
+    pub teams: Vec<String>,
+}
+
+/// Who the caller is, as the server sees its token.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WhoAmI {
+    /// The token's identity (recorded as the actor of what it does).
+    pub name: String,
+    /// agent, reviewer or admin.
+    pub role: TokenRole,
+    /// Its teams.
+    pub teams: Vec<String>,
+    /// The roles a gate's deciders may name for it (`role:NAME`): its role and teams.
+    pub roles: Vec<String>,
+}
+
+/// The caller's identity: what the UI shows and decides with (which gates
+/// it may decide, which it may only read).
+#[utoipa::path(get, path = "/whoami", tag = "admin", responses((status = 200, body = WhoAmI), (status = 401, body = ApiErrorBody)))]
+pub async fn whoami(caller: Caller) -> Json<WhoAmI> {
+    let roles = caller.decider().roles;
+    Json(WhoAmI { name: caller.name, role: caller.role, teams: caller.teams, roles })
 }
 
 /// A new token and its secret.
@@ -143,7 +168,7 @@ pub async fn create_token(
 ) -> ApiResult<(StatusCode, Json<CreatedToken>)> {
     caller.require_admin()?;
     let actor = caller.name;
-    let (token, secret) = state.engine(move |e| e.create_token(&req.name, req.role, &actor)).await?;
+    let (token, secret) = state.engine(move |e| e.create_token_in(&req.name, req.role, &req.teams, &actor)).await?;
     Ok((StatusCode::CREATED, Json(CreatedToken { token, secret })))
 }
 

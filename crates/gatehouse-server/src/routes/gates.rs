@@ -351,8 +351,8 @@ pub async fn resolve_gate(
 ) -> ApiResult<Json<Gate>> {
     caller.require_reviewer()?;
     let id = GateId::from_string(gate_id);
-    let reviewer = caller.name.clone();
-    Ok(Json(state.engine(move |e| e.resolve_gate(&id, input, &reviewer)).await?))
+    let who = caller.decider();
+    Ok(Json(state.engine(move |e| e.resolve_gate_as(&id, input, &who)).await?))
 }
 
 /// A score for a quality gate's deliverable.

@@ -119,6 +119,6 @@ pub async fn approve(
             None => edits,
         });
     }
-    let reviewer = caller.name.clone();
-    Ok(Json(state.engine(move |e| e.resolve_gate(&gate_id, input, &reviewer)).await?))
+    let who = caller.decider();
+    Ok(Json(state.engine(move |e| e.resolve_gate_as(&gate_id, input, &who)).await?))
 }
