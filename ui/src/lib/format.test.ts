@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatAge, previewOf, shortId, timeKey, truncate } from "./format";
+import { formatAge, outcomeLabel, previewOf, shortId, timeKey, truncate } from "./format";
 
 const NOW = Date.parse("2026-01-01T12:00:00Z");
 const ago = (seconds: number) => new Date(NOW - seconds * 1000).toISOString();
@@ -70,5 +70,15 @@ describe("small formatters", () => {
     expect(timeKey("2026-01-01T00:00:01.5Z")).toBeLessThan(timeKey("2026-01-01T00:00:01.573Z"));
     expect(timeKey("2026-01-01T00:00:01.000001Z")).toBeGreaterThan(timeKey("2026-01-01T00:00:01Z"));
     expect(timeKey("2026-01-01T00:00:01.000002Z") - timeKey("2026-01-01T00:00:01.000001Z")).toBe(1);
+  });
+});
+
+describe("outcomeLabel", () => {
+  it("names the decision and who took it, else the status", () => {
+    expect(outcomeLabel({ status: "resolved", decision: "reject", decided_by: "alice" })).toBe("rejected by alice");
+    expect(outcomeLabel({ status: "resolved", decision: "respond", decided_by: "bob" })).toBe("answered by bob");
+    expect(outcomeLabel({ status: "resolved", decision: "approve" })).toBe("approved");
+    expect(outcomeLabel({ status: "pending" })).toBe("pending");
+    expect(outcomeLabel({ status: "expired" })).toBe("expired");
   });
 });

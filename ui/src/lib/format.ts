@@ -1,6 +1,6 @@
 // How times, previews and ids read in the panel and the modal.
 
-import type { BlockingMode, GateKind } from "./api/types";
+import type { BlockingMode, DecisionAction, GateKind, GateStatus } from "./api/types";
 
 /** Characters of a gate's text shown in the panel (seed 002). */
 export const PREVIEW_CHARS = 50;
@@ -77,3 +77,26 @@ export const KIND_LABELS: Record<GateKind, string> = {
 
 /** Seed 002's badge text: SYNC, ASYNC, and seed 003's ADVISORY. */
 export const MODE_LABELS: Record<BlockingMode, string> = { sync: "SYNC", async: "ASYNC", advisory: "ADVISORY" };
+
+/** A decision as a past participle: "approved", "sent back for revision". */
+export const DECIDED: Record<DecisionAction, string> = {
+  approve: "approved",
+  edit: "approved with edits",
+  reject: "rejected",
+  respond: "answered",
+  needs_revision: "sent back for revision",
+  defer: "deferred",
+  retry: "retried",
+};
+
+/** Where a gate stands, in words: "pending", "rejected by alice", "expired". */
+export function outcomeLabel(gate: {
+  status: GateStatus;
+  decision?: DecisionAction | null;
+  decided_by?: string | null;
+}): string {
+  if (gate.status === "resolved" && gate.decision) {
+    return gate.decided_by ? `${DECIDED[gate.decision]} by ${gate.decided_by}` : DECIDED[gate.decision];
+  }
+  return gate.status;
+}

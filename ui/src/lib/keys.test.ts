@@ -103,13 +103,26 @@ describe("the hotkey registry", () => {
     expect(keyOfEvent(key("X", { altKey: true, ctrlKey: true }))).toBe("Ctrl+Alt+x");
   });
 
+  it("brings up the search with Ctrl+K (⌘K on macOS) or 3, and moves through its results with j/k", () => {
+    const keymap = createKeymap("other");
+    expect(keymap.match(key("k", { ctrlKey: true }), ["global", "panel"])).toBe("search.focus");
+    expect(createKeymap("mac").match(key("k", { metaKey: true }), ["global", "runs"])).toBe("search.focus");
+    expect(keymap.match(key("3"), ["global", "panel"])).toBe("view.search");
+    expect(keymap.match(key("j"), ["global", "search"])).toBe("search.next");
+    expect(keymap.match(key("k"), ["global", "search"])).toBe("search.previous");
+    expect(keymap.match(key("Enter"), ["global", "search"])).toBe("search.open");
+    // The panel keeps `/` for its own filter, even from the search view.
+    expect(keymap.match(key("/"), ["global", "search"])).toBe("panel.filter");
+    expect(keymap.match(key("k", { ctrlKey: true }), ["modal"])).toBeNull();
+  });
+
   it("detects macOS", () => {
     expect(detectPlatform({ platform: "MacIntel" })).toBe("mac");
     expect(detectPlatform({ platform: "Linux x86_64", userAgent: "X11" })).toBe("other");
   });
 
-  it("lets only submit and close through while the reviewer types", () => {
-    expect(ACTIONS.filter(worksWhileTyping).sort()).toEqual(["gate.close", "gate.submit", "runs.send"]);
+  it("lets only submit, close, send and the search through while the reviewer types", () => {
+    expect(ACTIONS.filter(worksWhileTyping).sort()).toEqual(["gate.close", "gate.submit", "runs.send", "search.focus"]);
     expect(isTyping({ tagName: "TEXTAREA", isContentEditable: false } as unknown as EventTarget)).toBe(true);
     expect(isTyping({ tagName: "INPUT", type: "search", isContentEditable: false } as unknown as EventTarget)).toBe(true);
     expect(isTyping({ tagName: "INPUT", type: "checkbox", isContentEditable: false } as unknown as EventTarget)).toBe(false);

@@ -14,15 +14,16 @@
 export type Platform = "mac" | "other";
 
 /** Where an action applies. */
-export type Scope = "global" | "panel" | "runs" | "modal";
+export type Scope = "global" | "panel" | "runs" | "search" | "modal";
 
 /**
- * The scopes active together: the desk (panel), the runs view, or an open
- * gate. Keys must be unique within each.
+ * The scopes active together: the desk (panel), the runs view, the search
+ * view, or an open gate. Keys must be unique within each.
  */
 export const CONTEXTS: readonly (readonly Scope[])[] = [
   ["global", "panel"],
   ["global", "runs"],
+  ["global", "search"],
   ["modal"],
 ];
 
@@ -48,6 +49,11 @@ export type Action =
   | "review.add-task"
   | "view.desk"
   | "view.runs"
+  | "view.search"
+  | "search.focus"
+  | "search.next"
+  | "search.previous"
+  | "search.open"
   | "runs.next"
   | "runs.previous"
   | "runs.pause"
@@ -104,6 +110,15 @@ export const BINDINGS: Readonly<Record<Action, Binding>> = {
   "review.add-task": { label: "Plan review: add a task", scope: "modal", keys: ["n"] },
   "view.desk": { label: "Show the desk", scope: "global", keys: ["1"] },
   "view.runs": { label: "Show the runs", scope: "global", keys: ["2"] },
+  "view.search": { label: "Show the search", scope: "global", keys: ["3"] },
+  "search.focus": { label: "Search every gate, pending and past", scope: "global", keys: ["Mod+k"], whileTyping: true },
+  "search.next": { label: "Next result (↓ in the search field)", scope: "search", keys: ["j", "ArrowDown"] },
+  "search.previous": { label: "Previous result (↑ in the search field)", scope: "search", keys: ["k", "ArrowUp"] },
+  "search.open": {
+    label: "Open the result (Enter in the search field too): a pending gate to decide, a past one to read",
+    scope: "search",
+    keys: ["Enter"],
+  },
   "runs.next": { label: "Next run", scope: "runs", keys: ["j", "ArrowDown"] },
   "runs.previous": { label: "Previous run", scope: "runs", keys: ["k", "ArrowUp"] },
   "runs.pause": { label: "Pause the run", scope: "runs", keys: ["p"] },

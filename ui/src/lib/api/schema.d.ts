@@ -82,6 +82,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/hitl/gates/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Searches every gate, pending and past, newest first. Reviewers and
+         *     admins search all gates; an agent only its own.
+         */
+        get: operations["search_gates"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/hitl/gates/{gate_id}": {
         parameters: {
             query?: never;
@@ -1571,6 +1591,45 @@ export interface components {
             /** @description The run's most recent turns (up to 10), oldest first. */
             recent_turns: components["schemas"]["Turn"][];
         };
+        /** @description One gate found. */
+        GateHit: {
+            /** @description The gate. */
+            id: components["schemas"]["GateId"];
+            /** @description Its run. */
+            run_id: components["schemas"]["RunId"];
+            /** @description Its run's title. */
+            run_title: string;
+            /** @description Its kind. */
+            kind: components["schemas"]["GateKind"];
+            /** @description Sync, async or advisory. */
+            mode: components["schemas"]["BlockingMode"];
+            /** @description Urgency. */
+            priority: components["schemas"]["Priority"];
+            /** @description The asking agent. */
+            agent: string;
+            /** @description The first 50 characters of its text. */
+            preview: string;
+            /** @description Where it is. */
+            status: components["schemas"]["GateStatus"];
+            /**
+             * Format: date-time
+             * @description When it opened.
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When it left pending.
+             */
+            closed_at?: string | null;
+            /** @description Who decided it. */
+            decided_by?: string | null;
+            decision?: null | components["schemas"]["DecisionAction"];
+            /**
+             * @description Where the text matched, in context, as plain-text parts (`matched`
+             *     ones are the reviewer's words); empty when the search had no text.
+             */
+            snippet: components["schemas"]["SnippetPart"][];
+        };
         /** @description Identifies a gate: one question to a human. */
         GateId: string;
         /**
@@ -1629,6 +1688,13 @@ export interface components {
              * @description `auto_passed / gates`; absent without gates. With `hitl_rate` it sums to 1.
              */
             auto_pass_rate?: number | null;
+        };
+        /** @description A page of hits. */
+        GateSearchPage: {
+            /** @description The hits, newest first. */
+            hits: components["schemas"]["GateHit"][];
+            /** @description Whether another page follows (ask again with `offset` + `limit`). */
+            more: boolean;
         };
         /** @description What the gate is about, beyond the common fields: one variant per kind. */
         GateSpec: {
@@ -2463,6 +2529,16 @@ export interface components {
          * @enum {string}
          */
         ScoreVerdict: "passes" | "needs_revision";
+        /**
+         * @description A piece of a snippet: agent text, matched or not. Joined in order, the
+         *     parts are the snippet; a UI marks the matched ones as plain text.
+         */
+        SnippetPart: {
+            /** @description The text. */
+            text: string;
+            /** @description Whether it matched the search. */
+            matched: boolean;
+        };
         /** @description Seed 004's start request. */
         StartRunRequest: {
             /** @description The run's input (seed 004's `RunInput`: prompt, tool config...), stored redacted. */
@@ -2811,6 +2887,59 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["GateList"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    search_gates: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Free text: every word must match (the last one as a prefix unless the
+                 *     text ends with a space) the gate's question, action names, payload or
+                 *     arguments, details, agent, run id or title, who decided, or the
+                 *     decision's text. FTS5 syntax is not interpreted.
+                 */
+                q?: string;
+                /** @description `any` (the default), `pending`, `resolved`, `expired` or `cancelled`. */
+                status?: string;
+                /** @description Only this kind. */
+                kind?: components["schemas"]["GateKind"];
+                /** @description Only this agent's gates (an agent token always searches its own). */
+                agent?: string;
+                /** @description Only this run's gates. */
+                run_id?: string;
+                /** @description Only gates decided by this identity. */
+                decided_by?: string;
+                /** @description Opened at or after: an RFC 3339 time, or a date (`YYYY-MM-DD`, from its start in UTC). */
+                from?: string;
+                /** @description Opened before: an RFC 3339 time, or a date (`YYYY-MM-DD`, up to its end in UTC). */
+                to?: string;
+                /** @description Hits per page, 1 to 500 (default 50). */
+                limit?: number;
+                /** @description Hits to skip, at most 10000 (default 0). */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GateSearchPage"];
                 };
             };
             422: {
