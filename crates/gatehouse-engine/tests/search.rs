@@ -261,6 +261,17 @@ fn snippets_mark_the_matched_words_as_parts_of_plain_text() {
     let hit = &f.engine.search_gates(&filtered).unwrap().hits[0];
     let marked: Vec<&str> = hit.snippet.iter().filter(|p| p.matched).map(|p| p.text.as_str()).collect();
     assert_eq!(marked, vec!["Friday"]);
+    // Of the columns that match, the one that matches most of the words;
+    // on a tie what the gate says or what was decided, before the names.
+    let run = f.run("zed");
+    let answered = open(&f, &run, NewGate::question("Which zone for the canary?"));
+    f.engine.resolve_gate(&answered.id, DecisionInput::respond("zone b, as zed asked"), "zed").unwrap();
+    let hit = &search(&f, "zed zone").hits[0];
+    let whole: String = hit.snippet.iter().map(|p| p.text.as_str()).collect();
+    assert_eq!(whole, "zone b, as zed asked", "{:?}", hit.snippet);
+    let hit = &search(&f, "zed").hits[0];
+    let whole: String = hit.snippet.iter().map(|p| p.text.as_str()).collect();
+    assert_eq!(whole, "zone b, as zed asked", "{:?}", hit.snippet);
     // Without text there is nothing to mark.
     assert!(search(&f, "").hits[0].snippet.is_empty());
 }

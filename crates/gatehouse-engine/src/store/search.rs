@@ -243,7 +243,7 @@ fn search_within(conn: &Connection, search: &GateSearch, worth: i64) -> Result<S
         .map(|(rowid, gate, run_title)| SearchHit {
             gate,
             run_title,
-            snippet: snippets.remove(&rowid).map(|s| snippet_parts(&s)).unwrap_or_default(),
+            snippet: snippets.remove(&rowid).unwrap_or_default(),
         })
         .collect();
     Ok(SearchResults { hits, more })
@@ -303,24 +303,33 @@ fn exact_filters(search: &GateSearch) -> (Vec<String>, Vec<SqlValue>) {
     (clauses, params)
 }
 
+/// The index's columns (migration 4's order) as a snippet prefers them
+/// when two match as many of the reviewer's words: what the gate says, then
+/// what was decided, before the names a hit shows anyway.
+const SNIPPET_COLUMNS: [usize; 8] = [0, 1, 2, 3, 7, 5, 6, 4];
+
 /// The snippets of the documents `rowids` for the text expression alone (the
 /// filters' phrases are not the reviewer's words), in one walk of the
-/// index over the hits' range.
+/// index over the hits' range: of each document, the column matching the
+/// most distinct words, ties going to [`SNIPPET_COLUMNS`]' order.
 fn snippets(
     conn: &Connection,
     text: &str,
     rowids: impl Iterator<Item = i64>,
-) -> Result<std::collections::HashMap<i64, String>> {
+) -> Result<std::collections::HashMap<i64, Vec<SnippetPart>>> {
     let rowids: Vec<i64> = rowids.collect();
     let (Some(low), Some(high)) = (rowids.iter().min(), rowids.iter().max()) else {
         return Ok(Default::default());
     };
+    let columns: Vec<String> =
+        SNIPPET_COLUMNS.iter().map(|c| format!("snippet(gate_search, {c}, ?1, ?2, '…', {SNIPPET_TOKENS})")).collect();
     // `+rowid` keeps the list out of FTS5's own rowid lookups, which would
     // evaluate the expression once per hit.
     let marks = vec!["?"; rowids.len()].join(", ");
     let sql = format!(
-        "SELECT rowid, snippet(gate_search, -1, ?, ?, '…', {SNIPPET_TOKENS}) FROM gate_search
-         WHERE gate_search MATCH ? AND rowid BETWEEN ? AND ? AND +rowid IN ({marks})"
+        "SELECT rowid, {} FROM gate_search
+         WHERE gate_search MATCH ?3 AND rowid BETWEEN ?4 AND ?5 AND +rowid IN ({marks})",
+        columns.join(", ")
     );
     let mut params = vec![
         SqlValue::Text(OPEN.to_string()),
@@ -331,9 +340,25 @@ fn snippets(
     ];
     params.extend(rowids.iter().map(|r| SqlValue::Integer(*r)));
     let mut stmt = conn.prepare(&sql)?;
-    let rows =
-        stmt.query_map(params_from_iter(params.iter()), |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
+    let rows = stmt.query_map(params_from_iter(params.iter()), |r| {
+        let mut best: (usize, Vec<SnippetPart>) = (0, Vec::new());
+        for i in 0..SNIPPET_COLUMNS.len() {
+            let parts = snippet_parts(&r.get::<_, Option<String>>(i + 1)?.unwrap_or_default());
+            let words = distinct_matches(&parts);
+            if words > best.0 {
+                best = (words, parts);
+            }
+        }
+        Ok((r.get::<_, i64>(0)?, best.1))
+    })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// How many different words a snippet marks, whatever their case.
+fn distinct_matches(parts: &[SnippetPart]) -> usize {
+    let words: std::collections::HashSet<String> =
+        parts.iter().filter(|p| p.matched).map(|p| p.text.to_lowercase()).collect();
+    words.len()
 }
 
 #[cfg(test)]
