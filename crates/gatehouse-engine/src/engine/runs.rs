@@ -54,6 +54,9 @@ impl<S: Store> Engine<S> {
         };
         let actor = actor.to_owned();
         self.store().write(move |tx| {
+            if let Some(parent) = &run.parent_run_id {
+                check_parent(tx, parent)?;
+            }
             tx.insert_run(&run)?;
             emit(tx, &run, &actor, now, EventKind::RunCreated { run: Box::new(run.clone()) })?;
             Ok(run)
@@ -75,26 +78,62 @@ impl<S: Store> Engine<S> {
         self.change_run(id, actor, RunTransition::Start, None, None)
     }
 
-    /// Pauses an active or waiting run.
+    /// Pauses an active or waiting run, and with it its sub-agents' live
+    /// runs (all the way down), saying they were paused with it.
     pub fn pause_run(&self, id: &RunId, actor: &str) -> Result<Run> {
-        self.change_run(id, actor, RunTransition::Pause, None, None)
-    }
-
-    /// Resumes a paused run: back to waiting if blocking gates are pending.
-    pub fn resume_run(&self, id: &RunId, actor: &str) -> Result<Run> {
-        let id2 = id.clone();
-        let actor = actor.to_owned();
-        let now = self.now();
+        let (id, actor, now) = (id.clone(), actor.to_owned(), self.now());
         self.store().write(move |tx| {
-            let mut run = load_run(tx, &id2)?;
-            let t = if tx.pending_blocking_gates(&run.id)? > 0 {
-                RunTransition::ResumeAwaiting
-            } else {
-                RunTransition::Resume
-            };
-            set_status(tx, &mut run, t, &actor, None, now)?;
+            let mut run = load_run(tx, &id)?;
+            set_status(tx, &mut run, RunTransition::Pause, &actor, None, now)?;
+            for mut child in descendants(tx, &run.id)? {
+                if matches!(child.status, RunStatus::Active | RunStatus::AwaitingHuman) {
+                    let why = format!("{PAUSED_WITH_PARENT}{}", run.id);
+                    set_status(tx, &mut child, RunTransition::Pause, &actor, Some(why), now)?;
+                }
+            }
             Ok(run)
         })
+    }
+
+    /// Resumes a paused run (back to waiting if blocking gates are
+    /// pending), and the sub-agents' runs that were paused with it; one a
+    /// reviewer paused on its own stays paused.
+    pub fn resume_run(&self, id: &RunId, actor: &str) -> Result<Run> {
+        let (id, actor, now) = (id.clone(), actor.to_owned(), self.now());
+        self.store().write(move |tx| {
+            let mut run = load_run(tx, &id)?;
+            resume(tx, &mut run, &actor, now)?;
+            for mut child in descendants(tx, &run.id)? {
+                let with_parent = child.status_reason.as_deref().is_some_and(|r| r.starts_with(PAUSED_WITH_PARENT));
+                if child.status == RunStatus::Paused && with_parent {
+                    resume(tx, &mut child, &actor, now)?;
+                }
+            }
+            Ok(run)
+        })
+    }
+
+    /// The run's chain of runs, from the first parent down to itself.
+    pub fn run_chain(&self, id: &RunId) -> Result<Vec<Run>> {
+        self.store().read(|r| {
+            let mut chain = vec![r.run(id)?.ok_or_else(|| not_found_run(id))?];
+            while let Some(parent) = chain.last().and_then(|run| run.parent_run_id.clone()) {
+                if chain.len() > MAX_DEPTH || chain.iter().any(|run| run.id == parent) {
+                    break;
+                }
+                match r.run(&parent)? {
+                    Some(run) => chain.push(run),
+                    None => break,
+                }
+            }
+            chain.reverse();
+            Ok(chain)
+        })
+    }
+
+    /// The runs sub-agents started from this one, oldest first.
+    pub fn child_runs(&self, id: &RunId) -> Result<Vec<Run>> {
+        self.store().read(|r| r.child_runs(id))
     }
 
     /// Completes an active run with an optional result.
@@ -108,9 +147,21 @@ impl<S: Store> Engine<S> {
         self.change_run(id, actor, RunTransition::Fail, Some(reason.to_owned()), None)
     }
 
-    /// Cancels a run (seed 000's abort).
+    /// Cancels a run (seed 000's abort) and its sub-agents' live runs, all
+    /// the way down; their pending gates are withdrawn with them.
     pub fn cancel_run(&self, id: &RunId, actor: &str, reason: Option<&str>) -> Result<Run> {
-        self.change_run(id, actor, RunTransition::Cancel, reason.map(str::to_owned), None)
+        let (id, actor, now, reason) = (id.clone(), actor.to_owned(), self.now(), reason.map(str::to_owned));
+        self.store().write(move |tx| {
+            let mut run = load_run(tx, &id)?;
+            set_status(tx, &mut run, RunTransition::Cancel, &actor, reason, now)?;
+            for mut child in descendants(tx, &run.id)? {
+                if !child.status.is_terminal() {
+                    let why = format!("cancelled with its parent run {}", run.id);
+                    set_status(tx, &mut child, RunTransition::Cancel, &actor, Some(why), now)?;
+                }
+            }
+            Ok(run)
+        })
     }
 
     fn change_run(
@@ -218,6 +269,61 @@ impl<S: Store> Engine<S> {
     pub fn turns(&self, run_id: &RunId) -> Result<Vec<Turn>> {
         self.store().read(|r| r.turns(run_id))
     }
+}
+
+/// How deep sub-agents may nest.
+const MAX_DEPTH: usize = 16;
+
+/// Why a sub-agent's run is paused when its parent's pause reached it.
+const PAUSED_WITH_PARENT: &str = "paused with its parent run ";
+
+fn resume(tx: &mut dyn WriteTx, run: &mut Run, actor: &str, now: DateTime<Utc>) -> Result<()> {
+    let t = if tx.pending_blocking_gates(&run.id)? > 0 { RunTransition::ResumeAwaiting } else { RunTransition::Resume };
+    set_status(tx, run, t, actor, None, now)
+}
+
+/// Every run below `id` (children, their children...), parents first.
+fn descendants(tx: &mut dyn WriteTx, id: &RunId) -> Result<Vec<Run>> {
+    let mut out: Vec<Run> = Vec::new();
+    let mut level = vec![id.clone()];
+    for _ in 0..MAX_DEPTH {
+        let mut next = Vec::new();
+        for parent in &level {
+            for child in tx.child_runs(parent)? {
+                if child.id != *id && !out.iter().any(|r| r.id == child.id) {
+                    next.push(child.id.clone());
+                    out.push(child);
+                }
+            }
+        }
+        if next.is_empty() {
+            break;
+        }
+        level = next;
+    }
+    Ok(out)
+}
+
+/// A sub-agent's run needs a live parent, at most [`MAX_DEPTH`] levels down.
+fn check_parent(tx: &mut dyn WriteTx, parent: &RunId) -> Result<()> {
+    let mut at =
+        tx.run(parent)?.ok_or_else(|| EngineError::invalid("parent_run_id", format!("no run with id `{parent}`")))?;
+    if at.status.is_terminal() {
+        return Err(EngineError::invalid(
+            "parent_run_id",
+            format!("run {parent} is {}: a sub-agent cannot start from it", at.status.as_str()),
+        ));
+    }
+    for _ in 1..MAX_DEPTH {
+        match at.parent_run_id.clone() {
+            None => return Ok(()),
+            Some(up) => match tx.run(&up)? {
+                Some(run) => at = run,
+                None => return Ok(()),
+            },
+        }
+    }
+    Err(EngineError::invalid("parent_run_id", format!("sub-agents nest at most {MAX_DEPTH} runs deep")))
 }
 
 pub(crate) fn not_found_run(id: &RunId) -> EngineError {

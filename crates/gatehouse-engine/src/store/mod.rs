@@ -100,6 +100,8 @@ pub trait ReadTx {
     fn run(&self, id: &RunId) -> Result<Option<Run>>;
     /// Runs matching `filter`, newest first.
     fn runs(&self, filter: &RunFilter) -> Result<Vec<Run>>;
+    /// The runs whose parent is `parent` (sub-agents' runs), oldest first.
+    fn child_runs(&self, parent: &RunId) -> Result<Vec<Run>>;
     /// Runs older than `cutoff` (by last change) in a terminal status.
     fn terminal_runs_before(&self, cutoff: chrono::DateTime<chrono::Utc>) -> Result<Vec<RunId>>;
     /// One gate, with its decision.

@@ -212,6 +212,14 @@ impl<W> ReadTx for Db<'_, W> {
         ids.map(|id| Ok(GateId::from_string(id?))).collect()
     }
 
+    fn child_runs(&self, parent: &RunId) -> Result<Vec<Run>> {
+        collect(
+            self.conn,
+            "SELECT data FROM runs WHERE parent_id = ? ORDER BY created_at, id",
+            &[text(parent.as_str())],
+        )
+    }
+
     fn escalation_due_ids(&self, now: DateTime<Utc>, limit: u32) -> Result<Vec<GateId>> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT id FROM gates WHERE status = 'pending' AND escalate_at IS NOT NULL AND escalate_at <= ?
