@@ -66,6 +66,7 @@ export type Action =
   | "runs.send"
   | "runs.export"
   | "runs.import"
+  | "runs.new"
   | "runs.replay"
   | "runs.replay-next"
   | "runs.replay-back"
@@ -131,6 +132,7 @@ export const BINDINGS: Readonly<Record<Action, Binding>> = {
   "runs.send": { label: "Send the instruction or agent being typed, or save the plan", scope: "runs", keys: ["Mod+Enter"], whileTyping: true },
   "runs.export": { label: "Export the run's recording", scope: "runs", keys: ["e"] },
   "runs.import": { label: "Import a recording", scope: "runs", keys: ["o"] },
+  "runs.new": { label: "Start a supervised model run (Gatehouse calls the model)", scope: "runs", keys: ["g"] },
   "runs.replay": { label: "Replay the run step by step (or stop)", scope: "runs", keys: ["v"] },
   "runs.replay-next": { label: "Replay: next step", scope: "runs", keys: ["."] },
   "runs.replay-back": { label: "Replay: one step back", scope: "runs", keys: [","] },

@@ -274,7 +274,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Starts a HITL run. Any role may start one; agents typically do. */
+        /**
+         * Starts a HITL run. Any role may start one; agents typically do. A run
+         *     input naming a tool starts an orchestrated run: Gatehouse calls the
+         *     provider through information, payload and response review (and, when
+         *     asked, goal and plan collaboration first) under the run's policy.
+         */
         post: operations["start_run"];
         delete?: never;
         options?: never;
@@ -865,6 +870,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/hitl/whoami": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's identity: what the UI shows and decides with (which gates
+         *     it may decide, which it may only read).
+         */
+        get: operations["whoami"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -907,6 +932,80 @@ export interface components {
             /** @description The asking agent. */
             agent: string;
         };
+        /** @description A standing approval of one action of one agent. */
+        AllowRule: {
+            /** @description Its id; gates it passes are decided by `rule:<id>`. */
+            id: components["schemas"]["AllowRuleId"];
+            /** @description The agent whose gates it passes (only gates that agent opened itself). */
+            agent: string;
+            /** @description The action (an approval gate's `action`, or a proposed action's name). */
+            action: string;
+            /** @description The argument pattern (see the module's rules); `null` matches any arguments. */
+            args?: unknown;
+            /** @description The reviewer who made it. */
+            created_by: string;
+            /**
+             * Format: date-time
+             * @description When.
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When it stops matching; `null`: until revoked.
+             */
+            expires_at?: string | null;
+            gate_id?: null | components["schemas"]["GateId"];
+            /** @description Why, in the reviewer's words. */
+            note?: string | null;
+            /** @description Live, expired or revoked, as of when it was read. */
+            status?: components["schemas"]["AllowRuleStatus"];
+            /**
+             * Format: date-time
+             * @description When it was revoked.
+             */
+            revoked_at?: string | null;
+            /** @description Who revoked it. */
+            revoked_by?: string | null;
+            /**
+             * Format: int64
+             * @description How many gates it has passed.
+             */
+            uses?: number;
+            /**
+             * Format: date-time
+             * @description When it last passed one.
+             */
+            last_used_at?: string | null;
+        };
+        /** @description Identifies an allow-rule (gates it passes are decided by `rule:<id>`). */
+        AllowRuleId: string;
+        /**
+         * @description An allow-rule made while deciding an approval gate: the decision's
+         *     `allow_rule`. It is made in the same transaction as the decision, by the
+         *     reviewer, for the gate's agent and action.
+         */
+        AllowRuleRequest: {
+            /**
+             * Format: int64
+             * @description For how long, in seconds (at most a year); absent or `null`: until revoked.
+             */
+            for_secs?: number | null;
+            /**
+             * @description The argument pattern; absent: exactly the arguments approved (the
+             *     edited ones for an edit; each action's own on a gate of several).
+             *     It must match the arguments approved.
+             */
+            args?: unknown;
+            /** @description Allow any arguments at all (then give no `args`). */
+            any_args?: boolean;
+            /** @description Why, in the reviewer's words. */
+            note?: string | null;
+        };
+        /**
+         * @description Where a rule is.
+         * @enum {string}
+         */
+        AllowRuleStatus: "live" | "expired" | "revoked";
         /** @description An error response body. */
         ApiErrorBody: {
             /** @description What kind of error. */
@@ -985,7 +1084,8 @@ export interface components {
          *     agent turn that meets it. Agents describe a turn's tool calls, handoffs
          *     and errors in its `metadata`: `tool_call` (`{"tool_name": ..}`) or
          *     `tool_calls` (a list of those), `handoff` (`{"destination_agent": ..}`,
-         *     or a tool call named `handoff`/`parallel_handoff`), and `error`.
+         *     or a tool call named `handoff`/`parallel_handoff`), `error`, and the
+         *     named `step` it reports.
          */
         Breakpoint: {
             /** @description Only this tool; any when absent. */
@@ -1005,6 +1105,11 @@ export interface components {
             name: string;
             /** @enum {string} */
             on: "agent";
+        } | {
+            /** @description The step's name. */
+            name: string;
+            /** @enum {string} */
+            on: "step";
         };
         /** @description What a [`CapabilityRating`] serializes to: its counters plus the derived figures. */
         CapabilityRatingView: {
@@ -1109,6 +1214,8 @@ export interface components {
             name: string;
             /** @description agent, reviewer or admin. */
             role: components["schemas"]["TokenRole"];
+            /** @description Teams the token belongs to: gates restricted to `role:TEAM` may be decided with it. */
+            teams?: string[];
         };
         /** @description A new token and its secret. */
         CreatedToken: {
@@ -1189,6 +1296,7 @@ export interface components {
              *     (the text when none is given).
              */
             option?: string | null;
+            allow_rule?: null | components["schemas"]["AllowRuleRequest"];
         };
         /** @description Who stands behind a decision. */
         DecisionOrigin: {
@@ -1233,6 +1341,26 @@ export interface components {
             required_expertise?: string[];
             /** @description Anything that helps the human. */
             context?: unknown;
+        };
+        /** @description A gate's escalation after a wait (beside any timeout fallback). */
+        Escalation: {
+            /**
+             * Format: int64
+             * @description Seconds of waiting before it escalates.
+             */
+            after_secs: number;
+            /** @description Who it brings in and notifies: reviewers by name or `role:NAME`. */
+            to?: string[];
+            /**
+             * Format: date-time
+             * @description When it is due.
+             */
+            due_at: string;
+            /**
+             * Format: date-time
+             * @description When it escalated; none while it has not.
+             */
+            escalated_at?: string | null;
         };
         /** @description A logged event: its body, gap-free sequence number and chained hash. */
         Event: components["schemas"]["EventBody"] & {
@@ -1312,11 +1440,13 @@ export interface components {
             priority: components["schemas"]["Priority"];
             /**
              * Format: date-time
-             * @description Its new expiry.
+             * @description Its expiry from now on, if it has one.
              */
-            expires_at: string;
+            expires_at?: string | null;
             /** @description Why. */
             reason: string;
+            /** @description The reviewers and roles brought in and notified. */
+            notify?: string[];
             /** @enum {string} */
             type: "gate_escalated";
         } | {
@@ -1406,6 +1536,16 @@ export interface components {
             next_agent?: string | null;
             /** @enum {string} */
             type: "directive_delivered";
+        } | {
+            /** @description The rule. */
+            rule: components["schemas"]["AllowRule"];
+            /** @enum {string} */
+            type: "allow_rule_created";
+        } | {
+            /** @description The rule as revoked. */
+            rule: components["schemas"]["AllowRule"];
+            /** @enum {string} */
+            type: "allow_rule_revoked";
         } | {
             /** @description The runs it brought. */
             runs: components["schemas"]["RunId"][];
@@ -1545,6 +1685,13 @@ export interface components {
             options?: components["schemas"]["PresetOption"][];
             /** @description What happens when nobody answers before `expires_at`. */
             on_timeout?: components["schemas"]["TimeoutFallback"];
+            /**
+             * @description Who may decide it: reviewers by name, or `role:NAME` for everyone
+             *     whose token has that role (`admin`, `reviewer`) or team. Anyone with
+             *     a reviewer token may when empty; others see it read-only.
+             */
+            deciders?: string[];
+            escalation?: null | components["schemas"]["Escalation"];
             /** @description Where it is. */
             status: components["schemas"]["GateStatus"];
             decision?: null | components["schemas"]["Decision"];
@@ -1981,6 +2128,20 @@ export interface components {
              */
             expires_in_secs?: number | null;
             /**
+             * @description Who may decide it: reviewers by name, or `role:NAME` for everyone
+             *     whose token has that role (`admin`, `reviewer`) or team (at most 50).
+             */
+            deciders?: string[];
+            /**
+             * Format: int64
+             * @description Seconds after which, still pending, it escalates: its priority rises
+             *     a step (to high at least), `escalate_to` may decide it too and are
+             *     notified (webhook, desktop notification), and its timeline says so.
+             */
+            escalate_after_secs?: number | null;
+            /** @description Reviewers (`alice`) or roles (`role:sre`) an escalation brings in. */
+            escalate_to?: string[];
+            /**
              * @description The agent's idempotency key: a retry with the same key returns the
              *     first gate instead of opening a second.
              */
@@ -2182,14 +2343,29 @@ export interface components {
         Provider: {
             /** @description The provider's name (`replicate`, `openai`...). */
             name: string;
-            /** @description The tools it serves. */
+            /** @description Its wire protocol: `openai_compatible`, `anthropic`, `replicate` or `scripted`. */
+            kind: string;
+            /** @description Where it sends requests (never a key); none for the scripted provider. */
+            endpoint?: string | null;
+            /** @description The names of the tools it serves. */
             tools: string[];
+            /** @description The same tools, described. */
+            tool_details: components["schemas"]["ProviderTool"][];
+        };
+        /** @description A tool a provider runs. */
+        ProviderTool: {
+            /** @description Its name, as `run_input.tool` gives it (`openai:gpt-4o-mini`). */
+            name: string;
+            /** @description What it does. */
+            description: string;
+            /** @description The provider's model id. */
+            model: string;
         };
         /** @description The providers Gatehouse orchestrates. */
         ProvidersResponse: {
             /**
-             * @description None yet: Gatehouse reviews runs that agents drive; orchestrated
-             *     provider runs come later.
+             * @description The scripted demo provider first, then each configured one
+             *     (`GATEHOUSE_OPENAI_*`, `GATEHOUSE_ANTHROPIC_*`, `GATEHOUSE_REPLICATE_*`).
              */
             providers: components["schemas"]["Provider"][];
         };
@@ -2339,6 +2515,7 @@ export interface components {
             user_id?: string | null;
             /** @description The session it belongs to. */
             session_id?: string | null;
+            parent_run_id?: null | components["schemas"]["RunId"];
             /** @description Who takes part. */
             participants: components["schemas"]["Participant"][];
             /** @description Where it is. */
@@ -2541,18 +2718,27 @@ export interface components {
         };
         /** @description Seed 004's start request. */
         StartRunRequest: {
-            /** @description The run's input (seed 004's `RunInput`: prompt, tool config...), stored redacted. */
+            /**
+             * @description The run's input, stored redacted. When it names a `tool` (one of
+             *     `GET /providers`' tools, or seed 004's `agent_tool_config`),
+             *     Gatehouse drives that provider itself: `prompt` (required),
+             *     `system`, `inputs` (further payload fields), `collaborate` (`true`,
+             *     or `{"goal": bool, "plan": bool}`: seed 001's goal and plan rounds
+             *     first) and `assessment` (your own information step's `confidence`,
+             *     `reasons`, `safety_flags`, `recommended_settings`). Otherwise an
+             *     agent drives the run.
+             */
             run_input: unknown;
             hitl_config?: null | components["schemas"]["HitlConfig"];
             /** @description The user on whose behalf it runs. */
             user_id?: string | null;
             /** @description The session it belongs to. */
             session_id?: string | null;
-            /** @description Human-readable title. */
+            /** @description Human-readable title (orchestrated runs default to the tool and prompt). */
             title?: string | null;
             /**
              * @description The driving agent; defaults to the caller's token name. An agent
-             *     token may only name itself.
+             *     token may only name itself. Orchestrated runs are driven by `gatehouse`.
              */
             agent?: string | null;
             protocol?: null | components["schemas"]["HandoffProtocol"];
@@ -2572,6 +2758,8 @@ export interface components {
             message: string;
             /** @description Where to follow the run's events (Server-Sent Events). */
             events_url: string;
+            /** @description Whether Gatehouse drives the run (its input named a tool). */
+            orchestrated: boolean;
         };
         /**
          * @description Step-through control of a run (seed 003's execution modes).
@@ -2602,6 +2790,11 @@ export interface components {
             name: string;
             /** @description What it may do. */
             role: components["schemas"]["TokenRole"];
+            /**
+             * @description Teams it belongs to (`sre`, `security`): roles a gate's deciders
+             *     may name (`role:sre`) besides the token role itself.
+             */
+            teams?: string[];
             /**
              * Format: date-time
              * @description When it was created.
@@ -2728,6 +2921,17 @@ export interface components {
              * @description Timeouts, refused connections and non-2xx answers.
              */
             failed: number;
+        };
+        /** @description Who the caller is, as the server sees its token. */
+        WhoAmI: {
+            /** @description The token's identity (recorded as the actor of what it does). */
+            name: string;
+            /** @description agent, reviewer or admin. */
+            role: components["schemas"]["TokenRole"];
+            /** @description Its teams. */
+            teams: string[];
+            /** @description The roles a gate's deciders may name for it (`role:NAME`): its role and teams. */
+            roles: string[];
         };
     };
     responses: never;
@@ -4913,6 +5117,33 @@ export interface operations {
                 };
             };
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    whoami: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhoAmI"];
+                };
+            };
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -73,7 +73,7 @@ export interface Closed {
 export type QueueChange =
   | { add: GateSummary }
   | { remove: Closed }
-  | { escalate: { gateId: string; priority: Priority; expiresAt: string } }
+  | { escalate: { gateId: string; priority: Priority; expiresAt: string | null } }
   | null;
 
 export function changeOf(event: LogEvent): QueueChange {
@@ -105,7 +105,7 @@ export function changeOf(event: LogEvent): QueueChange {
         },
       };
     case "gate_escalated":
-      return { escalate: { gateId: event.gate_id, priority: event.priority, expiresAt: event.expires_at } };
+      return { escalate: { gateId: event.gate_id, priority: event.priority, expiresAt: event.expires_at ?? null } };
     default:
       return null;
   }
@@ -131,7 +131,7 @@ export function applyEvents(queue: readonly GateSummary[], events: readonly LogE
       // A gate that already closed in this batch stays closed.
       if (touched.get(change.add.id) !== null) touched.set(change.add.id, change.add);
     } else if ("escalate" in change) {
-      // It moves up the panel: the same gate, more urgent, with its new expiry.
+      // It moves up the panel: the same gate, more urgent, with its expiry from now on.
       const { gateId, priority, expiresAt } = change.escalate;
       const current = touched.has(gateId) ? touched.get(gateId) : queue.find((g) => g.id === gateId);
       if (current) touched.set(gateId, { ...current, priority, expires_at: expiresAt });
