@@ -550,6 +550,10 @@ pub struct Gate {
     /// Escalation after a wait: when, to whom, and whether it happened.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub escalation: Option<Escalation>,
+    /// For a sub-agent's gate: the agents of the chain of runs that led to
+    /// it, from the first parent's down to its own run's (empty otherwise).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agent_chain: Vec<String>,
     /// Where it is.
     pub status: GateStatus,
     /// The decision that resolved it.

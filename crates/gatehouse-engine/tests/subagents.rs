@@ -29,6 +29,11 @@ fn a_sub_agents_gate_knows_its_chain_of_agents() {
     let children: Vec<String> = f.engine.child_runs(&planner.id).unwrap().into_iter().map(|r| r.agent).collect();
     assert_eq!(children, ["coder"]);
     assert_eq!(f.engine.run(&tester.id).unwrap().parent_run_id, Some(coder.id));
+    // Each gate carries the chain that led to it, for the panel.
+    let asked = f.engine.open_gate(&tester.id, NewGate::question("Run the slow suite?"), "tester").unwrap();
+    assert_eq!(asked.agent_chain, ["planner", "coder", "tester"]);
+    let top = f.engine.open_gate(&planner.id, NewGate::question("Which goal?"), "planner").unwrap();
+    assert!(top.agent_chain.is_empty(), "a run without a parent has no chain");
 }
 
 #[test]

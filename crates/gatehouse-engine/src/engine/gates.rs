@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use crate::decision::{ActionChoice, Decision, DecisionAction, DecisionInput, DecisionOrigin};
 use crate::diff::{count_changes, diff_values};
 use crate::engine::collab::apply_plan_op;
-use crate::engine::runs::{after_gate_closed, ensure_live, load_run, record_score, set_status};
+use crate::engine::runs::{after_gate_closed, agent_chain, ensure_live, load_run, record_score, set_status};
 use crate::engine::{emit, Engine};
 use crate::error::{EngineError, Result};
 use crate::event::EventKind;
@@ -96,6 +96,7 @@ impl<S: Store> Engine<S> {
                 options: new.options.clone(),
                 on_timeout: new.on_timeout,
                 deciders: names(&new.deciders),
+                agent_chain: if run.parent_run_id.is_some() { agent_chain(tx, &run)? } else { Vec::new() },
                 escalation: new.escalate_after_secs.map(|after| Escalation {
                     after_secs: after,
                     to: names(&new.escalate_to),

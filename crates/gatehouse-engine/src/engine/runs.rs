@@ -304,6 +304,19 @@ fn descendants(tx: &mut dyn WriteTx, id: &RunId) -> Result<Vec<Run>> {
     Ok(out)
 }
 
+/// The agents of the chain of runs down to `run`, the first parent's first.
+pub(crate) fn agent_chain(tx: &mut dyn WriteTx, run: &Run) -> Result<Vec<String>> {
+    let mut agents = vec![run.agent.clone()];
+    let mut parent = run.parent_run_id.clone();
+    while let Some(id) = parent.filter(|_| agents.len() < MAX_DEPTH) {
+        let Some(up) = tx.run(&id)? else { break };
+        agents.push(up.agent.clone());
+        parent = up.parent_run_id;
+    }
+    agents.reverse();
+    Ok(agents)
+}
+
 /// A sub-agent's run needs a live parent, at most [`MAX_DEPTH`] levels down.
 fn check_parent(tx: &mut dyn WriteTx, parent: &RunId) -> Result<()> {
     let mut at =

@@ -205,6 +205,12 @@ pub struct GateSummary {
     pub created_at: DateTime<Utc>,
     /// When it expires.
     pub expires_at: Option<DateTime<Utc>>,
+    /// For a sub-agent's gate: the agents that led to it, the first parent's first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub agent_chain: Vec<String>,
+    /// Who may decide it (reviewers, `role:NAME`); anyone when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub deciders: Vec<String>,
 }
 
 impl From<&Gate> for GateSummary {
@@ -220,6 +226,8 @@ impl From<&Gate> for GateSummary {
             status: g.status,
             created_at: g.created_at,
             expires_at: g.expires_at,
+            agent_chain: g.agent_chain.clone(),
+            deciders: g.deciders.clone(),
         }
     }
 }

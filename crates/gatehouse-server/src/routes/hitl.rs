@@ -99,6 +99,11 @@ pub struct StartRunRequest {
     /// Participants besides the agent.
     #[serde(default)]
     pub participants: Vec<Participant>,
+    /// The run this one is a sub-agent's run of: its gates show the chain
+    /// of agents, and pausing or cancelling the parent reaches it. An agent
+    /// may name only a run it may use.
+    #[serde(default)]
+    pub parent_run_id: Option<String>,
 }
 
 /// Seed 004's answer to starting a run.
@@ -136,12 +141,19 @@ pub async fn start_run(
             caller.name
         )));
     }
+    let parent_run_id = match req.parent_run_id.filter(|p| !p.trim().is_empty()) {
+        Some(parent) => Some(visible_run(&state, &caller, parent).await.map_err(|e| match e.status() {
+            StatusCode::NOT_FOUND => ApiError::invalid(format!("parent_run_id: {}", e.message())),
+            _ => e,
+        })?.id),
+        None => None,
+    };
     let mut new = NewRun {
         title: req.title.unwrap_or_default(),
         agent,
         user_id: req.user_id.filter(|u| !u.is_empty()),
         session_id: req.session_id.filter(|s| !s.is_empty()),
-        parent_run_id: None,
+        parent_run_id,
         participants: req.participants,
         hitl_config: req.hitl_config.unwrap_or_default(),
         protocol: req.protocol.unwrap_or_default(),

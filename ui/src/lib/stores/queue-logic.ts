@@ -52,6 +52,8 @@ export function summaryOf(gate: Gate): GateSummary {
     status: gate.status,
     created_at: gate.created_at,
     expires_at: gate.expires_at ?? null,
+    ...(gate.agent_chain?.length ? { agent_chain: gate.agent_chain } : {}),
+    ...(gate.deciders?.length ? { deciders: gate.deciders } : {}),
   };
 }
 
