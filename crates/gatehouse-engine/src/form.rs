@@ -1,7 +1,10 @@
-//! Response forms: a gate may say in a JSON Schema what answer it wants (as
-//! MCP elicitation and LangGraph's `response_schema` do). The schema is
-//! checked when the gate opens, and a reviewer's answer against it before
-//! it is recorded, naming the first field that is wrong.
+//! Schemas on gates. Response forms: a gate may say in a JSON Schema what
+//! answer it wants (as MCP elicitation and LangGraph's `response_schema`
+//! do); the schema is checked when the gate opens, and a reviewer's answer
+//! against it before it is recorded, naming the first field that is wrong.
+//! Payload schemas: a gate may declare what its payload should look like (a
+//! tool's input schema); a payload that does not fit is still shown, with
+//! its problems, and a reviewer's edit must fit.
 
 use serde_json::Value;
 
@@ -30,16 +33,55 @@ pub fn check_schema(schema: &Value) -> Result<()> {
 /// Checks `response` against `schema`, naming the first wrong field as
 /// `response.a.b` (or `response` for the whole answer).
 pub fn check_response(schema: &Value, response: &Value) -> Result<()> {
+    check_against("response_schema", schema, "response", response)
+}
+
+/// Checks that a gate's `payload_schema` is a JSON Schema that compiles.
+pub fn check_payload_schema(schema: &Value) -> Result<()> {
+    if !schema.is_object() {
+        return Err(EngineError::invalid("payload_schema", "must be a JSON Schema object"));
+    }
+    if serde_json::to_vec(schema).map(|b| b.len()).unwrap_or(usize::MAX) > MAX_SCHEMA_BYTES {
+        return Err(EngineError::invalid("payload_schema", format!("must be at most {MAX_SCHEMA_BYTES} bytes")));
+    }
+    jsonschema::validator_for(schema)
+        .map(|_| ())
+        .map_err(|e| EngineError::invalid("payload_schema", format!("is not a valid JSON Schema: {e}")))
+}
+
+/// The most problems kept for one payload.
+const MAX_PROBLEMS: usize = 20;
+
+/// Where `payload` breaks `schema`, as `path: what` lines (the whole payload
+/// is `payload`), at most [`MAX_PROBLEMS`]; none when it fits.
+pub fn payload_problems(schema: &Value, payload: &Value) -> Vec<String> {
+    let Ok(validator) = jsonschema::validator_for(schema) else { return Vec::new() };
+    validator
+        .iter_errors(payload)
+        .take(MAX_PROBLEMS)
+        .map(|e| format!("{}: {e}", dotted("payload", &e.instance_path.to_string())))
+        .collect()
+}
+
+/// Checks an edited payload against the gate's `payload_schema`, naming the first wrong field.
+pub fn check_payload(schema: &Value, payload: &Value) -> Result<()> {
+    check_against("payload_schema", schema, "payload", payload)
+}
+
+fn check_against(schema_field: &str, schema: &Value, root: &str, instance: &Value) -> Result<()> {
     let validator = jsonschema::validator_for(schema)
-        .map_err(|e| EngineError::invalid("response_schema", format!("is not a valid JSON Schema: {e}")))?;
-    let Some(error) = validator.iter_errors(response).next() else { return Ok(()) };
-    let path = error.instance_path.to_string();
-    let field = path.split('/').filter(|p| !p.is_empty()).fold("response".to_owned(), |mut f, p| {
+        .map_err(|e| EngineError::invalid(schema_field, format!("is not a valid JSON Schema: {e}")))?;
+    let Some(error) = validator.iter_errors(instance).next() else { return Ok(()) };
+    Err(EngineError::invalid(dotted(root, &error.instance_path.to_string()), error.to_string()))
+}
+
+/// A JSON pointer as `root.a.b`.
+fn dotted(root: &str, pointer: &str) -> String {
+    pointer.split('/').filter(|p| !p.is_empty()).fold(root.to_owned(), |mut f, p| {
         f.push('.');
         f.push_str(&p.replace("~1", "/").replace("~0", "~"));
         f
-    });
-    Err(EngineError::invalid(field, error.to_string()))
+    })
 }
 
 #[cfg(test)]
@@ -84,6 +126,19 @@ mod tests {
             "response.owner"
         );
         assert_eq!(field_of(check_response(&form(), &json!("eu"))), "response");
+    }
+
+    #[test]
+    fn a_payload_off_its_schema_lists_its_problems_and_an_edit_must_fit() {
+        let schema = json!({"type": "object", "required": ["image"], "properties": {"width": {"type": "integer", "maximum": 4096}}});
+        check_payload_schema(&schema).unwrap();
+        let problems = payload_problems(&schema, &json!({"width": 9000}));
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(problems.iter().any(|p| p.starts_with("payload.width: ")), "{problems:?}");
+        assert!(problems.iter().any(|p| p.starts_with("payload: ") && p.contains("image")), "{problems:?}");
+        assert!(payload_problems(&schema, &json!({"image": "a.png", "width": 100})).is_empty());
+        assert_eq!(field_of(check_payload(&schema, &json!({"image": "a.png", "width": 9000}))), "payload.width");
+        assert_eq!(field_of(check_payload_schema(&json!({"type": 7}))), "payload_schema");
     }
 
     #[test]

@@ -550,6 +550,15 @@ pub struct Gate {
     /// Escalation after a wait: when, to whom, and whether it happened.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub escalation: Option<Escalation>,
+    /// What the payload should look like (a JSON Schema, such as the
+    /// tool's input schema), when the agent declared it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload_schema: Option<serde_json::Value>,
+    /// Where the payload breaks `payload_schema` (`payload.width: ...`).
+    /// Such a gate is shown with its payload as sent, never passes on its
+    /// own, and cannot be approved as is: edit it to fit, or reject it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub payload_problems: Vec<String>,
     /// For a sub-agent's gate: the agents of the chain of runs that led to
     /// it, from the first parent's down to its own run's (empty otherwise).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -685,6 +694,11 @@ pub struct NewGate {
     /// Seconds until it expires; question gates default to 24 h, others never.
     #[serde(default)]
     pub expires_in_secs: Option<u64>,
+    /// What the payload should look like: a JSON Schema (the tool's input
+    /// schema, say). A payload that does not fit still opens the gate, with
+    /// its problems listed and approving it as is withheld.
+    #[serde(default)]
+    pub payload_schema: Option<serde_json::Value>,
     /// Who may decide it: reviewers by name, or `role:NAME` for everyone
     /// whose token has that role (`admin`, `reviewer`) or team (at most 50).
     #[serde(default)]
@@ -726,6 +740,7 @@ impl NewGate {
             options: Vec::new(),
             on_timeout: TimeoutFallback::Expire,
             expires_in_secs: None,
+            payload_schema: None,
             deciders: Vec::new(),
             escalate_after_secs: None,
             escalate_to: Vec::new(),

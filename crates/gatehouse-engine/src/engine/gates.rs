@@ -71,7 +71,17 @@ impl<S: Store> Engine<S> {
                 // A form asks for an answer: answering it is always offered.
                 allowed_actions.insert(0, DecisionAction::Respond);
             }
-            check_options(&new.options, &allowed_actions)?;
+            let payload_problems = match (&new.payload_schema, &payload) {
+                (Some(schema), Some(payload)) => crate::form::payload_problems(schema, payload),
+                _ => Vec::new(),
+            };
+            let mut options = new.options.clone();
+            if !payload_problems.is_empty() {
+                // Shown as sent, but approving a payload that does not fit is not safe.
+                allowed_actions.retain(|a| *a != DecisionAction::Approve);
+                options.retain(|o| allowed_actions.contains(&o.action));
+            }
+            check_options(&options, &allowed_actions)?;
             check_fallback(&new, &run, now)?;
             let mut gate = Gate {
                 id: GateId::new(),
@@ -93,8 +103,10 @@ impl<S: Store> Engine<S> {
                 actions,
                 response_schema: new.response_schema.clone(),
                 agent_state,
-                options: new.options.clone(),
+                options,
                 on_timeout: new.on_timeout,
+                payload_schema: new.payload_schema.clone(),
+                payload_problems,
                 deciders: names(&new.deciders),
                 agent_chain: if run.parent_run_id.is_some() { agent_chain(tx, &run)? } else { Vec::new() },
                 escalation: new.escalate_after_secs.map(|after| Escalation {
@@ -388,6 +400,9 @@ fn validate_new_gate(new: &NewGate) -> Result<()> {
     if let Some(schema) = &new.response_schema {
         crate::form::check_schema(schema)?;
     }
+    if let Some(schema) = &new.payload_schema {
+        crate::form::check_payload_schema(schema)?;
+    }
     if let Some(state) = &new.agent_state {
         let bytes = serde_json::to_vec(state).map(|b| b.len()).unwrap_or(usize::MAX);
         if bytes > MAX_AGENT_STATE_BYTES {
@@ -434,6 +449,9 @@ fn policy_outcome(run: &Run, gate: &Gate) -> PolicyOutcome {
     if !gate.kind().policy_may_auto_pass() || gate.quorum.is_some() {
         return PolicyOutcome::Wait { reason: format!("{} gates always wait for a human", gate.kind().as_str()) };
     }
+    if !gate.payload_problems.is_empty() {
+        return PolicyOutcome::Wait { reason: "its payload does not match its declared schema".to_owned() };
+    }
     // The agent's own signals; an information review's findings count too.
     let (mut confidence, mut safety_flags) = (gate.confidence, gate.safety_flags.clone());
     if let GateSpec::InformationReview { confidence: c, safety_flags: flags, .. } = &gate.spec {
@@ -467,6 +485,11 @@ fn check_decision(gate: &Gate, input: &DecisionInput) -> Result<()> {
     match input.action {
         DecisionAction::Edit if input.payload.is_none() => {
             return Err(EngineError::invalid("payload", "an edit needs the edited payload"));
+        }
+        DecisionAction::Edit => {
+            if let (Some(schema), Some(edited)) = (&gate.payload_schema, &input.payload) {
+                crate::form::check_payload(schema, edited)?;
+            }
         }
         DecisionAction::Respond if gate.response_schema.is_some() && input.response.is_none() => {
             return Err(EngineError::invalid("response", "this gate asks for its answer in a form: send `response`"));
