@@ -105,10 +105,12 @@ export class Gatehouse {
    * Makes a token with `gatehouse token create` and returns its secret.
    * @param {Role} role
    * @param {string} name the identity recorded for what it does
+   * @param {string[]} [teams] teams the token belongs to (gates may be restricted to `role:TEAM`)
    * @returns {Promise<string>}
    */
-  async token(role, name) {
-    const { stdout } = await run(BINARY, ["token", "create", "--db", this.db, "--role", role, "--name", name]);
+  async token(role, name, teams = []) {
+    const args = ["token", "create", "--db", this.db, "--role", role, "--name", name, ...teams.flatMap((t) => ["--team", t])];
+    const { stdout } = await run(BINARY, args);
     const secret = stdout.trim();
     if (!secret) throw new Error(`gatehouse token create printed no secret for ${name}`);
     return secret;
