@@ -30,6 +30,7 @@ export const UI_DIR = process.env.GATEHOUSE_UI_DIR ?? join(ROOT, "ui", "dist");
  * @typedef {{
  *   id: string, run_id: string, agent: string, mode: "sync" | "async" | "advisory", status: string, text: string,
  *   payload?: Json,
+ *   agent_state?: Json,
  *   decision?: {
  *     action: string, decided_by: string, decided_at: string, text?: string | null, payload?: Json,
  *     diff?: { changes: { path: string, op: string, old?: Json, new?: Json }[], unified: string } | null,
