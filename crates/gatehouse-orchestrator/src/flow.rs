@@ -277,6 +277,7 @@ fn payload_gate(
     };
     let mut gate = NewGate::new(GateSpec::PayloadReview { validation, suggestions, required_fields }, text);
     gate.payload = Some(payload.to_value());
+    gate.payload_schema = Some(edits_are_objects());
     gate.example_input = Some(Value::Object(tool.example_input.clone()));
     gate.context = context(input, "payload_review");
     if !report.suggestions.is_empty() {
@@ -288,6 +289,14 @@ fn payload_gate(
         gate.options.push(option("cancel", "Cancel the run", DecisionAction::Reject));
     }
     gate
+}
+
+/// The payload schema of the orchestrator's payload gates: any object. The
+/// tool's own schema is checked by its validation (which a reviewer may
+/// override); this only makes the engine refuse, with a 422 to the
+/// reviewer, an edit that is not a payload at all.
+fn edits_are_objects() -> Value {
+    json!({"type": "object"})
 }
 
 fn option(name: &str, title: &str, action: DecisionAction) -> PresetOption {
@@ -385,6 +394,7 @@ pub(crate) async fn recover_payload(
         ),
     );
     gate.payload = Some(payload.to_value());
+    gate.payload_schema = Some(edits_are_objects());
     gate.example_input = Some(Value::Object(tool.example_input.clone()));
     gate.requires_human = true;
     gate.context = GateContext { task_id: None, task_description: None, step: Some("error".into()) };

@@ -185,6 +185,9 @@ async fn a_failed_call_becomes_an_error_gate_offering_its_remedies() {
     let failed = h.turns(&run.id).into_iter().find(|t| t.metadata.get("error").is_some()).expect("an error turn");
     assert_eq!(failed.metadata["error"]["code"], "rejected");
 
+    // An edit that is not a payload at all is refused to the reviewer, and the gate still waits.
+    let refused = h.engine.resolve_gate(&error.id, DecisionInput::edit(json!("temperature 0.5")), "alice");
+    assert!(refused.unwrap_err().to_string().starts_with("payload:"));
     let mut fixed = error.payload.clone().unwrap();
     fixed["temperature"] = json!(0.5);
     h.decide(&error, DecisionInput::edit(fixed));
