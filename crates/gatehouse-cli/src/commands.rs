@@ -218,6 +218,11 @@ fn detail(event: &EventBody, gates: &HashMap<&GateId, &Gate>) -> String {
             let next = next_agent.as_deref().map(|a| format!(", next agent {a}")).unwrap_or_default();
             format!("{} instructions delivered{next}", instructions.len())
         }
+        EventKind::AllowRuleCreated { rule } => {
+            let until = rule.expires_at.map(|at| at.format("until %Y-%m-%d %H:%M").to_string());
+            format!("always allow {} for {}, {}", rule.action, rule.agent, until.as_deref().unwrap_or("until revoked"))
+        }
+        EventKind::AllowRuleRevoked { rule } => format!("{} ({} for {})", rule.id, rule.action, rule.agent),
         EventKind::RecordingImported { runs, events } => format!("{} runs, {events} events", runs.len()),
         EventKind::TokenCreated { token } => format!("{} ({})", token.name, token.role.as_str()),
         EventKind::TokenRevoked { token_id } => token_id.clone(),

@@ -5,6 +5,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::allow_rule::AllowRuleRequest;
 use crate::diff::PayloadDiff;
 use crate::ids::{DecisionId, GateId, RunId};
 use crate::policy::DecisionType;
@@ -109,6 +110,12 @@ pub struct DecisionInput {
     /// (the text when none is given).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub option: Option<String>,
+    /// With `approve` or `edit` on an approval gate: also always allow
+    /// this action of this agent (with arguments matching a pattern, for a
+    /// while or until revoked). The rule is made with the decision, in the
+    /// same transaction, by the reviewer deciding.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_rule: Option<AllowRuleRequest>,
 }
 
 /// A reviewer's decision on one of a gate's proposed actions.
@@ -133,7 +140,16 @@ pub struct ActionChoice {
 impl DecisionInput {
     /// A bare decision.
     pub fn new(action: DecisionAction) -> Self {
-        Self { action, payload: None, text: None, score: None, actions: Vec::new(), response: None, option: None }
+        Self {
+            action,
+            payload: None,
+            text: None,
+            score: None,
+            actions: Vec::new(),
+            response: None,
+            option: None,
+            allow_rule: None,
+        }
     }
     /// Approve as proposed.
     pub fn approve() -> Self {

@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::allow_rule::AllowRule;
 use crate::decision::{Decision, DecisionInput};
 use crate::gate::{ActionDecision, Gate, GateStatus, Priority, Vote};
 use crate::ids::{GateId, RunId};
@@ -176,6 +177,20 @@ pub enum EventKind {
         #[serde(default)]
         next_agent: Option<String>,
     },
+    /// A reviewer made an allow-rule: until it expires or is revoked,
+    /// approval gates it matches pass as they open (each such gate's
+    /// `gate_auto_passed` names it as the decider, `rule:<id>`). Made while
+    /// deciding, it belongs to the decided gate's run.
+    AllowRuleCreated {
+        /// The rule.
+        rule: Box<AllowRule>,
+    },
+    /// A reviewer revoked an allow-rule: it matches nothing from now on
+    /// (bookkeeping; not part of recordings).
+    AllowRuleRevoked {
+        /// The rule as revoked.
+        rule: Box<AllowRule>,
+    },
     /// A recording was imported (bookkeeping; not part of recordings).
     RecordingImported {
         /// The runs it brought.
@@ -226,6 +241,8 @@ impl EventKind {
             Self::InstructionInjected { .. } => "instruction_injected",
             Self::NextAgentSet { .. } => "next_agent_set",
             Self::DirectiveDelivered { .. } => "directive_delivered",
+            Self::AllowRuleCreated { .. } => "allow_rule_created",
+            Self::AllowRuleRevoked { .. } => "allow_rule_revoked",
             Self::RecordingImported { .. } => "recording_imported",
             Self::TokenCreated { .. } => "token_created",
             Self::TokenRevoked { .. } => "token_revoked",
@@ -242,6 +259,7 @@ impl EventKind {
                 | Self::RetentionPurged { .. }
                 | Self::TokenCreated { .. }
                 | Self::TokenRevoked { .. }
+                | Self::AllowRuleRevoked { .. }
         )
     }
 }

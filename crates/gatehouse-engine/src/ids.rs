@@ -72,6 +72,11 @@ id_type!(
     TurnId,
     "turn_"
 );
+id_type!(
+    /// Identifies an allow-rule (gates it passes are decided by `rule:<id>`).
+    AllowRuleId,
+    "allow_"
+);
 
 /// Where the engine reads the time from. Production uses the system clock;
 /// tests inject a [`ManualClock`] to cross expiry deadlines instantly.

@@ -15,6 +15,7 @@
 //! # Ok::<(), gatehouse_engine::EngineError>(())
 //! ```
 
+pub mod allow_rule;
 pub mod decision;
 pub mod diff;
 pub mod engine;
@@ -33,6 +34,7 @@ pub mod search;
 pub mod store;
 pub mod token;
 
+pub use allow_rule::{AllowRule, AllowRuleFilter, AllowRuleRequest, AllowRuleStatus, NewAllowRule};
 pub use decision::{ActionChoice, Decision, DecisionAction, DecisionInput, DecisionOrigin};
 pub use engine::metrics::Metrics;
 pub use engine::{AuditReport, Engine, EngineConfig, PurgeReport, Subscription};
@@ -42,7 +44,7 @@ pub use gate::{
     ActionDecision, BlockingMode, Decider, Escalation, Gate, GateContext, GateKind, GateSpec, GateStatus, NewGate,
     PresetOption, Priority, ProposedAction, Quorum, TimeoutFallback,
 };
-pub use ids::{Clock, GateId, ManualClock, RunId, SystemClock};
+pub use ids::{AllowRuleId, Clock, GateId, ManualClock, RunId, SystemClock};
 pub use recording::{Recording, RecordingScope, Replay};
 pub use run::{
     Breakpoint, Directive, DirectiveAction, Instruction, NewRun, NewTurn, Role, Run, RunControl, RunStatus, StepMode,

@@ -8,7 +8,7 @@ use crate::decision::{ActionChoice, Decision, DecisionAction, DecisionInput, Dec
 use crate::diff::{count_changes, diff_values};
 use crate::engine::collab::apply_plan_op;
 use crate::engine::runs::{after_gate_closed, agent_chain, ensure_live, load_run, record_score, set_status};
-use crate::engine::{emit, Engine};
+use crate::engine::{emit, rules, Engine};
 use crate::error::{EngineError, Result};
 use crate::event::EventKind;
 use crate::gate::{
@@ -126,14 +126,25 @@ impl<S: Store> Engine<S> {
             if run.status == RunStatus::Created {
                 set_status(tx, &mut run, RunTransition::Start, &actor, None, now)?;
             }
-            if let PolicyOutcome::AutoPass { reason } = policy_outcome(&run, &gate) {
-                settle_open_actions(&mut gate, DecisionAction::Approve, None, "policy", now);
+            // The run's policy may pass it; else a reviewer's allow-rule may.
+            let passed = match policy_outcome(&run, &gate) {
+                PolicyOutcome::AutoPass { reason } => Some(("policy".to_owned(), reason, None)),
+                PolicyOutcome::Wait { .. } => {
+                    rules::matching(tx, &gate, &actor, now)?.map(|m| (m.decided_by(), m.reason(), Some(m)))
+                }
+            };
+            if let Some((by, reason, rules)) = passed {
+                settle_open_actions(&mut gate, DecisionAction::Approve, None, &by, now);
+                if let Some(rules) = &rules {
+                    rules.name_action_deciders(&mut gate);
+                    rules.record_uses(tx, now)?;
+                }
                 let decision = Decision {
                     id: DecisionId::new(),
                     gate_id: gate.id.clone(),
                     run_id: run.id.clone(),
                     action: DecisionAction::Approve,
-                    decided_by: "policy".into(),
+                    decided_by: by,
                     origin: DecisionOrigin::Auto { reason },
                     text: None,
                     payload: None,
@@ -208,6 +219,11 @@ impl<S: Store> Engine<S> {
             text: input.text.map(|t| r.redact_str(&t).into_owned()),
             // The scorer is whoever decides, at the time they decide, whatever the input says.
             score: input.score.map(|s| QualityScore { scorer: reviewer.to_owned(), at: now, ..s }),
+            allow_rule: input.allow_rule.map(|a| crate::allow_rule::AllowRuleRequest {
+                args: a.args.map(|v| r.redact_value(&v)),
+                note: a.note.map(|n| r.redact_str(&n).into_owned()),
+                ..a
+            }),
             ..input
         };
         let (id, reviewer, who) = (id.clone(), reviewer.to_owned(), who.clone());
@@ -223,22 +239,18 @@ impl<S: Store> Engine<S> {
                     deciders: gate.deciders.clone(),
                 });
             }
-            if !gate.actions.is_empty() {
-                return decide_actions(tx, gate, input, &reviewer, now);
+            // "Always allow": checked before anything is written, made with the decision.
+            let allow = match &input.allow_rule {
+                Some(request) => rules::plan(&gate, &input, request, now)?,
+                None => Vec::new(),
+            };
+            let attempt = decide_pending(tx, gate, input, &reviewer, now)?;
+            if let Attempt::Done(gate) = &attempt {
+                if gate.status == GateStatus::Resolved && !allow.is_empty() {
+                    rules::create_planned(tx, gate, allow, &reviewer, now)?;
+                }
             }
-            let input = with_option(&gate, input)?;
-            if !input.actions.is_empty() {
-                return Err(EngineError::invalid(
-                    "actions",
-                    "this gate proposes one action; decide it without `actions`",
-                ));
-            }
-            check_decision(&gate, &input)?;
-            if gate.quorum.is_some() {
-                return vote(tx, gate, input, &reviewer, now);
-            }
-            let gate = decide_gate(tx, gate, input, &reviewer, DecisionOrigin::Human, now)?;
-            Ok(Attempt::Done(Box::new(gate)))
+            Ok(attempt)
         })?;
         match attempt {
             Attempt::Done(gate) => Ok(*gate),
@@ -323,6 +335,30 @@ impl<S: Store> Engine<S> {
             Ok(gate)
         })
     }
+}
+
+/// Decides a pending gate for a reviewer allowed to: each action of a gate
+/// of several, a vote on a quorum gate, or the decision itself.
+fn decide_pending(
+    tx: &mut dyn WriteTx,
+    gate: Gate,
+    input: DecisionInput,
+    reviewer: &str,
+    now: DateTime<Utc>,
+) -> Result<Attempt> {
+    if !gate.actions.is_empty() {
+        return decide_actions(tx, gate, input, reviewer, now);
+    }
+    let input = with_option(&gate, input)?;
+    if !input.actions.is_empty() {
+        return Err(EngineError::invalid("actions", "this gate proposes one action; decide it without `actions`"));
+    }
+    check_decision(&gate, &input)?;
+    if gate.quorum.is_some() {
+        return vote(tx, gate, input, reviewer, now);
+    }
+    let gate = decide_gate(tx, gate, input, reviewer, DecisionOrigin::Human, now)?;
+    Ok(Attempt::Done(Box::new(gate)))
 }
 
 fn score_at_least(input: &DecisionInput, threshold: f64) -> bool {

@@ -23,6 +23,7 @@ pub mod control;
 mod gates;
 mod maintenance;
 pub mod metrics;
+mod rules;
 pub(crate) mod runs;
 mod search;
 

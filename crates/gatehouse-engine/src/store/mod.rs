@@ -8,12 +8,13 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::allow_rule::{AllowRule, AllowRuleFilter};
 use crate::decision::Decision;
 use crate::engine::metrics::{Correction, GateTally};
 use crate::error::Result;
 use crate::event::{Event, EventBody, EventRow};
 use crate::gate::{BlockingMode, Gate, GateKind, GateStatus};
-use crate::ids::{GateId, RunId};
+use crate::ids::{AllowRuleId, GateId, RunId};
 use crate::plan::PlanRevision;
 use crate::run::{Run, RunStatus, Turn};
 use crate::scoring::CapabilityRating;
@@ -23,6 +24,7 @@ use crate::token::Token;
 pub mod sqlite;
 
 mod queries;
+mod rules;
 mod schema;
 mod search;
 
@@ -154,6 +156,13 @@ pub trait ReadTx {
     /// The JSON pointers human edits changed most often, most frequent
     /// first (ties by path), at most `limit`.
     fn top_corrections(&self, limit: u32) -> Result<Vec<Correction>>;
+    /// One allow-rule, its status as of `now`.
+    fn allow_rule(&self, id: &AllowRuleId, now: chrono::DateTime<chrono::Utc>) -> Result<Option<AllowRule>>;
+    /// Allow-rules matching `filter` (statuses as of `now`), newest first.
+    fn allow_rules(&self, filter: &AllowRuleFilter, now: chrono::DateTime<chrono::Utc>) -> Result<Vec<AllowRule>>;
+    /// The rules live at `now` for `agent`'s `action`, oldest first.
+    fn live_allow_rules(&self, agent: &str, action: &str, now: chrono::DateTime<chrono::Utc>)
+        -> Result<Vec<AllowRule>>;
 }
 
 /// Writes, inside one atomic transaction.
@@ -186,6 +195,10 @@ pub trait WriteTx: ReadTx {
     fn insert_token(&mut self, token: &Token, secret_hash: &[u8; 32]) -> Result<()>;
     /// Replaces a token's snapshot (revocation).
     fn update_token(&mut self, token: &Token) -> Result<()>;
+    /// Stores a new allow-rule.
+    fn insert_allow_rule(&mut self, rule: &AllowRule) -> Result<()>;
+    /// Replaces an allow-rule's snapshot (a use counted, a revocation).
+    fn update_allow_rule(&mut self, rule: &AllowRule) -> Result<()>;
 }
 
 /// A transactional backend.

@@ -11,12 +11,13 @@ use rusqlite::types::Value as SqlValue;
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 use serde::de::DeserializeOwned;
 
+use crate::allow_rule::{AllowRule, AllowRuleFilter};
 use crate::decision::Decision;
 use crate::engine::metrics::{Correction, GateTally};
 use crate::error::{EngineError, Result};
 use crate::event::{self, Event, EventBody, EventRow};
 use crate::gate::{Gate, GateStatus};
-use crate::ids::{GateId, RunId};
+use crate::ids::{AllowRuleId, GateId, RunId};
 use crate::plan::PlanRevision;
 use crate::run::{Run, Turn};
 use crate::scoring::CapabilityRating;
@@ -392,6 +393,18 @@ impl<W> ReadTx for Db<'_, W> {
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
+
+    fn allow_rule(&self, id: &AllowRuleId, now: DateTime<Utc>) -> Result<Option<AllowRule>> {
+        super::rules::rule(self.conn, id, now)
+    }
+
+    fn allow_rules(&self, filter: &AllowRuleFilter, now: DateTime<Utc>) -> Result<Vec<AllowRule>> {
+        super::rules::rules(self.conn, filter, now)
+    }
+
+    fn live_allow_rules(&self, agent: &str, action: &str, now: DateTime<Utc>) -> Result<Vec<AllowRule>> {
+        super::rules::live_rules(self.conn, agent, action, now)
+    }
 }
 
 fn read_events(conn: &Connection, sql: &str, params: &[SqlValue]) -> Result<Vec<Event>> {
@@ -593,6 +606,14 @@ impl WriteTx for Db<'_, &mut WriteState> {
             token.id
         ])?;
         Ok(())
+    }
+
+    fn insert_allow_rule(&mut self, rule: &AllowRule) -> Result<()> {
+        super::rules::insert(self.conn, rule)
+    }
+
+    fn update_allow_rule(&mut self, rule: &AllowRule) -> Result<()> {
+        super::rules::update(self.conn, rule)
     }
 
     fn purge_run(&mut self, run: &RunId) -> Result<()> {
