@@ -12,6 +12,7 @@ pub mod collab;
 pub mod events;
 pub mod gates;
 pub mod hitl;
+pub mod rules;
 pub mod runs;
 pub mod search;
 
@@ -20,6 +21,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .merge(gates::routes())
         .merge(search::routes())
+        .merge(rules::routes())
         .merge(hitl::routes())
         .merge(agents::routes())
         .merge(runs::routes())

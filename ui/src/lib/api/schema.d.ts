@@ -3,6 +3,53 @@
 // (`npm run fetch:api`), then run `npm run gen:api`.
 
 export interface paths {
+    "/api/hitl/allow-rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Lists allow-rules, live and past (expired, revoked), newest first.
+         *     Reviewers and admins only.
+         */
+        get: operations["list_allow_rules"];
+        put?: never;
+        /**
+         * Makes an allow-rule directly: from now on (for `for_secs`, or until
+         *     revoked) approval gates of `agent`'s `action`, opened by that agent,
+         *     whose arguments match `args` pass at once. Reviewers and admins only;
+         *     the author recorded is the token's identity.
+         */
+        post: operations["create_allow_rule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/hitl/allow-rules/{rule_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revokes an allow-rule at once: it passes no gate from now on. Revoking
+         *     a rule already revoked changes nothing and returns it as it is (who
+         *     revoked it first, and when). Reviewers and admins only.
+         */
+        delete: operations["revoke_allow_rule"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/hitl/approvals/pending": {
         parameters: {
             query?: never;
@@ -940,7 +987,11 @@ export interface components {
             agent: string;
             /** @description The action (an approval gate's `action`, or a proposed action's name). */
             action: string;
-            /** @description The argument pattern (see the module's rules); `null` matches any arguments. */
+            /**
+             * @description The argument pattern: an object needs exactly its keys, an array its
+             *     length, a string may use `*` for any characters (`\*` for a star),
+             *     other values must be equal; `null` matches any arguments.
+             */
             args?: unknown;
             /** @description The reviewer who made it. */
             created_by: string;
@@ -979,6 +1030,11 @@ export interface components {
         };
         /** @description Identifies an allow-rule (gates it passes are decided by `rule:<id>`). */
         AllowRuleId: string;
+        /** @description Allow-rules, newest first. */
+        AllowRuleList: {
+            /** @description The rules, each with its status as of now and how many gates it passed. */
+            rules: components["schemas"]["AllowRule"][];
+        };
         /**
          * @description An allow-rule made while deciding an approval gate: the decision's
          *     `allow_rule`. It is made in the same transaction as the decision, by the
@@ -1692,6 +1748,22 @@ export interface components {
              */
             deciders?: string[];
             escalation?: null | components["schemas"]["Escalation"];
+            /**
+             * @description What the payload should look like (a JSON Schema, such as the
+             *     tool's input schema), when the agent declared it.
+             */
+            payload_schema?: unknown;
+            /**
+             * @description Where the payload breaks `payload_schema` (`payload.width: ...`).
+             *     Such a gate is shown with its payload as sent, never passes on its
+             *     own, and cannot be approved as is: edit it to fit, or reject it.
+             */
+            payload_problems?: string[];
+            /**
+             * @description For a sub-agent's gate: the agents of the chain of runs that led to
+             *     it, from the first parent's down to its own run's (empty otherwise).
+             */
+            agent_chain?: string[];
             /** @description Where it is. */
             status: components["schemas"]["GateStatus"];
             decision?: null | components["schemas"]["Decision"];
@@ -1953,6 +2025,10 @@ export interface components {
              * @description When it expires.
              */
             expires_at?: string | null;
+            /** @description For a sub-agent's gate: the agents that led to it, the first parent's first. */
+            agent_chain?: string[];
+            /** @description Who may decide it (reviewers, `role:NAME`); anyone when empty. */
+            deciders?: string[];
         };
         /** @description Turn-taking rules (seed 000's handoff protocol). */
         HandoffProtocol: {
@@ -2066,6 +2142,24 @@ export interface components {
             /** @description Webhook deliveries since this server started. */
             webhooks: components["schemas"]["WebhookStats"];
         };
+        /** @description An allow-rule to make directly (not while deciding). */
+        NewAllowRule: {
+            /** @description The agent whose approval gates it passes. */
+            agent: string;
+            /** @description The action. */
+            action: string;
+            /** @description The argument pattern; required unless `any_args`. */
+            args?: unknown;
+            /** @description Allow any arguments at all (then give no `args`). */
+            any_args?: boolean;
+            /**
+             * Format: int64
+             * @description For how long, in seconds (at most a year); absent or `null`: until revoked.
+             */
+            for_secs?: number | null;
+            /** @description Why. */
+            note?: string | null;
+        };
         /** @description What an agent supplies to open a gate. */
         NewGate: components["schemas"]["GateSpec"] & {
             /** @description Sync, async or advisory. */
@@ -2127,6 +2221,12 @@ export interface components {
              * @description Seconds until it expires; question gates default to 24 h, others never.
              */
             expires_in_secs?: number | null;
+            /**
+             * @description What the payload should look like: a JSON Schema (the tool's input
+             *     schema, say). A payload that does not fit still opens the gate, with
+             *     its problems listed and approving it as is withheld.
+             */
+            payload_schema?: unknown;
             /**
              * @description Who may decide it: reviewers by name, or `role:NAME` for everyone
              *     whose token has that role (`admin`, `reviewer`) or team (at most 50).
@@ -2747,6 +2847,12 @@ export interface components {
             breakpoints?: components["schemas"]["Breakpoint"][];
             /** @description Participants besides the agent. */
             participants?: components["schemas"]["Participant"][];
+            /**
+             * @description The run this one is a sub-agent's run of: its gates show the chain
+             *     of agents, and pausing or cancelling the parent reaches it. An agent
+             *     may name only a run it may use.
+             */
+            parent_run_id?: string | null;
         };
         /** @description Seed 004's answer to starting a run. */
         StartRunResponse: {
@@ -2942,6 +3048,125 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    list_allow_rules: {
+        parameters: {
+            query?: {
+                /** @description Only this agent's. */
+                agent?: string;
+                /** @description `live`, `expired`, `revoked`, or `all` (the default). */
+                status?: string;
+                /** @description At most this many, newest first (default 500, at most 5000). */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AllowRuleList"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    create_allow_rule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewAllowRule"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AllowRule"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    revoke_allow_rule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The rule */
+                rule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AllowRule"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
     pending_approvals: {
         parameters: {
             query?: {
