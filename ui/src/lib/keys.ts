@@ -50,6 +50,7 @@ export type Action =
   | "view.desk"
   | "view.runs"
   | "view.search"
+  | "view.rules"
   | "search.focus"
   | "search.next"
   | "search.previous"
@@ -112,6 +113,7 @@ export const BINDINGS: Readonly<Record<Action, Binding>> = {
   "view.desk": { label: "Show the desk", scope: "global", keys: ["1"] },
   "view.runs": { label: "Show the runs", scope: "global", keys: ["2"] },
   "view.search": { label: "Show the search", scope: "global", keys: ["3"] },
+  "view.rules": { label: "Show the allow-rules (live and past; revoke one)", scope: "global", keys: ["4"] },
   "search.focus": { label: "Search every gate, pending and past", scope: "global", keys: ["Mod+k"], whileTyping: true },
   "search.next": { label: "Next result (↓ in the search field)", scope: "search", keys: ["j", "ArrowDown"] },
   "search.previous": { label: "Previous result (↑ in the search field)", scope: "search", keys: ["k", "ArrowUp"] },

@@ -8,6 +8,9 @@ type Schemas = components["schemas"];
 
 export type ActionChoice = Schemas["ActionChoice"];
 export type ActionDecision = Schemas["ActionDecision"];
+export type AllowRule = Schemas["AllowRule"];
+export type AllowRuleRequest = Schemas["AllowRuleRequest"];
+export type AllowRuleStatus = Schemas["AllowRuleStatus"];
 export type ApiErrorBody = Schemas["ApiErrorBody"];
 export type BlockingMode = Schemas["BlockingMode"];
 export type Decision = Schemas["Decision"];

@@ -64,3 +64,22 @@ describe("building a decision", () => {
     });
   });
 });
+
+describe("always allowing with an approval", () => {
+  const rule = { for_secs: 3600, args: { env: "staging" } };
+
+  it("sends the rule with approve and edit only", () => {
+    const draft = { ...EMPTY_DRAFT, allow: { rule } };
+    expect(buildDecision("approve", draft)).toEqual({ input: { action: "approve", allow_rule: rule } });
+    expect(buildDecision("edit", { ...draft, editedPayload: { env: "staging" } })).toEqual({
+      input: { action: "edit", payload: { env: "staging" }, allow_rule: rule },
+    });
+    expect(buildDecision("reject", { ...draft, text: "no" })).toEqual({ input: { action: "reject", text: "no" } });
+  });
+
+  it("holds the approval while the rule has a problem", () => {
+    const draft = { ...EMPTY_DRAFT, allow: { problem: "The argument pattern is not valid JSON." } };
+    expect(buildDecision("approve", draft)).toEqual({ problem: "Always allow: The argument pattern is not valid JSON." });
+    expect(buildDecision("reject", draft)).toEqual({ input: { action: "reject" } });
+  });
+});

@@ -3,7 +3,7 @@
 // the DecisionInput built from the reviewer's draft. Kept apart from the
 // components so the rules are tested on their own.
 
-import type { DecisionAction, DecisionInput, QualityScore } from "../api/types";
+import type { AllowRuleRequest, DecisionAction, DecisionInput, QualityScore } from "../api/types";
 import type { Action } from "../keys";
 import type { Json } from "./payload";
 
@@ -63,6 +63,8 @@ export interface Draft {
   quality?: ScoreDraft;
   /** A gate with a response form: the filled answer, or what is wrong with it. */
   form?: { value: Json } | { problem: string };
+  /** "Always allow" chosen with an approval: the rule to send with it, or why it cannot be sent. */
+  allow?: { rule: AllowRuleRequest } | { problem: string };
 }
 
 export const EMPTY_DRAFT: Draft = { text: "", payloadInvalid: false, armed: null };
@@ -82,8 +84,18 @@ export function primaryAction(allowed: readonly DecisionAction[], draft: Draft):
   return null;
 }
 
-/** The decision to send, or why it cannot be sent yet. */
+/**
+ * The decision to send, or why it cannot be sent yet. An approval (as
+ * proposed or edited) carries the "always allow" rule when one was chosen.
+ */
 export function buildDecision(action: DecisionAction, draft: Draft): { input: DecisionInput } | { problem: string } {
+  const built = decisionOf(action, draft);
+  if (draft.allow === undefined || "problem" in built || (action !== "approve" && action !== "edit")) return built;
+  if ("problem" in draft.allow) return { problem: `Always allow: ${draft.allow.problem}` };
+  return { input: { ...built.input, allow_rule: draft.allow.rule } };
+}
+
+function decisionOf(action: DecisionAction, draft: Draft): { input: DecisionInput } | { problem: string } {
   if (draft.quality) return buildScored(action, draft, draft.quality);
   const text = draft.text.trim();
   switch (action) {

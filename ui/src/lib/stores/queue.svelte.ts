@@ -15,9 +15,10 @@ import type { GateList, GateSummary, LogEvent } from "../api/types";
 import { openEventStream, type EventSourceFactory, type EventStream } from "./event-stream";
 import { applyEvents, compareGates, QUEUE_EVENTS, type Closed } from "./queue-logic";
 import { RUN_EVENTS } from "./runs-logic";
+import { RULE_EVENTS } from "../components/allow/allow";
 
-/** Every event the page's stream listens for: the queue's and the runs view's. */
-export const STREAM_EVENTS = [...new Set([...QUEUE_EVENTS, ...RUN_EVENTS])];
+/** Every event the page's stream listens for: the queue's, the runs view's and the rules view's. */
+export const STREAM_EVENTS = [...new Set([...QUEUE_EVENTS, ...RUN_EVENTS, ...RULE_EVENTS])];
 
 /** The most gates one request lists (the server's limit). */
 export const QUEUE_LIMIT = 10_000;

@@ -14,6 +14,7 @@ export const RUN_EVENTS = [
   "gate_opened",
   "gate_auto_passed",
   "gate_resolved",
+  "allow_rule_created",
   "vote_recorded",
   "actions_decided",
   "gate_escalated",

@@ -6,6 +6,7 @@
 
 import type { EventBody, Role, Run, RunState } from "../../api/types";
 import { truncate } from "../../format";
+import { remaining } from "../allow/allow";
 
 /** An event as the timeline reads it: the log's own (with `seq`) or a recording's. */
 export type TimelineEvent = EventBody & { seq?: number };
@@ -101,7 +102,7 @@ export function entryOf(e: TimelineEvent, roles: ReadonlyMap<string, Role>): Ent
         ...base,
         who: "system",
         group: "decision",
-        summary: `Gate passed by policy (${e.gate.spec.kind.replace("_", " ")}): ${short(e.gate.text)}`,
+        summary: `Gate passed by ${(e.decision?.decided_by ?? "").startsWith("rule:") ? "an allow-rule" : "policy"} (${e.gate.spec.kind.replace("_", " ")}): ${short(e.gate.text)}`,
         gateId: e.gate.id,
       };
     case "gate_resolved": {
@@ -119,6 +120,10 @@ export function entryOf(e: TimelineEvent, roles: ReadonlyMap<string, Role>): Ent
         ...(d.text ? { detail: d.text } : {}),
         gateId: e.gate_id,
       };
+    }
+    case "allow_rule_created": {
+      const until = e.rule.expires_at ? `for ${remaining(Date.parse(e.rule.expires_at) - Date.parse(e.rule.created_at))}` : "until revoked";
+      return { ...base, who: "human", group: "decision", summary: `Always allow ${e.rule.action} for ${e.rule.agent}, ${until}` };
     }
     case "gate_escalated":
       return { ...base, group: "gate", summary: `Gate escalated to ${e.priority}: ${short(e.reason)}`, gateId: e.gate_id };
