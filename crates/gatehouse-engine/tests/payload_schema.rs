@@ -48,7 +48,11 @@ fn a_payload_off_its_schema_opens_with_its_problems_and_without_approve() {
     let refused = f.engine.resolve_gate(&gate.id, DecisionInput::approve(), "alice").unwrap_err();
     assert!(matches!(refused, EngineError::ActionNotAllowed { .. }), "{refused:?}");
     // An edit must fit the schema, naming the field that does not.
-    let err = f.engine.resolve_gate(&gate.id, DecisionInput::edit(json!({"input_image": "hero.png", "width": 5000})), "alice");
+    let err = f.engine.resolve_gate(
+        &gate.id,
+        DecisionInput::edit(json!({"input_image": "hero.png", "width": 5000})),
+        "alice",
+    );
     assert!(matches!(err, Err(EngineError::Invalid { ref field, .. }) if field == "payload.width"), "{err:?}");
     let fixed = json!({"input_image": "hero.png", "width": 2048});
     let decided = f.engine.resolve_gate(&gate.id, DecisionInput::edit(fixed.clone()), "alice").unwrap();

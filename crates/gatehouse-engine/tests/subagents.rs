@@ -87,9 +87,9 @@ fn a_sub_agent_needs_a_live_parent() {
             .unwrap_err()
             .to_string()
     };
-    assert_eq!(err(done.id.clone()), format!("parent_run_id: run {} is cancelled: a sub-agent cannot start from it", done.id));
     assert_eq!(
-        err(gatehouse_engine::RunId::from_string("run_nope")),
-        "parent_run_id: no run with id `run_nope`"
+        err(done.id.clone()),
+        format!("parent_run_id: run {} is cancelled: a sub-agent cannot start from it", done.id)
     );
+    assert_eq!(err(gatehouse_engine::RunId::from_string("run_nope")), "parent_run_id: no run with id `run_nope`");
 }
