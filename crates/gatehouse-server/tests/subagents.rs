@@ -14,7 +14,11 @@ async fn a_sub_agents_gate_carries_its_chain_and_the_parents_cancel_reaches_it()
     // The parent at work (an async question starts it).
     s.gate(&parent, json!({"kind": "question", "text": "Which branch?", "mode": "async"})).await;
     let (status, body) = s
-        .post("/run", &s.agent, json!({"run_input": {"prompt": "write the tests"}, "parent_run_id": parent, "agent": "deployer"}))
+        .post(
+            "/run",
+            &s.agent,
+            json!({"run_input": {"prompt": "write the tests"}, "parent_run_id": parent, "agent": "deployer"}),
+        )
         .await;
     assert_eq!(status, 201, "{body}");
     let child = body["run_id"].as_str().unwrap().to_owned();
@@ -31,7 +35,8 @@ async fn a_sub_agents_gate_carries_its_chain_and_the_parents_cancel_reaches_it()
     let (_, child_status) = s.get(&format!("/run/{child}/status"), &s.reviewer).await;
     assert_eq!(child_status["status"], "paused", "{child_status}");
 
-    let (status, _) = s.call(reqwest::Method::DELETE, &format!("/run/{parent}?reason=wrong%20plan"), &s.reviewer, None).await;
+    let (status, _) =
+        s.call(reqwest::Method::DELETE, &format!("/run/{parent}?reason=wrong%20plan"), &s.reviewer, None).await;
     assert_eq!(status, 200);
     let (_, child_status) = s.get(&format!("/run/{child}/status"), &s.reviewer).await;
     assert_eq!(child_status["status"], "cancelled", "{child_status}");

@@ -142,10 +142,15 @@ pub async fn start_run(
         )));
     }
     let parent_run_id = match req.parent_run_id.filter(|p| !p.trim().is_empty()) {
-        Some(parent) => Some(visible_run(&state, &caller, parent).await.map_err(|e| match e.status() {
-            StatusCode::NOT_FOUND => ApiError::invalid(format!("parent_run_id: {}", e.message())),
-            _ => e,
-        })?.id),
+        Some(parent) => Some(
+            visible_run(&state, &caller, parent)
+                .await
+                .map_err(|e| match e.status() {
+                    StatusCode::NOT_FOUND => ApiError::invalid(format!("parent_run_id: {}", e.message())),
+                    _ => e,
+                })?
+                .id,
+        ),
         None => None,
     };
     let mut new = NewRun {
