@@ -19,7 +19,7 @@ use crate::gate::{BlockingMode, GateStatus, Priority, TimeoutFallback};
 use crate::ids::{GateId, RunId};
 use crate::plan::{PlanOperation, TaskStatus};
 use crate::run::RunTransition;
-use crate::store::Store;
+use crate::store::{Store, WriteTx};
 
 /// What a retention purge removed.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -59,99 +59,7 @@ impl<S: Store> Engine<S> {
     /// each. A blocking gate's run fails with the reason; a gate tied to a
     /// plan task marks that task failed.
     pub fn sweep_expired(&self) -> Result<Vec<GateId>> {
-        let mut expired = Vec::new();
-        loop {
-            let now = self.now();
-            let batch = self.store().write(move |tx| {
-                let ids = tx.expired_gate_ids(now, 256)?;
-                let mut done = Vec::new();
-                for id in ids {
-                    let Some(mut gate) = tx.gate(&id)? else { continue };
-                    let waited = now - gate.created_at;
-                    let unanswered = format!("no answer within {}", human_duration(waited));
-                    match gate.on_timeout {
-                        TimeoutFallback::Reject | TimeoutFallback::Approve => {
-                            let action = if gate.on_timeout == TimeoutFallback::Approve {
-                                DecisionAction::Approve
-                            } else {
-                                DecisionAction::Reject
-                            };
-                            let reason = format!("{unanswered}: the gate's fallback {}s it", action.as_str());
-                            let input = DecisionInput { text: Some(reason.clone()), ..DecisionInput::new(action) };
-                            decide_gate(tx, gate, input, "system", DecisionOrigin::System { reason }, now)?;
-                            done.push(id);
-                            continue;
-                        }
-                        TimeoutFallback::Escalate => {
-                            let window = gate.expires_at.map_or(Duration::hours(1), |at| at - gate.created_at);
-                            let expires_at = now + window.max(Duration::seconds(1));
-                            let reason = format!("{unanswered}: escalated to urgent, waiting until {expires_at}");
-                            gate.priority = Priority::Urgent;
-                            gate.expires_at = Some(expires_at);
-                            // Once: the next window ends as a plain expiry.
-                            gate.on_timeout = TimeoutFallback::Expire;
-                            if !tx.update_gate_if(&gate, GateStatus::Pending)? {
-                                continue;
-                            }
-                            let run = load_run(tx, &gate.run_id)?;
-                            let kind = EventKind::GateEscalated {
-                                gate_id: id.clone(),
-                                priority: Priority::Urgent,
-                                expires_at: Some(expires_at),
-                                reason,
-                                notify: Vec::new(),
-                            };
-                            emit(tx, &run, "system", now, kind)?;
-                            done.push(id);
-                            continue;
-                        }
-                        TimeoutFallback::Expire | TimeoutFallback::Fail => {}
-                    }
-                    let fail_run = gate.mode == BlockingMode::Sync || gate.on_timeout == TimeoutFallback::Fail;
-                    let reason = format!("expired after {} without resolution", human_duration(waited));
-                    gate.status = gate.status.transition(GateStatus::Expired)?;
-                    gate.status_reason = Some(reason.clone());
-                    gate.closed_at = Some(now);
-                    if !tx.update_gate_if(&gate, GateStatus::Pending)? {
-                        continue;
-                    }
-                    let mut run = load_run(tx, &gate.run_id)?;
-                    emit(
-                        tx,
-                        &run,
-                        "system",
-                        now,
-                        EventKind::GateExpired { gate_id: id.clone(), reason: reason.clone() },
-                    )?;
-                    let failure = format!("gate {} {reason}: {}", gate.id, gate.preview());
-                    if let Some(task_id) = &gate.context.task_id {
-                        let has_task = tx.latest_plan(&run.id)?.is_some_and(|p| p.plan.task(task_id).is_some());
-                        if has_task && !run.status.is_terminal() {
-                            let mut metadata = serde_json::Map::new();
-                            metadata.insert("failure_reason".into(), failure.clone().into());
-                            let op = PlanOperation::UpdateTask {
-                                task_id: task_id.clone(),
-                                status: Some(TaskStatus::Failed),
-                                metadata,
-                            };
-                            apply_plan_op(tx, &run, &op, "system", now)?;
-                        }
-                    }
-                    if fail_run && !run.status.is_terminal() {
-                        set_status(tx, &mut run, RunTransition::Fail, "system", Some(failure), now)?;
-                    } else {
-                        after_gate_closed(tx, &mut run, gate.mode, "system", now)?;
-                    }
-                    done.push(id);
-                }
-                Ok(done)
-            })?;
-            let n = batch.len();
-            expired.extend(batch);
-            if n < 256 {
-                return Ok(expired);
-            }
-        }
+        self.sweep_in_batches(expire_due)
     }
 
     /// Escalates every pending gate whose wait is over, exactly once each:
@@ -160,57 +68,23 @@ impl<S: Store> Engine<S> {
     /// and `gate_escalated` on its timeline names them for the webhook and
     /// the desktop notification.
     pub fn sweep_escalations(&self) -> Result<Vec<GateId>> {
-        let mut escalated = Vec::new();
+        self.sweep_in_batches(escalate_due)
+    }
+
+    /// Runs `batch` on the gates due now, [`SWEEP_BATCH`] at a time, each
+    /// batch one transaction, until a batch comes back short.
+    fn sweep_in_batches(
+        &self,
+        batch: fn(&mut dyn WriteTx, DateTime<Utc>) -> Result<Vec<GateId>>,
+    ) -> Result<Vec<GateId>> {
+        let mut swept = Vec::new();
         loop {
             let now = self.now();
-            let batch = self.store().write(move |tx| {
-                let mut done = Vec::new();
-                for id in tx.escalation_due_ids(now, 256)? {
-                    let Some(mut gate) = tx.gate(&id)? else { continue };
-                    let Some(mut escalation) = gate.escalation.clone() else { continue };
-                    escalation.escalated_at = Some(now);
-                    gate.priority = match gate.priority {
-                        Priority::Low | Priority::Normal => Priority::High,
-                        Priority::High | Priority::Urgent => Priority::Urgent,
-                    };
-                    if !gate.deciders.is_empty() {
-                        for name in &escalation.to {
-                            if !gate.deciders.contains(name) {
-                                gate.deciders.push(name.clone());
-                            }
-                        }
-                    }
-                    let waited = human_duration(now - gate.created_at);
-                    let reason = match escalation.to.as_slice() {
-                        [] => format!("no answer within {waited}: escalated to {}", gate.priority.as_str()),
-                        to => format!(
-                            "no answer within {waited}: escalated to {} and to {}",
-                            gate.priority.as_str(),
-                            to.join(", ")
-                        ),
-                    };
-                    let notify = escalation.to.clone();
-                    gate.escalation = Some(escalation);
-                    if !tx.update_gate_if(&gate, GateStatus::Pending)? {
-                        continue;
-                    }
-                    let run = load_run(tx, &gate.run_id)?;
-                    let kind = EventKind::GateEscalated {
-                        gate_id: id.clone(),
-                        priority: gate.priority,
-                        expires_at: gate.expires_at,
-                        reason,
-                        notify,
-                    };
-                    emit(tx, &run, "system", now, kind)?;
-                    done.push(id);
-                }
-                Ok(done)
-            })?;
-            let n = batch.len();
-            escalated.extend(batch);
-            if n < 256 {
-                return Ok(escalated);
+            let done = self.store().write(move |tx| batch(tx, now))?;
+            let n = done.len();
+            swept.extend(done);
+            if n < SWEEP_BATCH {
+                return Ok(swept);
             }
         }
     }
@@ -347,4 +221,128 @@ fn human_duration(d: Duration) -> String {
         s if s >= 60 => format!("{}m", s / 60),
         s => format!("{s}s"),
     }
+}
+
+/// How many due gates one sweep transaction takes.
+const SWEEP_BATCH: usize = 256;
+
+/// Expires (or applies the fallback of) the gates whose deadline passed by `now`.
+fn expire_due(tx: &mut dyn WriteTx, now: DateTime<Utc>) -> Result<Vec<GateId>> {
+    let ids = tx.expired_gate_ids(now, SWEEP_BATCH as u32)?;
+    let mut done = Vec::new();
+    for id in ids {
+        let Some(mut gate) = tx.gate(&id)? else { continue };
+        let waited = now - gate.created_at;
+        let unanswered = format!("no answer within {}", human_duration(waited));
+        match gate.on_timeout {
+            TimeoutFallback::Reject | TimeoutFallback::Approve => {
+                let action = if gate.on_timeout == TimeoutFallback::Approve {
+                    DecisionAction::Approve
+                } else {
+                    DecisionAction::Reject
+                };
+                let reason = format!("{unanswered}: the gate's fallback {}s it", action.as_str());
+                let input = DecisionInput { text: Some(reason.clone()), ..DecisionInput::new(action) };
+                decide_gate(tx, gate, input, "system", DecisionOrigin::System { reason }, now)?;
+                done.push(id);
+                continue;
+            }
+            TimeoutFallback::Escalate => {
+                let window = gate.expires_at.map_or(Duration::hours(1), |at| at - gate.created_at);
+                let expires_at = now + window.max(Duration::seconds(1));
+                let reason = format!("{unanswered}: escalated to urgent, waiting until {expires_at}");
+                gate.priority = Priority::Urgent;
+                gate.expires_at = Some(expires_at);
+                // Once: the next window ends as a plain expiry.
+                gate.on_timeout = TimeoutFallback::Expire;
+                if !tx.update_gate_if(&gate, GateStatus::Pending)? {
+                    continue;
+                }
+                let run = load_run(tx, &gate.run_id)?;
+                let kind = EventKind::GateEscalated {
+                    gate_id: id.clone(),
+                    priority: Priority::Urgent,
+                    expires_at: Some(expires_at),
+                    reason,
+                    notify: Vec::new(),
+                };
+                emit(tx, &run, "system", now, kind)?;
+                done.push(id);
+                continue;
+            }
+            TimeoutFallback::Expire | TimeoutFallback::Fail => {}
+        }
+        let fail_run = gate.mode == BlockingMode::Sync || gate.on_timeout == TimeoutFallback::Fail;
+        let reason = format!("expired after {} without resolution", human_duration(waited));
+        gate.status = gate.status.transition(GateStatus::Expired)?;
+        gate.status_reason = Some(reason.clone());
+        gate.closed_at = Some(now);
+        if !tx.update_gate_if(&gate, GateStatus::Pending)? {
+            continue;
+        }
+        let mut run = load_run(tx, &gate.run_id)?;
+        emit(tx, &run, "system", now, EventKind::GateExpired { gate_id: id.clone(), reason: reason.clone() })?;
+        let failure = format!("gate {} {reason}: {}", gate.id, gate.preview());
+        if let Some(task_id) = &gate.context.task_id {
+            let has_task = tx.latest_plan(&run.id)?.is_some_and(|p| p.plan.task(task_id).is_some());
+            if has_task && !run.status.is_terminal() {
+                let mut metadata = serde_json::Map::new();
+                metadata.insert("failure_reason".into(), failure.clone().into());
+                let op =
+                    PlanOperation::UpdateTask { task_id: task_id.clone(), status: Some(TaskStatus::Failed), metadata };
+                apply_plan_op(tx, &run, &op, "system", now)?;
+            }
+        }
+        if fail_run && !run.status.is_terminal() {
+            set_status(tx, &mut run, RunTransition::Fail, "system", Some(failure), now)?;
+        } else {
+            after_gate_closed(tx, &mut run, gate.mode, "system", now)?;
+        }
+        done.push(id);
+    }
+    Ok(done)
+}
+
+/// Escalates the gates whose wait was over by `now`.
+fn escalate_due(tx: &mut dyn WriteTx, now: DateTime<Utc>) -> Result<Vec<GateId>> {
+    let mut done = Vec::new();
+    for id in tx.escalation_due_ids(now, SWEEP_BATCH as u32)? {
+        let Some(mut gate) = tx.gate(&id)? else { continue };
+        let Some(mut escalation) = gate.escalation.clone() else { continue };
+        escalation.escalated_at = Some(now);
+        gate.priority = match gate.priority {
+            Priority::Low | Priority::Normal => Priority::High,
+            Priority::High | Priority::Urgent => Priority::Urgent,
+        };
+        if !gate.deciders.is_empty() {
+            for name in &escalation.to {
+                if !gate.deciders.contains(name) {
+                    gate.deciders.push(name.clone());
+                }
+            }
+        }
+        let waited = human_duration(now - gate.created_at);
+        let reason = match escalation.to.as_slice() {
+            [] => format!("no answer within {waited}: escalated to {}", gate.priority.as_str()),
+            to => {
+                format!("no answer within {waited}: escalated to {} and to {}", gate.priority.as_str(), to.join(", "))
+            }
+        };
+        let notify = escalation.to.clone();
+        gate.escalation = Some(escalation);
+        if !tx.update_gate_if(&gate, GateStatus::Pending)? {
+            continue;
+        }
+        let run = load_run(tx, &gate.run_id)?;
+        let kind = EventKind::GateEscalated {
+            gate_id: id.clone(),
+            priority: gate.priority,
+            expires_at: gate.expires_at,
+            reason,
+            notify,
+        };
+        emit(tx, &run, "system", now, kind)?;
+        done.push(id);
+    }
+    Ok(done)
 }

@@ -119,6 +119,15 @@ fn gate_where(filter: &GateFilter) -> (String, Vec<SqlValue>) {
     (sql, params)
 }
 
+impl<W> Db<'_, W> {
+    /// The ids a sweep query (`sql`, taking the time and a limit) finds due at `now`.
+    fn due_gate_ids(&self, sql: &'static str, now: DateTime<Utc>, limit: u32) -> Result<Vec<GateId>> {
+        let mut stmt = self.conn.prepare_cached(sql)?;
+        let ids = stmt.query_map(params![micros(now), limit], |r| r.get::<_, String>(0))?;
+        ids.map(|id| Ok(GateId::from_string(id?))).collect()
+    }
+}
+
 impl<W> ReadTx for Db<'_, W> {
     fn run(&self, id: &RunId) -> Result<Option<Run>> {
         one(self.conn, "SELECT data FROM runs WHERE id = ?", &[text(id.as_str())])
@@ -205,12 +214,12 @@ impl<W> ReadTx for Db<'_, W> {
     }
 
     fn expired_gate_ids(&self, now: DateTime<Utc>, limit: u32) -> Result<Vec<GateId>> {
-        let mut stmt = self.conn.prepare_cached(
+        self.due_gate_ids(
             "SELECT id FROM gates WHERE status = 'pending' AND expires_at IS NOT NULL AND expires_at <= ?
              ORDER BY expires_at LIMIT ?",
-        )?;
-        let ids = stmt.query_map(params![micros(now), limit], |r| r.get::<_, String>(0))?;
-        ids.map(|id| Ok(GateId::from_string(id?))).collect()
+            now,
+            limit,
+        )
     }
 
     fn child_runs(&self, parent: &RunId) -> Result<Vec<Run>> {
@@ -222,12 +231,12 @@ impl<W> ReadTx for Db<'_, W> {
     }
 
     fn escalation_due_ids(&self, now: DateTime<Utc>, limit: u32) -> Result<Vec<GateId>> {
-        let mut stmt = self.conn.prepare_cached(
+        self.due_gate_ids(
             "SELECT id FROM gates WHERE status = 'pending' AND escalate_at IS NOT NULL AND escalate_at <= ?
              ORDER BY escalate_at LIMIT ?",
-        )?;
-        let ids = stmt.query_map(params![micros(now), limit], |r| r.get::<_, String>(0))?;
-        ids.map(|id| Ok(GateId::from_string(id?))).collect()
+            now,
+            limit,
+        )
     }
 
     fn turns(&self, run: &RunId) -> Result<Vec<Turn>> {
