@@ -125,3 +125,32 @@ test("a payload off its schema is shown with its problems and must be edited to 
   expect(decided.decision?.action).toBe("edit");
   expect(decided.decision?.payload).toEqual({ input_image: "hero.png", width: 2048 });
 });
+
+test("a gate nobody answers in time takes its fallback once, and the open modal says so", async ({ page, gatehouse }) => {
+  const agent = gatehouse.agent(await gatehouse.token("agent", "deployer"));
+  const runId = await agent.startRun("Night deploy");
+  const gate = await agent.openGate(runId, {
+    kind: "approval",
+    action: "deploy",
+    mode: "sync",
+    text: "Deploy build 42 tonight?",
+    expires_in_secs: 1,
+    on_timeout: "reject",
+  });
+  const waiting = agent.wait(gate.id);
+  await signIn(page, gatehouse, await gatehouse.token("reviewer", "alice"));
+  await page.keyboard.press("Enter");
+  const modal = page.getByTestId("resolution-modal");
+  await expect(modal).toHaveAttribute("data-gate-id", gate.id);
+  await page.getByTestId("answer-input").fill("I was about to say yes");
+  // The server's sweep applies the fallback: the system rejects it, with the reason.
+  const decided = await waiting;
+  expect(decided.decision?.action).toBe("reject");
+  expect(decided.decision?.decided_by).toBe("system");
+  expect(decided.decision?.text).toContain("no answer within");
+  await expect(modal.getByTestId("closed-notice")).toContainText("by system", { timeout: 15_000 });
+  // The reviewer's unsent text is still there, and nothing can be sent any more.
+  await expect(page.getByTestId("answer-input")).toHaveValue("I was about to say yes");
+  await expect(modal.getByTestId("decide-approve")).toBeDisabled();
+  await expect(page.getByTestId("blocker-row")).toHaveCount(0);
+});
