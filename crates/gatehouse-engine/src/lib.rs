@@ -37,7 +37,7 @@ pub mod token;
 pub use allow_rule::{AllowRule, AllowRuleFilter, AllowRuleRequest, AllowRuleStatus, NewAllowRule};
 pub use decision::{ActionChoice, Decision, DecisionAction, DecisionInput, DecisionOrigin};
 pub use engine::metrics::Metrics;
-pub use engine::{AuditReport, Engine, EngineConfig, PurgeReport, Subscription};
+pub use engine::{AuditReport, Database, Engine, EngineConfig, PurgeReport, Subscription};
 pub use error::{EngineError, ErrorCode, Result};
 pub use event::{Event, EventBody, EventKind};
 pub use gate::{
@@ -51,5 +51,5 @@ pub use run::{
     Turn,
 };
 pub use search::{GateSearch, SearchHit, SearchResults, SnippetPart};
-pub use store::{GateFilter, RunFilter, SqliteStore, Store, StoreOptions};
+pub use store::{AnyStore, GateFilter, PgOptions, PgStore, RunFilter, SqliteStore, Store, StoreOptions};
 pub use token::{Token, TokenRole};

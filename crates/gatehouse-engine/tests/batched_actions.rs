@@ -9,8 +9,7 @@ use gatehouse_engine::decision::{ActionChoice, DecisionAction};
 use gatehouse_engine::policy::{HitlConfig, RunPolicy};
 use gatehouse_engine::store::EventFilter;
 use gatehouse_engine::{
-    DecisionInput, Engine, EngineConfig, EngineError, EventKind, GateSpec, GateStatus, NewGate, NewRun, ProposedAction,
-    RunStatus,
+    DecisionInput, EngineError, EventKind, GateSpec, GateStatus, NewGate, NewRun, ProposedAction, RunStatus,
 };
 use serde_json::{json, Value};
 
@@ -215,9 +214,8 @@ fn a_policy_that_passes_the_gate_approves_each_action_and_decisions_survive_a_re
         .open_gate(&run.id, batch(vec![action("a", "x", json!({})), action("b", "y", json!({}))]), "coder")
         .unwrap();
     f.engine.resolve_gate(&gate.id, decide(vec![choice("a", DecisionAction::Approve)]), "alice").unwrap();
-    let path = f.db_path();
-    drop(f.engine);
-    let engine = Engine::open(&path, EngineConfig::default()).unwrap();
+    let f = f.reopen();
+    let engine = &f.engine;
     let reopened = engine.gate(&gate.id).unwrap();
     assert_eq!(reopened.actions[0].decision.as_ref().map(|d| d.decided_by.as_str()), Some("alice"));
     assert!(reopened.actions[1].decision.is_none());

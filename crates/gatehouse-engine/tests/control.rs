@@ -8,8 +8,7 @@ mod common;
 use common::Fixture;
 use gatehouse_engine::store::EventFilter;
 use gatehouse_engine::{
-    Breakpoint, DirectiveAction, Engine, EngineConfig, EngineError, EventKind, NewGate, NewRun, NewTurn, Role,
-    RunStatus, StepMode,
+    Breakpoint, DirectiveAction, EngineError, EventKind, NewGate, NewRun, NewTurn, Role, RunStatus, StepMode,
 };
 use serde_json::json;
 
@@ -203,9 +202,8 @@ fn control_state_survives_reopening_the_database() {
     });
     f.engine.inject_instruction(&run.id, "Prefer small commits.", "alice").unwrap();
     f.engine.set_next_agent(&run.id, Some("reviewer"), "alice").unwrap();
-    let path = f.db_path();
-    drop(f.engine);
-    let engine = Engine::open(&path, EngineConfig::default()).unwrap();
+    let f = f.reopen();
+    let engine = &f.engine;
     let reopened = engine.run(&run.id).unwrap();
     assert_eq!(reopened.step_mode, StepMode::Breakpoint);
     assert_eq!(reopened.control.breakpoints, vec![Breakpoint::ToolCall { tool: None }]);

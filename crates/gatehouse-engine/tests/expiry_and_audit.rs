@@ -74,9 +74,10 @@ fn audit_verification_passes_on_an_honest_log_and_names_an_altered_decision() {
     assert_eq!(report.decisions_checked, 1);
 
     // Someone rewrites the stored decision behind the engine's back.
-    let conn = rusqlite::Connection::open(f.db_path()).unwrap();
-    conn.execute("UPDATE gates SET data = replace(data, '\"alice\"', '\"mallory\"') WHERE id = ?", [gate.id.as_str()])
-        .unwrap();
+    f.tamper(&format!(
+        "UPDATE gates SET data = replace(data, '\"alice\"', '\"mallory\"') WHERE id = '{}'",
+        gate.id.as_str()
+    ));
     let report = f.engine.verify_audit().unwrap();
     assert!(
         report.problems.iter().any(|p| p.contains(gate.id.as_str()) && p.contains("differs")),
@@ -85,10 +86,10 @@ fn audit_verification_passes_on_an_honest_log_and_names_an_altered_decision() {
     );
 
     // ...or edits the logged event itself, or deletes one.
-    conn.execute("UPDATE events SET body = replace(body, 'yes', 'no!') WHERE kind = 'gate_resolved'", []).unwrap();
+    f.tamper("UPDATE events SET body = replace(body, 'yes', 'no!') WHERE kind = 'gate_resolved'");
     let report = f.engine.verify_audit().unwrap();
     assert!(report.problems.iter().any(|p| p.contains("altered")), "{:?}", report.problems);
-    conn.execute("DELETE FROM events WHERE seq = 2", []).unwrap();
+    f.tamper("DELETE FROM events WHERE seq = 2");
     let report = f.engine.verify_audit().unwrap();
     assert!(report.problems.iter().any(|p| p.contains("missing")), "{:?}", report.problems);
 }

@@ -90,10 +90,8 @@ fn an_agents_opaque_state_comes_back_with_the_decision_and_survives_a_restart() 
     let gate = f.engine.open_gate(&run.id, new, "stateless-bot").unwrap();
     f.engine.resolve_gate(&gate.id, DecisionInput::approve(), "alice").unwrap();
 
-    let path = f.db_path();
-    drop(f.engine);
-    let engine = gatehouse_engine::Engine::open(&path, gatehouse_engine::EngineConfig::default()).unwrap();
-    let back = engine.gate(&gate.id).unwrap();
+    let f = f.reopen();
+    let back = f.engine.gate(&gate.id).unwrap();
     assert_eq!(back.decision.map(|d| d.action), Some(DecisionAction::Approve));
     let back = back.agent_state.expect("the state came back");
     assert_eq!(back["cursor"], 41);
@@ -102,7 +100,7 @@ fn an_agents_opaque_state_comes_back_with_the_decision_and_survives_a_restart() 
 
     let mut huge = NewGate::question("?");
     huge.agent_state = Some(json!("x".repeat(70_000)));
-    assert_eq!(refused_field(engine.open_gate(&run.id, huge, "stateless-bot")), "agent_state");
+    assert_eq!(refused_field(f.engine.open_gate(&run.id, huge, "stateless-bot")), "agent_state");
 }
 
 fn presets() -> Vec<gatehouse_engine::PresetOption> {

@@ -278,7 +278,8 @@ fn snippets_mark_the_matched_words_as_parts_of_plain_text() {
 
 #[test]
 fn the_index_follows_purges_and_survives_vacuum() {
-    let f = Fixture::new();
+    // VACUUM and FTS5's integrity check are SQLite's own.
+    let f = Fixture::sqlite();
     let old = f.run("agent");
     let old_gate = open(&f, &old, NewGate::question("Archive the old tenant?"));
     f.engine.resolve_gate(&old_gate.id, DecisionInput::respond("yes"), "alice").unwrap();
@@ -299,7 +300,8 @@ fn the_index_follows_purges_and_survives_vacuum() {
 
 #[test]
 fn migrating_an_older_database_indexes_its_gates() {
-    let f = Fixture::new();
+    // SQLite's schema history.
+    let f = Fixture::sqlite();
     let run = f.run("agent");
     let gate = open(&f, &run, NewGate::question("Renew the TLS certificate?"));
     f.engine.resolve_gate(&gate.id, DecisionInput::respond("done"), "frank").unwrap();

@@ -3,7 +3,7 @@
 //! that changes state and appends the matching events; callers receive
 //! immutable snapshots. It knows nothing of HTTP, Tauri or any network.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,7 +16,7 @@ use crate::event::{Event, EventBody, EventKind};
 use crate::ids::{Clock, SystemClock};
 use crate::redact::{RedactionConfig, Redactor};
 use crate::run::Run;
-use crate::store::{EventFilter, SqliteStore, Store, StoreOptions, WriteTx};
+use crate::store::{AnyStore, EventFilter, PgOptions, PgStore, SqliteStore, Store, StoreOptions, WriteTx};
 
 pub mod collab;
 pub mod control;
@@ -33,16 +33,40 @@ pub use maintenance::{AuditReport, PurgeReport};
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct EngineConfig {
-    /// Durability and batching.
+    /// Durability and batching on SQLite.
     #[serde(skip)]
     pub store: StoreOptions,
+    /// Schema and batching on PostgreSQL.
+    #[serde(skip)]
+    pub postgres: PgOptions,
     /// Secret patterns removed before anything is stored or exported.
     #[serde(default)]
     pub redaction: RedactionConfig,
 }
 
+/// Where an engine keeps its data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Database {
+    /// A SQLite file, created on first use: the embedded default.
+    Sqlite(PathBuf),
+    /// A PostgreSQL database (`postgres://USER:PASSWORD@HOST:PORT/DB`), shared
+    /// by every server instance of a team.
+    Postgres(String),
+}
+
+impl Database {
+    /// A `postgres://` or `postgresql://` URL, else a SQLite file path.
+    pub fn parse(location: &str) -> Self {
+        if location.starts_with("postgres://") || location.starts_with("postgresql://") {
+            Self::Postgres(location.to_owned())
+        } else {
+            Self::Sqlite(PathBuf::from(location))
+        }
+    }
+}
+
 /// The HITL engine over a store `S`. Cheap to clone; clones share state.
-pub struct Engine<S: Store = SqliteStore> {
+pub struct Engine<S: Store = AnyStore> {
     inner: Arc<Inner<S>>,
 }
 
@@ -58,7 +82,7 @@ struct Inner<S> {
     redactor: Redactor,
 }
 
-impl Engine<SqliteStore> {
+impl Engine<AnyStore> {
     /// Opens the SQLite database at `path`, creating and migrating it.
     pub fn open(path: impl AsRef<Path>, config: EngineConfig) -> Result<Self> {
         Self::open_with_clock(path, config, Arc::new(SystemClock))
@@ -66,8 +90,16 @@ impl Engine<SqliteStore> {
 
     /// Opens with an injected clock (tests cross expiry deadlines with it).
     pub fn open_with_clock(path: impl AsRef<Path>, config: EngineConfig, clock: Arc<dyn Clock>) -> Result<Self> {
+        Self::open_database(&Database::Sqlite(path.as_ref().to_path_buf()), config, clock)
+    }
+
+    /// Opens `database`, creating and migrating its tables.
+    pub fn open_database(database: &Database, config: EngineConfig, clock: Arc<dyn Clock>) -> Result<Self> {
         let redactor = Redactor::new(&config.redaction)?;
-        let store = SqliteStore::open(path, config.store)?;
+        let store = match database {
+            Database::Sqlite(path) => AnyStore::Sqlite(SqliteStore::open(path, config.store)?),
+            Database::Postgres(url) => AnyStore::Postgres(PgStore::connect(url, config.postgres)?),
+        };
         Ok(Self::with_store(store, clock, redactor))
     }
 }
@@ -133,7 +165,7 @@ impl<S: Store> Engine<S> {
 }
 
 /// A resumable view of the event log.
-pub struct Subscription<S: Store = SqliteStore> {
+pub struct Subscription<S: Store = AnyStore> {
     engine: Engine<S>,
     live: broadcast::Receiver<Arc<Event>>,
     filter: EventFilter,

@@ -21,6 +21,7 @@ use crate::scoring::CapabilityRating;
 use crate::search::{GateSearch, SearchResults};
 use crate::token::Token;
 
+pub mod postgres;
 pub mod sqlite;
 
 mod queries;
@@ -28,6 +29,7 @@ mod rules;
 mod schema;
 mod search;
 
+pub use postgres::{PgOptions, PgStore};
 pub use sqlite::{SqliteStore, StoreOptions};
 
 /// Which gates to list.
@@ -218,4 +220,61 @@ pub trait Store: Send + Sync + 'static {
 
     /// Live events, published after each commit.
     fn subscribe(&self) -> tokio::sync::broadcast::Receiver<Arc<Event>>;
+}
+
+/// Either backend, chosen when the engine opens: SQLite, embedded, or
+/// PostgreSQL, shared by a team's server instances.
+pub enum AnyStore {
+    /// A SQLite file.
+    Sqlite(SqliteStore),
+    /// A PostgreSQL database.
+    Postgres(PgStore),
+}
+
+impl AnyStore {
+    /// The SQLite file, when the store is one.
+    pub fn path(&self) -> Option<&std::path::Path> {
+        match self {
+            Self::Sqlite(s) => Some(s.path()),
+            Self::Postgres(_) => None,
+        }
+    }
+
+    /// Where the data is, for people (a PostgreSQL password never shows).
+    pub fn description(&self) -> String {
+        match self {
+            Self::Sqlite(s) => format!("SQLite {}", s.path().display()),
+            Self::Postgres(p) => p.description().to_owned(),
+        }
+    }
+}
+
+impl Store for AnyStore {
+    fn write<T, F>(&self, op: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut dyn WriteTx) -> Result<T> + Send + 'static,
+    {
+        match self {
+            Self::Sqlite(s) => s.write(op),
+            Self::Postgres(p) => p.write(op),
+        }
+    }
+
+    fn read<T, F>(&self, op: F) -> Result<T>
+    where
+        F: FnOnce(&dyn ReadTx) -> Result<T>,
+    {
+        match self {
+            Self::Sqlite(s) => s.read(op),
+            Self::Postgres(p) => p.read(op),
+        }
+    }
+
+    fn subscribe(&self) -> tokio::sync::broadcast::Receiver<Arc<Event>> {
+        match self {
+            Self::Sqlite(s) => s.subscribe(),
+            Self::Postgres(p) => p.subscribe(),
+        }
+    }
 }

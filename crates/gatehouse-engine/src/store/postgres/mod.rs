@@ -1,0 +1,637 @@
+//! The PostgreSQL backend, for a team server: several Gatehouse instances
+//! share one database and behave as one.
+//!
+//! - **Writes** go, as on SQLite, to one writer thread per instance that
+//!   commits queued operations in groups, each under its own savepoint.
+//!   Every group first takes the chain's advisory lock, so writes from all
+//!   instances are serialised: the hash chain continues from the committed
+//!   head whoever wrote it, `seq` stays gap-free, and conditional updates
+//!   (first resolver wins, each sweep's expiry) see every earlier commit.
+//! - **Events** reach every instance: a group that appended events
+//!   `NOTIFY`s the schema's channel in its transaction; each instance
+//!   `LISTEN`s on its own connection and publishes what it has not yet
+//!   published from the log, in order. An instance publishes its own
+//!   commits at once, after what others committed before them.
+//! - **Reads** run on pooled connections in a repeatable-read, read-only
+//!   transaction: one consistent snapshot per closure, as on SQLite.
+//!
+//! The driver is `tokio-postgres`; its connections are driven by a small
+//! runtime the store owns, and callers wait on their replies with a plain
+//! executor, so the store may be used from any thread, inside an async
+//! runtime or not, exactly like the SQLite one.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use tokio::sync::broadcast;
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{AsyncMessage, Config, NoTls, Row, Statement};
+
+use crate::error::{EngineError, Result};
+use crate::event::Event;
+use crate::store::queries::WriteState;
+use crate::store::{EventFilter, ReadTx, Store, WriteTx};
+
+mod queries;
+mod schema;
+mod search;
+
+use queries::PgDb;
+
+/// How to connect to PostgreSQL.
+#[derive(Debug, Clone)]
+pub struct PgOptions {
+    /// Keep Gatehouse's tables in this schema (created if missing) instead
+    /// of the connection's default (`public`). Instances sharing a database
+    /// share data only within one schema.
+    pub schema: Option<String>,
+    /// Most operations committed together in one transaction.
+    pub max_batch: usize,
+    /// Live events buffered per subscriber before it must catch up from the log.
+    pub event_buffer: usize,
+}
+
+impl Default for PgOptions {
+    fn default() -> Self {
+        Self { schema: None, max_batch: 512, event_buffer: 8192 }
+    }
+}
+
+/// The first key of Gatehouse's advisory locks; the second is the schema's hash.
+const LOCK_CHAIN: i32 = 0x4761_7465; // "Gate"
+const LOCK_MIGRATE: i32 = 0x4761_7466;
+/// Idle read connections kept for reuse.
+const IDLE_READERS: usize = 8;
+/// How long the writer keeps trying to reconnect before failing a group.
+const RECONNECT_FOR: Duration = Duration::from_secs(10);
+/// How often an idle listener reads the log anyway (a notification lost
+/// while it reconnected is picked up here).
+const LISTEN_POLL: Duration = Duration::from_secs(2);
+
+fn describe(e: &tokio_postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("PostgreSQL: {} ({})", db.message(), db.code().code()),
+        None => format!("PostgreSQL: {e}"),
+    }
+}
+
+impl From<tokio_postgres::Error> for EngineError {
+    fn from(e: tokio_postgres::Error) -> Self {
+        Self::Storage(describe(&e))
+    }
+}
+
+/// One connection, with its prepared statements. Used by one thread at a time.
+pub(crate) struct Conn {
+    client: tokio_postgres::Client,
+    statements: RefCell<HashMap<String, Statement>>,
+}
+
+/// Prepared statements kept per connection; dynamic listings make a few
+/// dozen shapes, so reaching this means something varies that should not.
+const STATEMENT_CACHE: usize = 256;
+
+impl Conn {
+    fn statement(&self, sql: &str) -> std::result::Result<Statement, tokio_postgres::Error> {
+        if let Some(statement) = self.statements.borrow().get(sql) {
+            return Ok(statement.clone());
+        }
+        let statement = futures_executor::block_on(self.client.prepare(sql))?;
+        let mut cache = self.statements.borrow_mut();
+        if cache.len() >= STATEMENT_CACHE {
+            cache.clear();
+        }
+        cache.insert(sql.to_owned(), statement.clone());
+        Ok(statement)
+    }
+
+    /// The rows `sql` returns.
+    pub(crate) fn query(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>> {
+        let statement = self.statement(sql)?;
+        Ok(futures_executor::block_on(self.client.query(&statement, params))?)
+    }
+
+    /// How many rows `sql` changed.
+    pub(crate) fn execute(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<u64> {
+        Ok(self.execute_raw(sql, params)?)
+    }
+
+    /// As [`Conn::execute`], with PostgreSQL's own error (to tell a constraint apart).
+    pub(crate) fn execute_raw(
+        &self,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> std::result::Result<u64, tokio_postgres::Error> {
+        let statement = self.statement(sql)?;
+        futures_executor::block_on(self.client.execute(&statement, params))
+    }
+
+    /// Runs statements without parameters (transaction control, DDL).
+    pub(crate) fn batch(&self, sql: &str) -> Result<()> {
+        Ok(futures_executor::block_on(self.client.batch_execute(sql))?)
+    }
+
+    fn is_closed(&self) -> bool {
+        self.client.is_closed()
+    }
+}
+
+/// What the listener thread is told.
+enum Signal {
+    /// A notification arrived on the channel.
+    Notified,
+    /// The listening connection ended.
+    Closed,
+    /// The store is closing.
+    Stop,
+}
+
+/// Where to connect and what a connection starts with.
+#[derive(Clone)]
+struct Target {
+    config: Config,
+    /// `SET search_path` for every connection, when a schema was chosen.
+    search_path: Option<String>,
+    runtime: tokio::runtime::Handle,
+}
+
+impl Target {
+    /// A new connection; with `signals`, its notifications are forwarded there.
+    fn connect(&self, signals: Option<Sender<Signal>>) -> Result<Conn> {
+        let config = self.config.clone();
+        let task = self.runtime.spawn(async move {
+            let (client, mut connection) = config.connect(NoTls).await?;
+            tokio::spawn(async move {
+                let mut messages = futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
+                while let Some(message) = messages.next().await {
+                    match message {
+                        Ok(AsyncMessage::Notification(_)) => {
+                            if let Some(signals) = &signals {
+                                let _ = signals.send(Signal::Notified);
+                            }
+                        }
+                        Ok(_) => {}
+                        Err(e) => {
+                            tracing::warn!(error = %describe(&e), "a PostgreSQL connection failed");
+                            break;
+                        }
+                    }
+                }
+                if let Some(signals) = &signals {
+                    let _ = signals.send(Signal::Closed);
+                }
+            });
+            Ok::<_, tokio_postgres::Error>(client)
+        });
+        let client = futures_executor::block_on(task)
+            .map_err(|e| EngineError::Storage(format!("the PostgreSQL connection task failed: {e}")))??;
+        let conn = Conn { client, statements: RefCell::new(HashMap::new()) };
+        if let Some(path) = &self.search_path {
+            conn.batch(&format!("SET search_path TO {path}"))?;
+        }
+        Ok(conn)
+    }
+
+    /// Connects, retrying for up to [`RECONNECT_FOR`] (the database restarting).
+    fn reconnect(&self, signals: Option<Sender<Signal>>) -> Result<Conn> {
+        let deadline = std::time::Instant::now() + RECONNECT_FOR;
+        loop {
+            match self.connect(signals.clone()) {
+                Ok(conn) => return Ok(conn),
+                Err(e) if std::time::Instant::now() >= deadline => return Err(e),
+                Err(e) => {
+                    tracing::warn!(error = %e, "reconnecting to PostgreSQL");
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+            }
+        }
+    }
+}
+
+/// `name` as a quoted identifier.
+fn quote_ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// Publishes committed events to this instance's subscribers, in order and
+/// once each, whichever instance committed them.
+struct Publisher {
+    published: Mutex<u64>,
+    bus: broadcast::Sender<Arc<Event>>,
+}
+
+impl Publisher {
+    fn lock(&self) -> Result<std::sync::MutexGuard<'_, u64>> {
+        self.published.lock().map_err(|_| EngineError::Storage("the event publisher's lock was poisoned".into()))
+    }
+
+    /// Sends what the log holds after the last published event (up to
+    /// `before`, exclusive, when given).
+    fn send_from_log(&self, conn: &Conn, published: &mut u64, before: Option<u64>) -> Result<()> {
+        const PAGE: u32 = 10_000;
+        let db = PgDb { conn, state: () };
+        loop {
+            let page = db.events_after(*published, &EventFilter::default(), PAGE)?;
+            let full = page.len() == PAGE as usize;
+            for event in page {
+                if before.is_some_and(|b| event.seq >= b) {
+                    return Ok(());
+                }
+                *published = event.seq;
+                let _ = self.bus.send(Arc::new(event));
+            }
+            if !full {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Publishes events this instance just committed, first any that other
+    /// instances committed before them.
+    fn committed(&self, conn: &Conn, events: Vec<Arc<Event>>) -> Result<()> {
+        let Some(first) = events.first().map(|e| e.seq) else { return Ok(()) };
+        let mut published = self.lock()?;
+        if first > *published + 1 {
+            self.send_from_log(conn, &mut published, Some(first))?;
+        }
+        for event in events {
+            if event.seq > *published {
+                *published = event.seq;
+                // No subscribers is fine: the log is the source of truth.
+                let _ = self.bus.send(event);
+            }
+        }
+        Ok(())
+    }
+
+    /// Publishes whatever the log holds that is not published yet.
+    fn catch_up(&self, conn: &Conn) -> Result<()> {
+        let mut published = self.lock()?;
+        self.send_from_log(conn, &mut published, None)
+    }
+}
+
+type Finish = Box<dyn FnOnce(std::result::Result<(), String>) + Send>;
+
+/// An operation queued for the writer: run it inside the group's
+/// transaction (its reply is sent once the group has committed), or abort it.
+struct Job {
+    run: Box<dyn FnOnce(&mut PgDb<'_, &mut WriteState>) -> Finish + Send>,
+    abort: Box<dyn FnOnce(String) + Send>,
+}
+
+/// The PostgreSQL store.
+pub struct PgStore {
+    target: Target,
+    description: String,
+    jobs: Option<Sender<Job>>,
+    writer: Option<JoinHandle<()>>,
+    listener: Option<(Sender<Signal>, JoinHandle<()>)>,
+    readers: Mutex<Vec<Conn>>,
+    bus: broadcast::Sender<Arc<Event>>,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl PgStore {
+    /// Connects to the database at `url` (`postgres://user:password@host:port/db`),
+    /// creating and migrating Gatehouse's tables if needed.
+    pub fn connect(url: &str, options: PgOptions) -> Result<Self> {
+        let config: Config = url.parse().map_err(|e| {
+            EngineError::Storage(format!(
+                "the PostgreSQL URL is not valid ({e}); expected postgres://USER@HOST:PORT/DATABASE"
+            ))
+        })?;
+        let description = describe_target(&config);
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("gatehouse-postgres")
+            .enable_all()
+            .build()
+            .map_err(|e| EngineError::Storage(format!("cannot start the PostgreSQL driver: {e}")))?;
+        let mut target = Target { config, search_path: None, runtime: runtime.handle().clone() };
+        let first =
+            target.connect(None).map_err(|e| EngineError::Storage(format!("cannot connect to {description}: {e}")))?;
+        if let Some(schema) = &options.schema {
+            first.batch(&format!("CREATE SCHEMA IF NOT EXISTS {}", quote_ident(schema)))?;
+            target.search_path = Some(quote_ident(schema));
+            first.batch(&format!("SET search_path TO {}", quote_ident(schema)))?;
+        }
+        let row = first.query("SELECT current_schema(), hashtext(current_schema())", &[])?;
+        let (schema, schema_key): (Option<String>, Option<i32>) = match row.first() {
+            Some(r) => (r.try_get(0)?, r.try_get(1)?),
+            None => (None, None),
+        };
+        let (Some(schema), Some(schema_key)) = (schema, schema_key) else {
+            return Err(EngineError::Storage(format!(
+                "{description} has no schema to keep Gatehouse's tables in (its search_path names none that exists)"
+            )));
+        };
+        schema::migrate(&first, (LOCK_MIGRATE, schema_key))?;
+        let head = queries::chain_head(&first)?.seq;
+
+        let (bus, _) = broadcast::channel(options.event_buffer.max(16));
+        let publisher = Arc::new(Publisher { published: Mutex::new(head), bus: bus.clone() });
+        let channel = channel_name(&schema);
+
+        let (signals, listened) = mpsc::channel();
+        let listener = {
+            let (target, publisher, channel, signals) =
+                (target.clone(), Arc::clone(&publisher), channel.clone(), signals.clone());
+            std::thread::Builder::new()
+                .name("gatehouse-listen".into())
+                .spawn(move || listen(target, channel, publisher, signals, listened))
+                .map_err(|e| EngineError::Storage(format!("cannot start the event listener: {e}")))?
+        };
+        let (jobs, queue) = mpsc::channel::<Job>();
+        let writer = {
+            let target = target.clone();
+            let writer = Writer { target, conn: first, lock: (LOCK_CHAIN, schema_key), channel, publisher };
+            let max_batch = options.max_batch.max(1);
+            std::thread::Builder::new()
+                .name("gatehouse-writer".into())
+                .spawn(move || writer.run(queue, max_batch))
+                .map_err(|e| EngineError::Storage(format!("cannot start the writer thread: {e}")))?
+        };
+        Ok(Self {
+            target,
+            description: format!("{description}, schema {schema}"),
+            jobs: Some(jobs),
+            writer: Some(writer),
+            listener: Some((signals, listener)),
+            readers: Mutex::new(Vec::new()),
+            bus,
+            runtime: Some(runtime),
+        })
+    }
+
+    /// Where the store is, for people (never the password).
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    fn reader(&self) -> Result<Conn> {
+        let pooled = self.readers.lock().map_err(|_| poisoned())?.pop();
+        match pooled {
+            Some(conn) if !conn.is_closed() => Ok(conn),
+            _ => self.target.connect(None),
+        }
+    }
+}
+
+fn poisoned() -> EngineError {
+    EngineError::Storage("the reader pool lock was poisoned".into())
+}
+
+/// `postgres://user@host:port/db`, without the password.
+fn describe_target(config: &Config) -> String {
+    let host = match config.get_hosts().first() {
+        Some(tokio_postgres::config::Host::Tcp(h)) => h.clone(),
+        #[cfg(unix)]
+        Some(tokio_postgres::config::Host::Unix(p)) => p.display().to_string(),
+        None => "localhost".to_owned(),
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let user = config.get_user().unwrap_or("");
+    let db = config.get_dbname().unwrap_or(user);
+    format!("PostgreSQL postgres://{user}@{host}:{port}/{db}")
+}
+
+/// The notification channel of a schema (at most 63 bytes, PostgreSQL's limit).
+fn channel_name(schema: &str) -> String {
+    let name = format!("gatehouse:{schema}");
+    if name.len() <= 63 {
+        return name;
+    }
+    use sha2::Digest;
+    format!("gatehouse:{}", hex::encode(&sha2::Sha256::digest(schema.as_bytes())[..16]))
+}
+
+/// The listener thread: LISTENs on the channel and publishes what other
+/// instances commit; reconnects when its connection ends.
+fn listen(
+    target: Target,
+    channel: String,
+    publisher: Arc<Publisher>,
+    signals: Sender<Signal>,
+    listened: Receiver<Signal>,
+) {
+    loop {
+        let conn = match target.connect(Some(signals.clone())) {
+            Ok(conn) => conn,
+            Err(e) => {
+                tracing::warn!(error = %e, "the event listener cannot connect; retrying");
+                match listened.recv_timeout(Duration::from_millis(500)) {
+                    Ok(Signal::Stop) => return,
+                    _ => continue,
+                }
+            }
+        };
+        if let Err(e) = conn.batch(&format!("LISTEN {}", quote_ident(&channel))) {
+            tracing::warn!(error = %e, "the event listener cannot LISTEN; retrying");
+            std::thread::sleep(Duration::from_millis(500));
+            continue;
+        }
+        loop {
+            // Read the log first: anything committed before LISTEN took effect.
+            if let Err(e) = publisher.catch_up(&conn) {
+                tracing::warn!(error = %e, "the event listener cannot read the log");
+            }
+            match listened.recv_timeout(LISTEN_POLL) {
+                Ok(Signal::Notified) | Err(RecvTimeoutError::Timeout) => {
+                    // One read covers every notification already queued.
+                    while let Ok(signal) = listened.try_recv() {
+                        if matches!(signal, Signal::Stop) {
+                            return;
+                        }
+                    }
+                }
+                Ok(Signal::Closed) => break,
+                Ok(Signal::Stop) | Err(RecvTimeoutError::Disconnected) => return,
+            }
+            if conn.is_closed() {
+                break;
+            }
+        }
+    }
+}
+
+/// The writer thread's state.
+struct Writer {
+    target: Target,
+    conn: Conn,
+    lock: (i32, i32),
+    channel: String,
+    publisher: Arc<Publisher>,
+}
+
+impl Writer {
+    fn run(mut self, queue: Receiver<Job>, max_batch: usize) {
+        while let Ok(first) = queue.recv() {
+            let mut batch = vec![first];
+            while batch.len() < max_batch {
+                match queue.try_recv() {
+                    Ok(job) => batch.push(job),
+                    Err(_) => break,
+                }
+            }
+            if self.conn.is_closed() {
+                match self.target.reconnect(None) {
+                    Ok(conn) => self.conn = conn,
+                    Err(e) => {
+                        for job in batch {
+                            (job.abort)(format!("the database is unreachable: {e}"));
+                        }
+                        continue;
+                    }
+                }
+            }
+            self.group(batch);
+        }
+    }
+
+    /// Runs one group of jobs in one transaction.
+    fn group(&mut self, batch: Vec<Job>) {
+        let begun = self
+            .conn
+            .batch("BEGIN")
+            .and_then(|()| self.conn.execute("SELECT pg_advisory_xact_lock($1, $2)", &[&self.lock.0, &self.lock.1]))
+            .and_then(|_| queries::chain_head(&self.conn));
+        let head = match begun {
+            Ok(head) => head,
+            Err(e) => {
+                let _ = self.conn.batch("ROLLBACK");
+                for job in batch {
+                    (job.abort)(format!("cannot begin a transaction: {e}"));
+                }
+                return;
+            }
+        };
+        let mut state = WriteState { head, events: Vec::new() };
+        let mut finishes = Vec::with_capacity(batch.len());
+        {
+            let mut db = PgDb { conn: &self.conn, state: &mut state };
+            for job in batch {
+                finishes.push((job.run)(&mut db));
+            }
+        }
+        let notified = match state.events.last() {
+            Some(last) => {
+                self.conn.execute("SELECT pg_notify($1, $2)", &[&self.channel, &last.seq.to_string()]).map(|_| ())
+            }
+            None => Ok(()),
+        };
+        match notified.and_then(|()| self.conn.batch("COMMIT")) {
+            Ok(()) => {
+                if let Err(e) = self.publisher.committed(&self.conn, state.events) {
+                    // Subscribers catch up from the log; the commit stands.
+                    tracing::warn!(error = %e, "cannot publish committed events");
+                }
+                for finish in finishes {
+                    finish(Ok(()));
+                }
+            }
+            Err(e) => {
+                let _ = self.conn.batch("ROLLBACK");
+                for finish in finishes {
+                    finish(Err(format!("commit failed: {e}")));
+                }
+            }
+        }
+    }
+}
+
+/// Runs one job under a savepoint so its failure undoes only its own work,
+/// including the events it appended to the chain.
+fn in_savepoint<T>(db: &mut PgDb<'_, &mut WriteState>, op: impl FnOnce(&mut dyn WriteTx) -> Result<T>) -> Result<T> {
+    let head = db.state.head;
+    let published = db.state.events.len();
+    db.conn.batch("SAVEPOINT job")?;
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| op(db)))
+        .unwrap_or_else(|_| Err(EngineError::Storage("an engine operation panicked".into())));
+    match &result {
+        Ok(_) => db.conn.batch("RELEASE job")?,
+        Err(_) => {
+            db.conn.batch("ROLLBACK TO job; RELEASE job")?;
+            db.state.head = head;
+            db.state.events.truncate(published);
+        }
+    }
+    result
+}
+
+impl Store for PgStore {
+    fn write<T, F>(&self, op: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut dyn WriteTx) -> Result<T> + Send + 'static,
+    {
+        let (reply, answer): (SyncSender<Result<T>>, _) = mpsc::sync_channel(1);
+        let abort_reply = reply.clone();
+        let job = Job {
+            run: Box::new(move |db| {
+                let result = in_savepoint(db, op);
+                Box::new(move |commit| {
+                    let outcome = match commit {
+                        Ok(()) => result,
+                        Err(e) => Err(EngineError::Storage(e)),
+                    };
+                    let _ = reply.send(outcome);
+                })
+            }),
+            abort: Box::new(move |error| {
+                let _ = abort_reply.send(Err(EngineError::Storage(error)));
+            }),
+        };
+        let closed = || EngineError::Storage("the store is closed".into());
+        self.jobs.as_ref().ok_or_else(closed)?.send(job).map_err(|_| closed())?;
+        answer.recv().map_err(|_| closed())?
+    }
+
+    fn read<T, F>(&self, op: F) -> Result<T>
+    where
+        F: FnOnce(&dyn ReadTx) -> Result<T>,
+    {
+        let conn = self.reader()?;
+        conn.batch("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")?;
+        let result = op(&PgDb { conn: &conn, state: () });
+        let end = conn.batch(if result.is_ok() { "COMMIT" } else { "ROLLBACK" });
+        if end.is_ok() {
+            if let Ok(mut pool) = self.readers.lock() {
+                if pool.len() < IDLE_READERS {
+                    pool.push(conn);
+                }
+            }
+        }
+        result
+    }
+
+    fn subscribe(&self) -> broadcast::Receiver<Arc<Event>> {
+        self.bus.subscribe()
+    }
+}
+
+impl Drop for PgStore {
+    fn drop(&mut self) {
+        // Closing the queue ends the writer after it drains what is queued.
+        self.jobs.take();
+        if let Some(writer) = self.writer.take() {
+            let _ = writer.join();
+        }
+        if let Some((signals, listener)) = self.listener.take() {
+            let _ = signals.send(Signal::Stop);
+            let _ = listener.join();
+        }
+        if let Ok(mut pool) = self.readers.lock() {
+            pool.clear();
+        }
+        if let Some(runtime) = self.runtime.take() {
+            // Never blocks, so dropping the store inside an async runtime is fine.
+            runtime.shutdown_background();
+        }
+    }
+}

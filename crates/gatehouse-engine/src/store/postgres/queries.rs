@@ -1,0 +1,722 @@
+//! SQL for the PostgreSQL backend: [`PgDb`] implements the read and the
+//! write side of the store traits over one connection, as `Db` does for
+//! SQLite, with the same snapshots and the same orders. JSON is read with
+//! `data::jsonb` where a query looks inside a snapshot (metrics, an agent's
+//! runs), so what is stored stays the exact text that was written.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use serde::de::DeserializeOwned;
+use tokio_postgres::error::SqlState;
+use tokio_postgres::types::ToSql;
+use tokio_postgres::Row;
+
+use crate::allow_rule::{AllowRule, AllowRuleFilter, AllowRuleStatus};
+use crate::decision::Decision;
+use crate::engine::metrics::{Correction, GateTally};
+use crate::error::{EngineError, Result};
+use crate::event::{self, Event, EventBody, EventRow};
+use crate::gate::{Gate, GateStatus};
+use crate::ids::{AllowRuleId, GateId, RunId};
+use crate::plan::PlanRevision;
+use crate::run::{Run, Turn};
+use crate::scoring::CapabilityRating;
+use crate::search::{GateSearch, SearchResults};
+use crate::store::queries::{ChainHead, WriteState};
+use crate::store::{EventFilter, GateFilter, ReadTx, RunFilter, WriteTx};
+use crate::token::Token;
+
+use super::Conn;
+
+/// A parameter of a query built at run time.
+type Param = Box<dyn ToSql + Sync + Send>;
+
+/// A connection seen through the store traits; `W` is `()` for readers and
+/// `&mut WriteState` for the writer.
+pub(crate) struct PgDb<'c, W> {
+    pub conn: &'c Conn,
+    pub state: W,
+}
+
+fn micros(t: DateTime<Utc>) -> i64 {
+    t.timestamp_micros()
+}
+
+fn to_json<T: serde::Serialize>(v: &T) -> Result<String> {
+    serde_json::to_string(v).map_err(|e| EngineError::Storage(format!("cannot encode: {e}")))
+}
+
+fn get<'a, T: tokio_postgres::types::FromSql<'a>>(row: &'a Row, i: usize) -> Result<T> {
+    row.try_get(i).map_err(|e| EngineError::Storage(format!("unexpected column {i}: {e}")))
+}
+
+fn refs(params: &[Param]) -> Vec<&(dyn ToSql + Sync)> {
+    params.iter().map(|p| p.as_ref() as &(dyn ToSql + Sync)).collect()
+}
+
+/// Numbers the `?` placeholders `$1, $2, …` in order; a `?` inside a
+/// quoted literal (a JSON path's filter) is left alone.
+fn numbered(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len() + 8);
+    let (mut n, mut in_literal) = (0, false);
+    for c in sql.chars() {
+        match c {
+            '\'' => {
+                in_literal = !in_literal;
+                out.push(c);
+            }
+            '?' if !in_literal => {
+                n += 1;
+                out.push_str(&format!("${n}"));
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+impl<W> PgDb<'_, W> {
+    /// Snapshots in column 0 of what `sql` (with `?` placeholders) returns.
+    fn collect<T: DeserializeOwned>(&self, sql: &str, params: &[Param]) -> Result<Vec<T>> {
+        self.conn
+            .query(&numbered(sql), &refs(params))?
+            .iter()
+            .map(|row| Ok(serde_json::from_str(&get::<String>(row, 0)?)?))
+            .collect()
+    }
+
+    fn one<T: DeserializeOwned>(&self, sql: &str, params: &[Param]) -> Result<Option<T>> {
+        Ok(self.collect(sql, params)?.into_iter().next())
+    }
+
+    fn count(&self, sql: &str, params: &[Param]) -> Result<u64> {
+        let rows = self.conn.query(&numbered(sql), &refs(params))?;
+        let n: i64 = rows.first().map(|r| get(r, 0)).transpose()?.unwrap_or(0);
+        Ok(n as u64)
+    }
+
+    fn ids(&self, sql: &str, params: &[Param]) -> Result<Vec<String>> {
+        self.conn.query(&numbered(sql), &refs(params))?.iter().map(|r| get(r, 0)).collect()
+    }
+
+    fn read_events(&self, sql: &str, params: &[Param]) -> Result<Vec<Event>> {
+        let rows = self.conn.query(&numbered(sql), &refs(params))?;
+        rows.iter()
+            .map(|r| {
+                let body: String = get(r, 2)?;
+                Ok(Event {
+                    seq: get::<i64>(r, 0)? as u64,
+                    hash: hex::encode(get::<Vec<u8>>(r, 1)?),
+                    body: serde_json::from_str(&body)?,
+                })
+            })
+            .collect()
+    }
+
+    fn rules(&self, sql: &str, params: &[Param], now: DateTime<Utc>) -> Result<Vec<AllowRule>> {
+        Ok(self.collect::<AllowRule>(sql, params)?.into_iter().map(|r| r.as_of(now)).collect())
+    }
+}
+
+fn text(s: &str) -> Param {
+    Box::new(s.to_owned())
+}
+
+/// The WHERE clause of a gate filter.
+fn gate_where(filter: &GateFilter) -> (String, Vec<Param>) {
+    let mut clauses = Vec::new();
+    let mut params: Vec<Param> = Vec::new();
+    if let Some(status) = filter.status {
+        // Inlined (an enum, never input) so the planner can use the partial indexes.
+        clauses.push(format!("status = '{}'", status.as_str()));
+    }
+    if let Some(kind) = filter.kind {
+        clauses.push("kind = ?".to_owned());
+        params.push(text(kind.as_str()));
+    }
+    if let Some(mode) = filter.mode {
+        clauses.push("mode_rank = ?".to_owned());
+        params.push(Box::new(mode.rank()));
+    }
+    if let Some(run) = &filter.run_id {
+        clauses.push("run_id = ?".to_owned());
+        params.push(text(run.as_str()));
+    }
+    if let Some(agent) = &filter.agent {
+        clauses.push("agent = ?".to_owned());
+        params.push(text(agent));
+    }
+    let sql = if clauses.is_empty() { String::new() } else { format!(" WHERE {}", clauses.join(" AND ")) };
+    (sql, params)
+}
+
+/// The clauses of a run listing's filter.
+fn run_clauses(filter: &RunFilter, clauses: &mut Vec<String>, params: &mut Vec<Param>) {
+    if !filter.statuses.is_empty() {
+        let marks = vec!["?"; filter.statuses.len()].join(", ");
+        clauses.push(format!("status IN ({marks})"));
+        params.extend(filter.statuses.iter().map(|s| text(s.as_str())));
+    }
+    if let Some(user) = &filter.user_id {
+        clauses.push("user_id = ?".to_owned());
+        params.push(text(user));
+    }
+    if let Some(session) = &filter.session_id {
+        clauses.push("session_id = ?".to_owned());
+        params.push(text(session));
+    }
+}
+
+/// The `LIMIT`/`OFFSET` of a run listing.
+fn run_page(filter: &RunFilter) -> String {
+    let mut page = String::new();
+    if let Some(limit) = filter.limit {
+        page.push_str(&format!(" LIMIT {limit}"));
+    }
+    if let Some(offset) = filter.offset.filter(|o| *o > 0) {
+        page.push_str(&format!(" OFFSET {offset}"));
+    }
+    page
+}
+
+impl<W> ReadTx for PgDb<'_, W> {
+    fn run(&self, id: &RunId) -> Result<Option<Run>> {
+        self.one("SELECT data FROM runs WHERE id = ?", &[text(id.as_str())])
+    }
+
+    fn runs(&self, filter: &RunFilter) -> Result<Vec<Run>> {
+        let (mut clauses, mut params) = (Vec::new(), Vec::new());
+        run_clauses(filter, &mut clauses, &mut params);
+        let mut sql = "SELECT data FROM runs".to_owned();
+        if !clauses.is_empty() {
+            sql.push_str(&format!(" WHERE {}", clauses.join(" AND ")));
+        }
+        sql.push_str(" ORDER BY created_at DESC, id DESC");
+        sql.push_str(&run_page(filter));
+        self.collect(&sql, &params)
+    }
+
+    fn child_runs(&self, parent: &RunId) -> Result<Vec<Run>> {
+        self.collect("SELECT data FROM runs WHERE parent_id = ? ORDER BY created_at, id", &[text(parent.as_str())])
+    }
+
+    fn terminal_runs_before(&self, cutoff: DateTime<Utc>) -> Result<Vec<RunId>> {
+        let ids = self.ids(
+            "SELECT id FROM runs WHERE status IN ('completed', 'failed', 'cancelled') AND updated_at < ?
+             AND NOT EXISTS (SELECT 1 FROM gates WHERE gates.run_id = runs.id AND gates.status = 'pending')
+             ORDER BY updated_at",
+            &[Box::new(micros(cutoff))],
+        )?;
+        Ok(ids.into_iter().map(RunId::from_string).collect())
+    }
+
+    fn gate(&self, id: &GateId) -> Result<Option<Gate>> {
+        self.one("SELECT data FROM gates WHERE id = ?", &[text(id.as_str())])
+    }
+
+    fn gate_by_idempotency_key(&self, run: &RunId, key: &str) -> Result<Option<Gate>> {
+        self.one("SELECT data FROM gates WHERE run_id = ? AND idempotency_key = ?", &[text(run.as_str()), text(key)])
+    }
+
+    fn gates(&self, filter: &GateFilter) -> Result<Vec<Gate>> {
+        let (where_sql, params) = gate_where(filter);
+        let order = if filter.status == Some(GateStatus::Pending) {
+            " ORDER BY mode_rank, priority DESC, created_at, id"
+        } else {
+            " ORDER BY created_at DESC, id DESC"
+        };
+        let mut sql = format!("SELECT data FROM gates{where_sql}{order}");
+        if let Some(limit) = filter.limit {
+            sql.push_str(&format!(" LIMIT {limit}"));
+        }
+        if filter.offset > 0 {
+            sql.push_str(&format!(" OFFSET {}", filter.offset));
+        }
+        self.collect(&sql, &params)
+    }
+
+    fn count_gates(&self, filter: &GateFilter) -> Result<u64> {
+        let (where_sql, params) = gate_where(filter);
+        self.count(&format!("SELECT count(*) FROM gates{where_sql}"), &params)
+    }
+
+    fn search_gates(&self, search: &GateSearch) -> Result<SearchResults> {
+        super::search::search_gates(self.conn, search)
+    }
+
+    fn pending_blocking_gates(&self, run: &RunId) -> Result<u64> {
+        self.count(
+            "SELECT count(*) FROM gates WHERE run_id = ? AND status = 'pending' AND mode_rank = 0",
+            &[text(run.as_str())],
+        )
+    }
+
+    fn expired_gate_ids(&self, now: DateTime<Utc>, limit: u32) -> Result<Vec<GateId>> {
+        let ids = self.ids(
+            "SELECT id FROM gates WHERE status = 'pending' AND expires_at IS NOT NULL AND expires_at <= ?
+             ORDER BY expires_at LIMIT ?",
+            &[Box::new(micros(now)), Box::new(i64::from(limit))],
+        )?;
+        Ok(ids.into_iter().map(GateId::from_string).collect())
+    }
+
+    fn escalation_due_ids(&self, now: DateTime<Utc>, limit: u32) -> Result<Vec<GateId>> {
+        let ids = self.ids(
+            "SELECT id FROM gates WHERE status = 'pending' AND escalate_at IS NOT NULL AND escalate_at <= ?
+             ORDER BY escalate_at LIMIT ?",
+            &[Box::new(micros(now)), Box::new(i64::from(limit))],
+        )?;
+        Ok(ids.into_iter().map(GateId::from_string).collect())
+    }
+
+    fn turns(&self, run: &RunId) -> Result<Vec<Turn>> {
+        self.collect("SELECT data FROM turns WHERE run_id = ? ORDER BY idx", &[text(run.as_str())])
+    }
+
+    fn context(&self, run: &RunId) -> Result<BTreeMap<String, serde_json::Value>> {
+        let rows =
+            self.conn.query("SELECT key, value FROM context WHERE run_id = $1 ORDER BY key", &[&run.as_str()])?;
+        let mut out = BTreeMap::new();
+        for row in &rows {
+            out.insert(get::<String>(row, 0)?, serde_json::from_str(&get::<String>(row, 1)?)?);
+        }
+        Ok(out)
+    }
+
+    fn plan_revisions(&self, run: &RunId) -> Result<Vec<PlanRevision>> {
+        self.collect("SELECT data FROM plan_revisions WHERE run_id = ? ORDER BY revision", &[text(run.as_str())])
+    }
+
+    fn latest_plan(&self, run: &RunId) -> Result<Option<PlanRevision>> {
+        self.one(
+            "SELECT data FROM plan_revisions WHERE run_id = ? ORDER BY revision DESC LIMIT 1",
+            &[text(run.as_str())],
+        )
+    }
+
+    fn rating(&self, agent: &str) -> Result<Option<CapabilityRating>> {
+        self.one("SELECT data FROM agent_ratings WHERE agent = ?", &[text(agent)])
+    }
+
+    fn ratings(&self) -> Result<Vec<CapabilityRating>> {
+        self.collect("SELECT data FROM agent_ratings ORDER BY agent", &[])
+    }
+
+    fn events_after(&self, seq: u64, filter: &EventFilter, limit: u32) -> Result<Vec<Event>> {
+        let mut sql = "SELECT seq, hash, body FROM events WHERE seq > ? AND body IS NOT NULL".to_owned();
+        let mut params: Vec<Param> = vec![Box::new(seq as i64)];
+        for (column, value) in [
+            ("run_id", filter.run_id.as_ref().map(|r| r.as_str())),
+            ("session_id", filter.session_id.as_deref()),
+            ("user_id", filter.user_id.as_deref()),
+        ] {
+            if let Some(v) = value {
+                sql.push_str(&format!(" AND {column} = ?"));
+                params.push(text(v));
+            }
+        }
+        sql.push_str(" ORDER BY seq LIMIT ?");
+        params.push(Box::new(i64::from(limit)));
+        self.read_events(&sql, &params)
+    }
+
+    fn events_of_runs(&self, runs: &[RunId]) -> Result<Vec<Event>> {
+        let mut out = Vec::new();
+        for run in runs {
+            out.extend(self.read_events(
+                "SELECT seq, hash, body FROM events WHERE run_id = ? AND body IS NOT NULL ORDER BY seq",
+                &[text(run.as_str())],
+            )?);
+        }
+        out.sort_by_key(|e| e.seq);
+        Ok(out)
+    }
+
+    fn event_rows(&self, after: u64, limit: u32) -> Result<Vec<EventRow>> {
+        let rows = self.conn.query(
+            "SELECT seq, run_id, body, body_hash, hash FROM events WHERE seq > $1 ORDER BY seq LIMIT $2",
+            &[&(after as i64), &i64::from(limit)],
+        )?;
+        rows.iter()
+            .map(|r| {
+                Ok(EventRow {
+                    seq: get::<i64>(r, 0)? as u64,
+                    run_id: get(r, 1)?,
+                    body: get(r, 2)?,
+                    body_hash: get(r, 3)?,
+                    hash: get(r, 4)?,
+                })
+            })
+            .collect()
+    }
+
+    fn head_seq(&self) -> Result<u64> {
+        self.count("SELECT coalesce(max(seq), 0) FROM events", &[])
+    }
+
+    fn tokens(&self) -> Result<Vec<Token>> {
+        self.collect("SELECT data FROM tokens ORDER BY created_at, id", &[])
+    }
+
+    fn token_by_hash(&self, hash: &[u8; 32]) -> Result<Option<Token>> {
+        self.one("SELECT data FROM tokens WHERE secret_hash = ? AND revoked_at IS NULL", &[Box::new(hash.to_vec())])
+    }
+
+    fn runs_of_agent(&self, filter: &RunFilter, agent: &str) -> Result<Vec<Run>> {
+        // The agent lives only in the snapshot: matched in JSON after the
+        // indexed filters have narrowed the rows.
+        let mut clauses =
+            vec!["(data::jsonb ->> 'agent' = ? OR jsonb_path_exists(data::jsonb, '$.participants[*] ? (@.name == $a)',
+              jsonb_build_object('a', ?::text)))"
+                .to_owned()];
+        let mut params: Vec<Param> = vec![text(agent), text(agent)];
+        run_clauses(filter, &mut clauses, &mut params);
+        let mut sql =
+            format!("SELECT data FROM runs WHERE {} ORDER BY created_at DESC, id DESC", clauses.join(" AND "));
+        sql.push_str(&run_page(filter));
+        self.collect(&sql, &params)
+    }
+
+    fn gate_tallies(&self) -> Result<Vec<GateTally>> {
+        let rows = self.conn.query(
+            "SELECT g.agent, g.kind, g.status, d.data::jsonb -> 'origin' ->> 'by', count(*),
+                    coalesce(sum(d.latency_ms), 0)::bigint
+             FROM gates g LEFT JOIN decisions d ON d.gate_id = g.id
+             GROUP BY 1, 2, 3, 4",
+            &[],
+        )?;
+        rows.iter()
+            .map(|r| {
+                Ok(GateTally {
+                    agent: get(r, 0)?,
+                    kind: get(r, 1)?,
+                    status: get(r, 2)?,
+                    origin: get(r, 3)?,
+                    count: get::<i64>(r, 4)? as u64,
+                    latency_ms_sum: get(r, 5)?,
+                })
+            })
+            .collect()
+    }
+
+    fn top_corrections(&self, limit: u32) -> Result<Vec<Correction>> {
+        let rows = self.conn.query(
+            "SELECT c.value ->> 'path' COLLATE \"C\" AS field, count(*) AS n
+             FROM decisions d,
+                  jsonb_array_elements(CASE WHEN jsonb_typeof(d.data::jsonb -> 'diff' -> 'changes') = 'array'
+                      THEN d.data::jsonb -> 'diff' -> 'changes' ELSE '[]'::jsonb END) AS c (value)
+             WHERE d.action = 'edit' AND d.data::jsonb -> 'origin' ->> 'by' = 'human'
+             GROUP BY field ORDER BY n DESC, field LIMIT $1",
+            &[&i64::from(limit)],
+        )?;
+        rows.iter()
+            .map(|r| {
+                Ok(Correction {
+                    path: get::<Option<String>>(r, 0)?.unwrap_or_default(),
+                    count: get::<i64>(r, 1)? as u64,
+                })
+            })
+            .collect()
+    }
+
+    fn allow_rule(&self, id: &AllowRuleId, now: DateTime<Utc>) -> Result<Option<AllowRule>> {
+        Ok(self.rules("SELECT data FROM allow_rules WHERE id = ?", &[text(id.as_str())], now)?.into_iter().next())
+    }
+
+    fn allow_rules(&self, filter: &AllowRuleFilter, now: DateTime<Utc>) -> Result<Vec<AllowRule>> {
+        let mut clauses = Vec::new();
+        let mut params: Vec<Param> = Vec::new();
+        if let Some(agent) = &filter.agent {
+            clauses.push("agent = ?");
+            params.push(text(agent));
+        }
+        match filter.status {
+            None => {}
+            Some(AllowRuleStatus::Live) => {
+                clauses.push("revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)");
+                params.push(Box::new(micros(now)));
+            }
+            Some(AllowRuleStatus::Expired) => {
+                clauses.push("revoked_at IS NULL AND expires_at <= ?");
+                params.push(Box::new(micros(now)));
+            }
+            Some(AllowRuleStatus::Revoked) => clauses.push("revoked_at IS NOT NULL"),
+        }
+        let mut sql = "SELECT data FROM allow_rules".to_owned();
+        if !clauses.is_empty() {
+            sql.push_str(&format!(" WHERE {}", clauses.join(" AND ")));
+        }
+        sql.push_str(" ORDER BY created_at DESC, id DESC");
+        if let Some(limit) = filter.limit {
+            sql.push_str(&format!(" LIMIT {limit}"));
+        }
+        self.rules(&sql, &params, now)
+    }
+
+    fn live_allow_rules(&self, agent: &str, action: &str, now: DateTime<Utc>) -> Result<Vec<AllowRule>> {
+        self.rules(
+            "SELECT data FROM allow_rules
+             WHERE agent = ? AND action = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)
+             ORDER BY created_at, id",
+            &[text(agent), text(action), Box::new(micros(now))],
+            now,
+        )
+    }
+}
+
+/// The chain's end as committed (read under the chain lock).
+pub(super) fn chain_head(conn: &Conn) -> Result<ChainHead> {
+    let rows = conn.query("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1", &[])?;
+    Ok(match rows.first() {
+        None => ChainHead { seq: 0, hash: event::GENESIS },
+        Some(row) => ChainHead {
+            seq: get::<i64>(row, 0)? as u64,
+            hash: get::<Vec<u8>>(row, 1)?
+                .try_into()
+                .map_err(|_| EngineError::Storage("event hash is not 32 bytes".into()))?,
+        },
+    })
+}
+
+fn exec(conn: &Conn, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<u64> {
+    conn.execute(sql, params)
+}
+
+impl WriteTx for PgDb<'_, &mut WriteState> {
+    fn insert_run(&mut self, run: &Run) -> Result<()> {
+        let parent = run.parent_run_id.as_ref().map(|p| p.as_str());
+        self.conn
+            .execute_raw(
+                "INSERT INTO runs (id, session_id, user_id, status, created_at, updated_at, data, parent_id)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+                &[
+                    &run.id.as_str(),
+                    &run.session_id,
+                    &run.user_id,
+                    &run.status.as_str(),
+                    &micros(run.created_at),
+                    &micros(run.updated_at),
+                    &to_json(run)?,
+                    &parent,
+                ],
+            )
+            .map_err(|e| {
+                if e.code() == Some(&SqlState::UNIQUE_VIOLATION) {
+                    EngineError::invalid("run_id", format!("a run with id `{}` already exists", run.id))
+                } else {
+                    e.into()
+                }
+            })?;
+        Ok(())
+    }
+
+    fn update_run(&mut self, run: &Run) -> Result<()> {
+        exec(
+            self.conn,
+            "UPDATE runs SET status = $1, updated_at = $2, data = $3 WHERE id = $4",
+            &[&run.status.as_str(), &micros(run.updated_at), &to_json(run)?, &run.id.as_str()],
+        )?;
+        Ok(())
+    }
+
+    fn insert_gate(&mut self, gate: &Gate) -> Result<bool> {
+        let n = exec(
+            self.conn,
+            "INSERT INTO gates (id, run_id, kind, mode_rank, priority, status, agent, created_at,
+                                expires_at, idempotency_key, data, escalate_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+             ON CONFLICT (run_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING",
+            &[
+                &gate.id.as_str(),
+                &gate.run_id.as_str(),
+                &gate.kind().as_str(),
+                &gate.mode.rank(),
+                &gate.priority.rank(),
+                &gate.status.as_str(),
+                &gate.agent,
+                &micros(gate.created_at),
+                &gate.expires_at.map(micros),
+                &gate.idempotency_key,
+                &to_json(gate)?,
+                &gate.escalate_at().map(micros),
+            ],
+        )?;
+        Ok(n == 1)
+    }
+
+    fn update_gate_if(&mut self, gate: &Gate, expected: GateStatus) -> Result<bool> {
+        let n = exec(
+            self.conn,
+            "UPDATE gates SET status = $1, priority = $2, expires_at = $3, data = $4, escalate_at = $5
+             WHERE id = $6 AND status = $7",
+            &[
+                &gate.status.as_str(),
+                &gate.priority.rank(),
+                &gate.expires_at.map(micros),
+                &to_json(gate)?,
+                &gate.escalate_at().map(micros),
+                &gate.id.as_str(),
+                &expected.as_str(),
+            ],
+        )?;
+        Ok(n == 1)
+    }
+
+    fn insert_decision(&mut self, d: &Decision) -> Result<()> {
+        exec(
+            self.conn,
+            "INSERT INTO decisions (id, gate_id, run_id, action, decided_by, decided_at, latency_ms, data)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+            &[
+                &d.id.as_str(),
+                &d.gate_id.as_str(),
+                &d.run_id.as_str(),
+                &d.action.as_str(),
+                &d.decided_by,
+                &micros(d.decided_at),
+                &d.latency_ms,
+                &to_json(d)?,
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn insert_turn(&mut self, turn: &Turn) -> Result<()> {
+        exec(
+            self.conn,
+            "INSERT INTO turns (id, run_id, idx, data) VALUES ($1, $2, $3, $4)",
+            &[&turn.id.as_str(), &turn.run_id.as_str(), &i64::from(turn.index), &to_json(turn)?],
+        )?;
+        Ok(())
+    }
+
+    fn put_context(&mut self, run: &RunId, key: &str, value: Option<&serde_json::Value>) -> Result<()> {
+        match value {
+            Some(v) => exec(
+                self.conn,
+                "INSERT INTO context (run_id, key, value) VALUES ($1, $2, $3)
+                 ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value",
+                &[&run.as_str(), &key, &to_json(v)?],
+            )?,
+            None => exec(self.conn, "DELETE FROM context WHERE run_id = $1 AND key = $2", &[&run.as_str(), &key])?,
+        };
+        Ok(())
+    }
+
+    fn insert_plan_revision(&mut self, run: &RunId, revision: &PlanRevision) -> Result<()> {
+        exec(
+            self.conn,
+            "INSERT INTO plan_revisions (run_id, revision, data) VALUES ($1, $2, $3)",
+            &[&run.as_str(), &i64::from(revision.revision), &to_json(revision)?],
+        )?;
+        Ok(())
+    }
+
+    fn put_rating(&mut self, rating: &CapabilityRating) -> Result<()> {
+        exec(
+            self.conn,
+            "INSERT INTO agent_ratings (agent, data) VALUES ($1, $2)
+             ON CONFLICT (agent) DO UPDATE SET data = excluded.data",
+            &[&rating.agent, &to_json(rating)?],
+        )?;
+        Ok(())
+    }
+
+    fn append_event(&mut self, body: EventBody) -> Result<Event> {
+        let json = to_json(&body)?;
+        let body_hash = event::body_hash(&json);
+        let seq = self.state.head.seq + 1;
+        let hash = event::chain(&self.state.head.hash, seq, &body_hash);
+        exec(
+            self.conn,
+            "INSERT INTO events (seq, at, run_id, session_id, user_id, kind, body, body_hash, hash)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+            &[
+                &(seq as i64),
+                &micros(body.at),
+                &body.run_id.as_ref().map(|r| r.as_str()),
+                &body.session_id,
+                &body.user_id,
+                &body.kind.name(),
+                &json,
+                &&body_hash[..],
+                &&hash[..],
+            ],
+        )?;
+        self.state.head = ChainHead { seq, hash };
+        let event = Event { seq, hash: hex::encode(hash), body };
+        self.state.events.push(Arc::new(event.clone()));
+        Ok(event)
+    }
+
+    fn purge_run(&mut self, run: &RunId) -> Result<()> {
+        for sql in [
+            "DELETE FROM decisions WHERE run_id = $1",
+            "DELETE FROM gates WHERE run_id = $1",
+            "DELETE FROM turns WHERE run_id = $1",
+            "DELETE FROM context WHERE run_id = $1",
+            "DELETE FROM plan_revisions WHERE run_id = $1",
+            "UPDATE events SET body = NULL WHERE run_id = $1",
+            "DELETE FROM runs WHERE id = $1",
+        ] {
+            exec(self.conn, sql, &[&run.as_str()])?;
+        }
+        Ok(())
+    }
+
+    fn insert_token(&mut self, token: &Token, secret_hash: &[u8; 32]) -> Result<()> {
+        exec(
+            self.conn,
+            "INSERT INTO tokens (id, name, role, secret_hash, created_at, revoked_at, data)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            &[
+                &token.id,
+                &token.name,
+                &token.role.as_str(),
+                &&secret_hash[..],
+                &micros(token.created_at),
+                &token.revoked_at.map(micros),
+                &to_json(token)?,
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn update_token(&mut self, token: &Token) -> Result<()> {
+        exec(
+            self.conn,
+            "UPDATE tokens SET revoked_at = $1, data = $2 WHERE id = $3",
+            &[&token.revoked_at.map(micros), &to_json(token)?, &token.id],
+        )?;
+        Ok(())
+    }
+
+    fn insert_allow_rule(&mut self, rule: &AllowRule) -> Result<()> {
+        exec(
+            self.conn,
+            "INSERT INTO allow_rules (id, agent, action, created_at, expires_at, revoked_at, data)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            &[
+                &rule.id.as_str(),
+                &rule.agent,
+                &rule.action,
+                &micros(rule.created_at),
+                &rule.expires_at.map(micros),
+                &rule.revoked_at.map(micros),
+                &to_json(rule)?,
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn update_allow_rule(&mut self, rule: &AllowRule) -> Result<()> {
+        exec(
+            self.conn,
+            "UPDATE allow_rules SET revoked_at = $1, data = $2 WHERE id = $3",
+            &[&rule.revoked_at.map(micros), &to_json(rule)?, &rule.id.as_str()],
+        )?;
+        Ok(())
+    }
+}
