@@ -120,3 +120,18 @@ fn a_fallback_needs_an_expiry_and_approving_unanswered_is_refused_where_a_human_
     question.on_timeout = TimeoutFallback::Reject;
     f.engine.open_gate(&run.id, question, "deployer").unwrap();
 }
+
+#[test]
+fn a_sweep_passes_over_gates_an_earlier_expiry_in_it_withdrew() {
+    let f = Fixture::new();
+    let run = f.run("deployer");
+    let first = f.engine.open_gate(&run.id, gate(TimeoutFallback::Expire, 60), "deployer").unwrap();
+    let second = f.engine.open_gate(&run.id, gate(TimeoutFallback::Reject, 90), "deployer").unwrap();
+    f.clock.advance(chrono::Duration::minutes(5));
+    // The first (sync) gate's expiry fails the run and withdraws the second,
+    // which the sweep had found due in the same batch.
+    let swept = f.engine.sweep_expired().expect("the sweep goes on");
+    assert_eq!(swept, vec![first.id.clone()]);
+    assert_eq!(f.engine.gate(&second.id).unwrap().status, GateStatus::Cancelled);
+    assert_eq!(f.engine.run(&run.id).unwrap().status, RunStatus::Failed);
+}

@@ -231,7 +231,9 @@ fn expire_due(tx: &mut dyn WriteTx, now: DateTime<Utc>) -> Result<Vec<GateId>> {
     let ids = tx.expired_gate_ids(now, SWEEP_BATCH as u32)?;
     let mut done = Vec::new();
     for id in ids {
-        let Some(mut gate) = tx.gate(&id)? else { continue };
+        // An earlier gate of this batch may have closed it (a sync gate's
+        // expiry fails its run, withdrawing the run's other gates).
+        let Some(mut gate) = tx.gate(&id)?.filter(|g| g.status == GateStatus::Pending) else { continue };
         let waited = now - gate.created_at;
         let unanswered = format!("no answer within {}", human_duration(waited));
         match gate.on_timeout {
