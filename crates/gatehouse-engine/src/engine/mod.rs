@@ -134,11 +134,12 @@ impl<S: Store> Engine<S> {
         self.inner.store.read(|r| r.head_seq())
     }
 
-    /// Publishes events that other processes sharing the database file
-    /// appended (the CLI beside a running server), so this process's
-    /// subscribers and waiters see them. Cheap when there are none.
+    /// Publishes events that other processes sharing the database
+    /// appended (the CLI beside a running server on SQLite; PostgreSQL's
+    /// listener does this as they commit), so this process's subscribers
+    /// and waiters see them. Cheap when there are none.
     pub fn pick_up_external_events(&self) -> Result<()> {
-        self.inner.store.write(|_| Ok(()))
+        self.inner.store.pick_up_external_events()
     }
 
     /// Live events as they commit, with no backlog (for dispatchers that

@@ -220,6 +220,13 @@ pub trait Store: Send + Sync + 'static {
 
     /// Live events, published after each commit.
     fn subscribe(&self) -> tokio::sync::broadcast::Receiver<Arc<Event>>;
+
+    /// Publishes what other processes committed since this one last
+    /// looked, so its subscribers see it. By default an empty write, which
+    /// catches up as every write does.
+    fn pick_up_external_events(&self) -> Result<()> {
+        self.write(|_| Ok(()))
+    }
 }
 
 /// Either backend, chosen when the engine opens: SQLite, embedded, or
@@ -275,6 +282,13 @@ impl Store for AnyStore {
         match self {
             Self::Sqlite(s) => s.subscribe(),
             Self::Postgres(p) => p.subscribe(),
+        }
+    }
+
+    fn pick_up_external_events(&self) -> Result<()> {
+        match self {
+            Self::Sqlite(s) => s.pick_up_external_events(),
+            Self::Postgres(p) => p.pick_up_external_events(),
         }
     }
 }

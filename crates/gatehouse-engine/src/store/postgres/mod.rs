@@ -613,6 +613,12 @@ impl Store for PgStore {
     fn subscribe(&self) -> broadcast::Receiver<Arc<Event>> {
         self.bus.subscribe()
     }
+
+    /// Nothing to do: the listener publishes other instances' commits as
+    /// their notifications arrive.
+    fn pick_up_external_events(&self) -> Result<()> {
+        Ok(())
+    }
 }
 
 impl Drop for PgStore {
