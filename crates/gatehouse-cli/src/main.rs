@@ -26,11 +26,12 @@ mod tokens;
 use std::io::ErrorKind;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand};
-use gatehouse_engine::{Engine, EngineConfig};
+use gatehouse_engine::{Database, Engine, EngineConfig, PgOptions, SystemClock};
 
 /// Gatehouse: a reviewer's desk for AI agents. Serve the API, ask a person from a script, decide
 /// gates, and inspect, verify and move the database of runs, gates and decisions.
@@ -45,6 +46,17 @@ struct Cli {
     /// [default: <data dir>/gatehouse/gatehouse.db]
     #[arg(long, global = true, env = "GATEHOUSE_DB", value_name = "PATH")]
     db: Option<PathBuf>,
+
+    /// A PostgreSQL database shared by a team's server instances, instead of a SQLite file:
+    /// postgres://USER:PASSWORD@HOST:PORT/DATABASE. The admin token file is then
+    /// <data dir>/gatehouse/admin-token.
+    #[arg(long, global = true, env = "GATEHOUSE_DATABASE", value_name = "URL", conflicts_with = "db")]
+    database: Option<String>,
+
+    /// The PostgreSQL schema holding Gatehouse's tables (created if missing) [default: the
+    /// connection's, usually public]. Instances share data only within one schema.
+    #[arg(long, global = true, env = "GATEHOUSE_DATABASE_SCHEMA", value_name = "NAME", requires = "database")]
+    database_schema: Option<String>,
 
     #[command(subcommand)]
     command: Command,
@@ -172,14 +184,11 @@ fn init_tracing(default: &str) {
 
 fn dispatch(cli: Cli) -> Result<ExitCode> {
     // Opened per command, so `replay` (which reads only its file) never creates a database.
-    let db = cli.db;
-    let open = || -> Result<(PathBuf, Engine)> {
-        let path = db_path(db.clone())?;
-        let engine = open_engine(&path)?;
-        Ok((path, engine))
-    };
+    let target = Target::new(cli.db, cli.database, cli.database_schema)?;
+    let db = target.token_base.clone();
+    let open = || -> Result<(PathBuf, Engine)> { Ok((target.token_base.clone(), target.open()?)) };
     // The server-facing commands find their fallback token beside the database, never opening it.
-    let api = |client: &client::ClientArgs| client::Api::connect(client, &db_path(db.clone())?);
+    let api = |client: &client::ClientArgs| client::Api::connect(client, &db);
     match cli.command {
         Command::Replay { file } => commands::replay(&file)?,
         Command::Openapi => {
@@ -211,6 +220,53 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Where the data is, and the path the admin-token file sits beside.
+struct Target {
+    database: Database,
+    schema: Option<String>,
+    /// The SQLite file, or for PostgreSQL the default file's place in the data directory.
+    token_base: PathBuf,
+}
+
+impl Target {
+    fn new(db: Option<PathBuf>, database: Option<String>, schema: Option<String>) -> Result<Self> {
+        let Some(url) = database else {
+            let path = db_path(db)?;
+            return Ok(Self { database: Database::Sqlite(path.clone()), schema: None, token_base: path });
+        };
+        anyhow::ensure!(
+            matches!(Database::parse(&url), Database::Postgres(_)),
+            "--database (or GATEHOUSE_DATABASE) takes a postgres:// URL; for a SQLite file use --db PATH"
+        );
+        if let Some(name) = &schema {
+            anyhow::ensure!(!name.trim().is_empty(), "--database-schema is empty; give a schema name");
+        }
+        Ok(Self { database: Database::Postgres(url), schema, token_base: db_path(None)? })
+    }
+
+    /// Opens (creating and migrating) the database.
+    fn open(&self) -> Result<Engine> {
+        let config = EngineConfig {
+            postgres: PgOptions { schema: self.schema.clone(), ..PgOptions::default() },
+            ..EngineConfig::default()
+        };
+        match &self.database {
+            Database::Sqlite(path) => {
+                tracing::debug!(db = %path.display(), "opening the database");
+                Engine::open_database(&self.database, config, Arc::new(SystemClock)).with_context(|| {
+                    format!(
+                        "cannot open the database at {}; check the path and its permissions, or pass --db PATH",
+                        path.display()
+                    )
+                })
+            }
+            // The engine's message names the server without the password.
+            Database::Postgres(_) => Engine::open_database(&self.database, config, Arc::new(SystemClock))
+                .context("cannot open the PostgreSQL database given by --database (GATEHOUSE_DATABASE)"),
+        }
+    }
+}
+
 /// `--db`, else `GATEHOUSE_DB` (clap reads both), else the user's data directory.
 fn db_path(flag: Option<PathBuf>) -> Result<PathBuf> {
     if let Some(path) = flag {
@@ -221,13 +277,5 @@ fn db_path(flag: Option<PathBuf>) -> Result<PathBuf> {
         Some(dir) => dir.join("gatehouse").join("gatehouse.db"),
         // No home directory (a bare container, say): the working directory is the one place left.
         None => PathBuf::from("gatehouse.db"),
-    })
-}
-
-/// Opens (creating and migrating) the database.
-fn open_engine(path: &std::path::Path) -> Result<Engine> {
-    tracing::debug!(db = %path.display(), "opening the database");
-    Engine::open(path, EngineConfig::default()).with_context(|| {
-        format!("cannot open the database at {}; check the path and its permissions, or pass --db PATH", path.display())
     })
 }

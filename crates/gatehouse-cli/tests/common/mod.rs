@@ -15,12 +15,32 @@ pub const WAIT: Duration = Duration::from_secs(30);
 
 /// `gatehouse --db <db>`, with none of the caller's GATEHOUSE_* settings leaking in.
 pub fn gatehouse(db: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_gatehouse"));
+    let mut cmd = bare();
     cmd.arg("--db").arg(db);
-    for var in ["GATEHOUSE_DB", "GATEHOUSE_URL", "GATEHOUSE_TOKEN", "GATEHOUSE_WEBHOOK_URL", "GATEHOUSE_LOG"] {
+    cmd
+}
+
+/// `gatehouse`, with none of the caller's GATEHOUSE_* settings leaking in.
+pub fn bare() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_gatehouse"));
+    for var in [
+        "GATEHOUSE_DB",
+        "GATEHOUSE_DATABASE",
+        "GATEHOUSE_DATABASE_SCHEMA",
+        "GATEHOUSE_URL",
+        "GATEHOUSE_TOKEN",
+        "GATEHOUSE_WEBHOOK_URL",
+        "GATEHOUSE_LOG",
+    ] {
         cmd.env_remove(var);
     }
     cmd
+}
+
+/// The test cluster's URL, required by the team-server tests.
+pub fn postgres_url() -> String {
+    std::env::var("GATEHOUSE_TEST_POSTGRES")
+        .expect("the team-server tests need GATEHOUSE_TEST_POSTGRES; `scripts/postgres.sh start DIR` starts a cluster")
 }
 
 pub fn stdout(out: &Output) -> String {
@@ -84,14 +104,30 @@ impl Server {
 
     /// Runs `args` (a command that serves), waiting for its listening line.
     pub fn spawn(db: &Path, args: &[&str]) -> Self {
-        let log = db.with_extension("serve.log");
+        let mut cmd = gatehouse(db);
+        cmd.args(args);
+        let token_file = db.parent().expect("db in a directory").join("admin-token");
+        Self::launch(cmd, db, &token_file, &db.with_extension("serve.log"))
+    }
+
+    /// `gatehouse serve` on the test cluster's PostgreSQL, in `schema`, with
+    /// the data directory (where the admin-token file goes) under `home`.
+    pub fn start_postgres(home: &Path, schema: &str, name: &str) -> Self {
+        let mut cmd = bare();
+        cmd.env("XDG_DATA_HOME", home).args(["--database", &postgres_url(), "--database-schema", schema]).args([
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+        ]);
+        let token_file = home.join("gatehouse").join("admin-token");
+        Self::launch(cmd, &home.join("unused.db"), &token_file, &home.join(format!("{name}.log")))
+    }
+
+    fn launch(mut cmd: Command, db: &Path, token_file: &Path, log: &Path) -> Self {
+        let log = log.to_owned();
         let log_file = std::fs::File::create(&log).expect("server log file");
-        let mut child = gatehouse(db)
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::from(log_file))
-            .spawn()
-            .expect("the gatehouse binary runs");
+        let mut child =
+            cmd.stdout(Stdio::piped()).stderr(Stdio::from(log_file)).spawn().expect("the gatehouse binary runs");
         let out = child.stdout.take().expect("piped stdout");
         let (tx, lines) = mpsc::channel();
         // Drains stdout for the server's whole life so it never blocks on a full pipe.
@@ -112,7 +148,6 @@ impl Server {
         };
         let line = server.line_matching(|l| l.starts_with("Gatehouse listening on "), WAIT);
         server.url = line.trim_start_matches("Gatehouse listening on ").trim().to_owned();
-        let token_file = db.parent().expect("db in a directory").join("admin-token");
         server.admin = std::fs::read_to_string(token_file).expect("admin-token written").trim().to_owned();
         server
     }
@@ -181,6 +216,12 @@ impl Server {
             assert!(Instant::now() < deadline, "the server did not stop within {WAIT:?} of SIGTERM");
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+
+    /// Kills it at once (SIGKILL), as a crash or a lost machine would.
+    pub fn kill(&mut self) {
+        self.child.kill().expect("kill the server");
+        self.child.wait().expect("reap the server");
     }
 
     /// The server's stderr so far.
