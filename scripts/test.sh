@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs every Gatehouse test: formatting, lints (warnings are errors), the
-# headless engine on its own, the whole workspace, the reviewer UI (its
+# headless engine on its own on SQLite and on PostgreSQL (a throwaway cluster
+# on loopback), the whole workspace with the team-server tests, the server's
+# tests again on PostgreSQL, the reviewer UI (its
 # types against the server's OpenAPI document, svelte-check, unit tests,
 # build), the Python client and its LangGraph adapter (real langgraph and
 # langchain), the MCP interop tests (the official Python mcp SDK), the browser
@@ -50,6 +52,10 @@ if ! command -v tauri-driver >/dev/null 2>&1; then
   cargo install tauri-driver --locked
 fi
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
+echo "==> a throwaway PostgreSQL cluster on loopback (installed from the system packages when missing)"
+pg_dir=$(mktemp -d /tmp/gatehouse-pg.XXXXXX)
+trap 'scripts/postgres.sh stop "$pg_dir"' EXIT
+eval "$(scripts/postgres.sh start "$pg_dir")"
 
 echo "==> cargo fmt --check"
 cargo fmt --all --check
@@ -61,10 +67,14 @@ if cargo tree -p gatehouse-cli -e normal --locked | grep -q ' tauri'; then
   echo "error: the engine, server or CLI now depends on Tauri; keep Tauri in src-tauri/" >&2
   exit 1
 fi
-echo "==> the engine alone: no Tauri, no webview, no network"
+echo "==> the engine alone: no Tauri, no webview, no HTTP (its tests on SQLite)"
 cargo test -p gatehouse-engine --locked
-echo "==> the whole workspace"
+echo "==> the engine's tests again, on PostgreSQL"
+GATEHOUSE_TEST_BACKEND=postgres cargo test -p gatehouse-engine --locked
+echo "==> the whole workspace (the team-server tests on PostgreSQL, the rest on SQLite)"
 cargo test --workspace --locked
+echo "==> the server's tests again, on PostgreSQL"
+GATEHOUSE_TEST_BACKEND=postgres cargo test -p gatehouse-server --locked
 
 echo "==> the gatehouse binary (the UI's OpenAPI check, the Python and MCP interop and the browser tests run it)"
 cargo build -p gatehouse-cli --locked
