@@ -134,6 +134,167 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX allow_rules_live ON allow_rules (agent, action) WHERE revoked_at IS NULL;
     "#,
+    // 2: gate search, as SQLite's version 4 has it. One row of `gate_search`
+    // per gate, written by triggers on `gates` so every path that stores a
+    // gate (opening, each decision, votes, expiry, cancellation, imports,
+    // purges) keeps it current in the same transaction. A row keeps the
+    // eight fields of SQLite's `gate_search_source` view as text (snippets
+    // are cut from it) and their words as a tsvector. Stock PostgreSQL
+    // only, no extension: words are folded as SQLite's `unicode61
+    // remove_diacritics 2` folds them (case, Latin diacritics; punctuation
+    // and symbols separate words), then read by the `simple` configuration.
+    r#"
+    -- The text as the index reads it, character for character (snippets
+    -- map what `ts_headline` marks in it back onto the text): lower case,
+    -- Latin letters without their diacritics, punctuation, symbols and
+    -- control characters as spaces. The accented letters are translated
+    -- before `lower` so that no character becomes two.
+    CREATE FUNCTION gate_search_fold(t text) RETURNS text
+        LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+        RETURN regexp_replace(
+            lower(translate(t COLLATE "default",
+                'ÀÁÂÃÄÅÇÈÉÊËÌÍÎÏÑÒÓÔÕÖÙÚÛÜÝàáâãäåçèéêëìíîïñòóôõöùúûüýÿĀāĂăĄąĆć'
+                'ĈĉĊċČčĎďĒēĔĕĖėĘęĚěĜĝĞğĠġĢģĤĥĨĩĪīĬĭĮįİĴĵĶķĹĺĻļĽľŃńŅņŇňŌōŎŏŐőŔŕ'
+                'ŖŗŘřŚśŜŝŞşŠšŢţŤťŨũŪūŬŭŮůŰűŲųŴŵŶŷŸŹźŻżŽžƠơƯưǍǎǏǐǑǒǓǔǕǖǗǘǙǚǛǜǞǟ'
+                'ǠǡǦǧǨǩǪǫǬǭǰǴǵǸǹǺǻȀȁȂȃȄȅȆȇȈȉȊȋȌȍȎȏȐȑȒȓȔȕȖȗȘșȚțȞȟȦȧȨȩȪȫȬȭȮȯȰȱȲȳ'
+                'ḀḁḂḃḄḅḆḇḈḉḊḋḌḍḎḏḐḑḒḓḔḕḖḗḘḙḚḛḜḝḞḟḠḡḢḣḤḥḦḧḨḩḪḫḬḭḮḯḰḱḲḳḴḵḶḷḸḹḺḻḼ'
+                'ḽḾḿṀṁṂṃṄṅṆṇṈṉṊṋṌṍṎṏṐṑṒṓṔṕṖṗṘṙṚṛṜṝṞṟṠṡṢṣṤṥṦṧṨṩṪṫṬṭṮṯṰṱṲṳṴṵṶṷṸṹ'
+                'ṺṻṼṽṾṿẀẁẂẃẄẅẆẇẈẉẊẋẌẍẎẏẐẑẒẓẔẕẖẗẘẙẠạẢảẤấẦầẨẩẪẫẬậẮắẰằẲẳẴẵẶặẸẹẺẻẼ'
+                'ẽẾếỀềỂểỄễỆệỈỉỊịỌọỎỏỐốỒồỔổỖỗỘộỚớỜờỞởỠỡỢợỤụỦủỨứỪừỬửỮữỰựỲỳỴỵỶỷỸỹ',
+                'aaaaaaceeeeiiiinooooouuuuyaaaaaaceeeeiiiinooooouuuuyyaaaaaacc'
+                'ccccccddeeeeeeeeeegggggggghhiiiiiiiiijjkkllllllnnnnnnoooooorr'
+                'rrrrssssssssttttuuuuuuuuuuuuwwyyyzzzzzzoouuaaiioouuuuuuuuuuaa'
+                'aaggkkoooojggnnaaaaaaeeeeiiiioooorrrruuuusstthhaaeeooooooooyy'
+                'aabbbbbbccddddddddddeeeeeeeeeeffgghhhhhhhhhhiiiikkkkkklllllll'
+                'lmmmmmmnnnnnnnnoooooooopppprrrrrrrrssssssssssttttttttuuuuuuuu'
+                'uuvvvvwwwwwwwwwwxxxxyyzzzzzzhtwyaaaaaaaaaaaaaaaaaaaaaaaaeeeee'
+                'eeeeeeeeeeeiiiioooooooooooooooooooooooouuuuuuuuuuuuuuyyyyyyyy')),
+            -- The database's punctuation class (ASCII only when LC_CTYPE is
+            -- C), and the blocks that hold what else separates words:
+            -- Latin-1's punctuation and symbols, general punctuation,
+            -- currencies, arrows to miscellaneous symbols, CJK and fullwidth
+            -- punctuation, private use (the snippets' markers) and emoji.
+            E'[[:punct:][:cntrl:]\\u0080-\\u00a9\\u00ab-\\u00b1\\u00b4\\u00b6-\\u00b8\\u00bb\\u00bf\\u00d7\\u00f7'
+            '\\u2000-\\u206f\\u20a0-\\u20cf\\u2190-\\u2bff\\u3000-\\u303f\\ue000-\\uf8ff\\ufe30-\\ufe4f'
+            '\\uff01-\\uff0f\\uff1a-\\uff20\\uff3b-\\uff40\\uff5b-\\uff65\\U0001f000-\\U0001faff]',
+            ' ', 'g');
+
+    -- The text's words as the index keeps them: folded, and without
+    -- combining marks (text written decomposed folds as precomposed does).
+    CREATE FUNCTION gate_search_words(t text) RETURNS text
+        LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+        RETURN gate_search_fold(
+            regexp_replace(t, E'[\\u0300-\\u036f\\u1ab0-\\u1aff\\u1dc0-\\u1dff\\u20d0-\\u20ff\\ufe20-\\ufe2f]', '', 'g'));
+
+    -- One word a reviewer typed, as a query: its tokens as a phrase, the
+    -- last one a prefix when `prefix`. NULL when nothing in it is a token,
+    -- so that it matches nothing (every word must match).
+    CREATE FUNCTION gate_search_word(word text, prefix boolean) RETURNS tsquery
+        LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    BEGIN ATOMIC
+        SELECT CASE WHEN numnode(q) = 0 THEN NULL WHEN prefix THEN (q::text || ':*')::tsquery ELSE q END
+        FROM phraseto_tsquery('simple', gate_search_words(word)) AS q;
+    END;
+
+    CREATE TABLE gate_search (
+        gate_id     TEXT COLLATE "C" PRIMARY KEY,
+        run_id      TEXT COLLATE "C" NOT NULL,
+        created_at  BIGINT NOT NULL,
+        text        TEXT,
+        action      TEXT,
+        payload     TEXT,
+        details     TEXT,
+        agent       TEXT,
+        run         TEXT,
+        reviewer    TEXT,
+        decision    TEXT,
+        document    TSVECTOR NOT NULL
+    );
+    CREATE INDEX gate_search_document ON gate_search USING gin (document);
+    -- Newest first: a page of a common word may walk this instead of sorting every match.
+    CREATE INDEX gate_search_by_created ON gate_search (created_at, gate_id);
+
+    -- A gate's document, from its snapshot (`data`, JSON text), its agent
+    -- and its run: what SQLite's `gate_search_source` view selects, field
+    -- for field. A field that is missing or of another JSON type than
+    -- expected adds nothing.
+    CREATE FUNCTION gate_search_put(the_gate text, the_run text, the_agent text, opened_at bigint, snapshot text)
+        RETURNS void LANGUAGE plpgsql AS $fn$
+    DECLARE
+        g jsonb := snapshot::jsonb;
+        spec jsonb := CASE WHEN jsonb_typeof(g -> 'spec') = 'object' THEN g -> 'spec' ELSE '{}' END;
+        context jsonb := CASE WHEN jsonb_typeof(g -> 'context') = 'object' THEN g -> 'context' ELSE '{}' END;
+        decision jsonb := CASE WHEN jsonb_typeof(g -> 'decision') = 'object' THEN g -> 'decision' ELSE '{}' END;
+        actions jsonb := CASE WHEN jsonb_typeof(g -> 'actions') = 'array' THEN g -> 'actions' ELSE '[]' END;
+        options jsonb := CASE WHEN jsonb_typeof(g -> 'options') = 'array' THEN g -> 'options' ELSE '[]' END;
+        votes jsonb := CASE WHEN jsonb_typeof(g -> 'votes') = 'array' THEN g -> 'votes' ELSE '[]' END;
+        f text[];
+        words text[];
+    BEGIN
+        f := ARRAY[
+            g ->> 'text',
+            concat_ws(' ', spec ->> 'action',
+                (SELECT string_agg(a ->> 'name', ' ') FROM jsonb_array_elements(actions) a)),
+            concat_ws(' ', nullif(g -> 'payload', 'null')::text,
+                (SELECT string_agg((a -> 'args')::text, ' ') FROM jsonb_array_elements(actions) a)),
+            concat_ws(' ', nullif(spec - 'kind' - 'action', '{}')::text,
+                context ->> 'task_id', context ->> 'task_description', context ->> 'step',
+                (SELECT string_agg(a ->> 'description', ' ') FROM jsonb_array_elements(actions) a),
+                (SELECT string_agg(concat_ws(' ', o ->> 'title', o ->> 'description'), ' ')
+                    FROM jsonb_array_elements(options) o)),
+            the_agent,
+            concat_ws(' ', the_run, (SELECT r.data::json ->> 'title' FROM runs r WHERE r.id = the_run)),
+            concat_ws(' ', decision ->> 'decided_by',
+                (SELECT string_agg(v ->> 'reviewer', ' ') FROM jsonb_array_elements(votes) v),
+                (SELECT string_agg(a -> 'decision' ->> 'decided_by', ' ') FROM jsonb_array_elements(actions) a)),
+            concat_ws(' ', decision ->> 'text', nullif(decision -> 'response', 'null')::text,
+                decision ->> 'option', g ->> 'status_reason',
+                (SELECT string_agg(v ->> 'reason', ' ') FROM jsonb_array_elements(votes) v),
+                (SELECT string_agg(a -> 'decision' ->> 'text', ' ') FROM jsonb_array_elements(actions) a))
+        ];
+        words := ARRAY(SELECT gate_search_words(x) FROM unnest(f) x);
+        -- A tsvector holds at most 1 MiB of distinct words: a gate that
+        -- could reach that is indexed by the start of each field.
+        IF octet_length(array_to_string(words, ' ')) > 1000000 THEN
+            words := ARRAY(SELECT left(x, 30000) FROM unnest(words) x);
+        END IF;
+        INSERT INTO gate_search AS s (gate_id, run_id, created_at,
+                text, action, payload, details, agent, run, reviewer, decision, document)
+            -- One JSON string per field: phrases never match across two.
+            VALUES (the_gate, the_run, opened_at, f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8],
+                to_tsvector('simple', to_jsonb(words)))
+            ON CONFLICT ON CONSTRAINT gate_search_pkey DO UPDATE SET run_id = excluded.run_id,
+                created_at = excluded.created_at, text = excluded.text, action = excluded.action,
+                payload = excluded.payload, details = excluded.details, agent = excluded.agent,
+                run = excluded.run, reviewer = excluded.reviewer, decision = excluded.decision,
+                document = excluded.document;
+    END
+    $fn$;
+
+    -- Keeps a gate's document current as the gate is stored, changed, removed.
+    CREATE FUNCTION gate_search_follow() RETURNS trigger LANGUAGE plpgsql AS $fn$
+    BEGIN
+        IF TG_OP = 'DELETE' THEN
+            DELETE FROM gate_search WHERE gate_id = OLD.id;
+            RETURN NULL;
+        END IF;
+        IF TG_OP = 'UPDATE' AND OLD.id <> NEW.id THEN
+            DELETE FROM gate_search WHERE gate_id = OLD.id;
+        END IF;
+        PERFORM gate_search_put(NEW.id, NEW.run_id, NEW.agent, NEW.created_at, NEW.data);
+        RETURN NULL;
+    END
+    $fn$;
+    CREATE TRIGGER gate_search_insert AFTER INSERT ON gates
+        FOR EACH ROW EXECUTE FUNCTION gate_search_follow();
+    CREATE TRIGGER gate_search_update AFTER UPDATE OF data, agent, run_id, created_at ON gates
+        FOR EACH ROW EXECUTE FUNCTION gate_search_follow();
+    CREATE TRIGGER gate_search_delete AFTER DELETE ON gates
+        FOR EACH ROW EXECUTE FUNCTION gate_search_follow();
+
+    -- The gates stored before this version.
+    DO $$ BEGIN PERFORM gate_search_put(id, run_id, agent, created_at, data) FROM gates; END $$;
+    "#,
 ];
 
 /// The schema version this binary writes.
