@@ -20,10 +20,10 @@ use crate::search::{words, GateSearch, SearchHit, SearchResults, SnippetPart};
 
 /// Marks the start and the end of a match in FTS5's `snippet()`: private-use
 /// characters, which agent text practically never contains.
-const OPEN: char = '\u{E000}';
-const CLOSE: char = '\u{E001}';
+pub(crate) const OPEN: char = '\u{E000}';
+pub(crate) const CLOSE: char = '\u{E001}';
 /// Tokens of context in a snippet (FTS5 allows up to 64).
-const SNIPPET_TOKENS: u32 = 16;
+pub(crate) const SNIPPET_TOKENS: u32 = 16;
 /// Longest snippet returned, in characters: one token may be a long string.
 const SNIPPET_CHARS: usize = 240;
 
@@ -306,7 +306,7 @@ fn exact_filters(search: &GateSearch) -> (Vec<String>, Vec<SqlValue>) {
 /// The index's columns (migration 4's order) as a snippet prefers them
 /// when two match as many of the reviewer's words: what the gate says, then
 /// what was decided, before the names a hit shows anyway.
-const SNIPPET_COLUMNS: [usize; 8] = [0, 1, 2, 3, 7, 5, 6, 4];
+pub(crate) const SNIPPET_COLUMNS: [usize; 8] = [0, 1, 2, 3, 7, 5, 6, 4];
 
 /// The snippets of the documents `rowids` for the text expression alone (the
 /// filters' phrases are not the reviewer's words), in one walk of the
@@ -355,7 +355,7 @@ fn snippets(
 }
 
 /// How many different words a snippet marks, whatever their case.
-fn distinct_matches(parts: &[SnippetPart]) -> usize {
+pub(crate) fn distinct_matches(parts: &[SnippetPart]) -> usize {
     let words: std::collections::HashSet<String> =
         parts.iter().filter(|p| p.matched).map(|p| p.text.to_lowercase()).collect();
     words.len()
