@@ -338,3 +338,101 @@ fn out_of_range_searches_name_the_field() {
     let at = Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap();
     assert_eq!(field(GateSearch { from: Some(at), to: Some(at), ..GateSearch::text("", 10) }), "to");
 }
+
+#[test]
+fn a_purged_runs_gates_leave_the_index_on_either_backend() {
+    let f = Fixture::new();
+    let old = f.run("agent");
+    let old_gate = open(&f, &old, NewGate::question("Archive the old tenant?"));
+    f.engine.resolve_gate(&old_gate.id, DecisionInput::respond("yes"), "alice").unwrap();
+    f.engine.complete_run(&old.id, "agent", None).unwrap();
+    f.clock.advance(Duration::days(40));
+    let live = f.run("agent");
+    let pending = open(&f, &live, NewGate::question("Archive the new tenant?"));
+    assert_eq!(f.engine.purge_terminal_runs(30).unwrap().runs.len(), 1);
+    assert_eq!(found(&f, "tenant"), vec![pending.id.to_string()]);
+    assert!(found(&f, "alice").is_empty(), "nor is a purged gate's reviewer found");
+    if f.is_postgres() {
+        // No document outlives its gate.
+        f.tamper(
+            "DO $$ BEGIN IF EXISTS (SELECT 1 FROM gate_search s WHERE NOT EXISTS
+                 (SELECT 1 FROM gates g WHERE g.id = s.gate_id)) THEN RAISE EXCEPTION 'a stale document'; END IF; END $$",
+        );
+    }
+    f.engine.resolve_gate(&pending.id, DecisionInput::respond("fine"), "erin").unwrap();
+    assert_eq!(found(&f, "erin tenant"), vec![pending.id.to_string()]);
+}
+
+#[test]
+fn snippets_show_the_text_as_written_however_its_words_were_folded() {
+    let f = Fixture::new();
+    let run = f.run("agent");
+    let text = "Déployer à Zürich: the billing-API (eu-west-1)?";
+    open(&f, &run, NewGate::question(text));
+    let hit = &search(&f, "zurich billing-api").hits[0];
+    let marked: Vec<&str> = hit.snippet.iter().filter(|p| p.matched).map(|p| p.text.as_str()).collect();
+    assert_eq!(marked[0], "Zürich", "{:?}", hit.snippet);
+    // SQLite marks the phrase as one part, PostgreSQL each of its words.
+    assert!(marked[1].starts_with("billing"), "{:?}", hit.snippet);
+    assert!(marked.concat().ends_with("API"), "{:?}", hit.snippet);
+    let whole: String = hit.snippet.iter().map(|p| p.text.as_str()).collect();
+    assert_eq!(whole, text);
+    assert_eq!(found(&f, "DEPLOYER a"), found(&f, "zürich"), "diacritics are folded in what is typed too");
+}
+
+#[test]
+fn text_that_looks_like_tsquery_syntax_is_only_ever_text() {
+    let f = Fixture::new();
+    let run = f.run("agent");
+    let gate = open(&f, &run, NewGate::question("Is a & b | !c <-> d:* 'quoted' \\ safe?"));
+    for text in ["&", "a & b", "| !c", "!", "<->", "<2>", "d:*", ":*", "'", "''", "'quoted'", "\\", "a:A", "(a | b"] {
+        let result = f.engine.search_gates(&GateSearch::text(text, 10));
+        assert!(result.is_ok(), "{text:?}: {result:?}");
+    }
+    let id = gate.id.to_string();
+    assert_eq!(found(&f, "a & b"), vec![id.clone()], "`&` is punctuation");
+    assert_eq!(found(&f, "!c"), vec![id.clone()]);
+    assert_eq!(found(&f, "d:*"), vec![id.clone()]);
+    assert_eq!(found(&f, "'quoted'"), vec![id]);
+    assert!(found(&f, "d:* nowhere").is_empty());
+}
+
+#[test]
+fn a_filter_naming_a_nul_character_matches_nothing_on_postgres() {
+    // PostgreSQL's text cannot hold a NUL. (SQLite's FTS5 refuses one in
+    // the column phrase it narrows by: "unterminated string".)
+    let f = Fixture::new();
+    if !f.is_postgres() {
+        return;
+    }
+    let run = f.run("agent");
+    open(&f, &run, NewGate::question("Anything?"));
+    for search in [
+        GateSearch { agent: Some("agent\0".into()), ..GateSearch::text("", 10) },
+        GateSearch { decided_by: Some("\0".into()), ..GateSearch::text("anything", 10) },
+    ] {
+        assert!(f.engine.search_gates(&search).unwrap().hits.is_empty());
+    }
+}
+
+#[test]
+fn migrating_an_older_postgres_database_indexes_its_gates() {
+    // PostgreSQL's schema history; on SQLite, `migrating_an_older_database_indexes_its_gates`.
+    let f = Fixture::new();
+    if !f.is_postgres() {
+        return;
+    }
+    let run = f.run("agent");
+    let gate = open(&f, &run, NewGate::question("Renew the TLS certificate?"));
+    f.engine.resolve_gate(&gate.id, DecisionInput::respond("done"), "frank").unwrap();
+    // Back to version 1: no search index.
+    f.tamper(
+        "DROP TABLE gate_search; DROP TRIGGER gate_search_insert ON gates; DROP TRIGGER gate_search_update ON gates;
+         DROP TRIGGER gate_search_delete ON gates; DROP FUNCTION gate_search_follow(); DROP FUNCTION gate_search_put;
+         DROP FUNCTION gate_search_word; DROP FUNCTION gate_search_words; DROP FUNCTION gate_search_fold;
+         UPDATE gatehouse_schema SET version = 1;",
+    );
+    let f = f.reopen();
+    let hits = f.engine.search_gates(&GateSearch::text("certificate frank", 10)).unwrap().hits;
+    assert_eq!(hits.iter().map(|h| h.gate.id.clone()).collect::<Vec<_>>(), vec![gate.id]);
+}
