@@ -1,6 +1,7 @@
 //! API tokens: who is calling and in which role. Agents open runs and gates
-//! and wait; reviewers decide; admins manage tokens and retention. Only a
-//! SHA-256 of each secret is stored, so a copied database leaks no token.
+//! and wait; reviewers decide; admins manage tokens and retention. A token
+//! may be scoped to some runs and agents ([`TokenScope`]). Only a SHA-256 of
+//! each secret is stored, so a copied database leaks no token.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -10,6 +11,8 @@ use crate::engine::Engine;
 use crate::error::{EngineError, Result};
 use crate::event::{EventBody, EventKind};
 use crate::gate::Decider;
+use crate::ids::RunId;
+use crate::run::Run;
 use crate::store::Store;
 
 /// What a token may do.
@@ -64,10 +67,70 @@ pub struct Token {
     /// may name (`role:sre`) besides the token role itself.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub teams: Vec<String>,
+    /// The runs and agents it is limited to; absent (empty) for a token
+    /// that reaches everything its role allows.
+    #[serde(default, skip_serializing_if = "TokenScope::is_empty")]
+    pub scope: TokenScope,
     /// When it was created.
     pub created_at: DateTime<Utc>,
     /// When it was revoked, if it was.
     pub revoked_at: Option<DateTime<Utc>>,
+}
+
+/// What a scoped token reaches: the runs named, the runs the agents named
+/// drive or take part in, and the sub-runs of all of those. Everything
+/// else is, for the token, as if it did not exist. Empty (both lists)
+/// means no scope: the token reaches everything its role allows.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenScope {
+    /// These runs, and their sub-runs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub runs: Vec<RunId>,
+    /// The runs these agents drive or take part in, and their sub-runs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<String>,
+}
+
+impl TokenScope {
+    /// Whether this is no scope at all (the token reaches everything).
+    pub fn is_empty(&self) -> bool {
+        self.runs.is_empty() && self.agents.is_empty()
+    }
+
+    /// Whether `run` itself is named: its id, or an agent driving it or taking part in it.
+    pub fn names(&self, run: &Run) -> bool {
+        self.runs.contains(&run.id)
+            || self.agents.iter().any(|a| run.agent == *a || run.participants.iter().any(|p| p.name == *a))
+    }
+
+    /// Whether the run at the end of `chain` (its runs from the first
+    /// parent down to itself, as [`Engine::run_chain`] gives them) is
+    /// within the scope: it or a run above it is named. Always true
+    /// without a scope.
+    pub fn covers(&self, chain: &[Run]) -> bool {
+        self.is_empty() || chain.iter().any(|run| self.names(run))
+    }
+}
+
+/// A token to create.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewToken {
+    /// The identity it stands for, 1 to 128 characters.
+    pub name: String,
+    /// What it may do.
+    pub role: TokenRole,
+    /// Its teams (see [`Token::teams`]).
+    pub teams: Vec<String>,
+    /// What it is limited to (see [`TokenScope`]); empty for everything.
+    pub scope: TokenScope,
+}
+
+impl NewToken {
+    /// An unscoped token without teams.
+    pub fn new(name: impl Into<String>, role: TokenRole) -> Self {
+        Self { name: name.into(), role, teams: Vec::new(), scope: TokenScope::default() }
+    }
 }
 
 /// The stored form of a secret.
@@ -93,6 +156,43 @@ pub fn decider_of(name: &str, role: TokenRole, teams: &[String]) -> Decider {
 
 /// The most teams one token may belong to.
 const MAX_TEAMS: usize = 20;
+
+/// The most runs, and the most agents, one scope may name.
+pub const MAX_SCOPE_ITEMS: usize = 100;
+
+/// Checks and tidies a scope: each run must exist, each agent name is
+/// trimmed, 1 to 128 characters; each named once.
+fn check_scope(scope: &TokenScope, run_exists: impl Fn(&RunId) -> Result<bool>) -> Result<TokenScope> {
+    if scope.runs.len() > MAX_SCOPE_ITEMS {
+        return Err(EngineError::invalid("scope.runs", format!("at most {MAX_SCOPE_ITEMS} runs")));
+    }
+    if scope.agents.len() > MAX_SCOPE_ITEMS {
+        return Err(EngineError::invalid("scope.agents", format!("at most {MAX_SCOPE_ITEMS} agents")));
+    }
+    let mut out = TokenScope::default();
+    for (i, run) in scope.runs.iter().enumerate() {
+        let id = RunId::from_string(run.as_str().trim());
+        if id.as_str().is_empty() || !run_exists(&id)? {
+            return Err(EngineError::invalid(
+                format!("scope.runs[{i}]"),
+                format!("no run with id `{run}`; a token can be scoped only to existing runs"),
+            ));
+        }
+        if !out.runs.contains(&id) {
+            out.runs.push(id);
+        }
+    }
+    for (i, agent) in scope.agents.iter().enumerate() {
+        let agent = agent.trim();
+        if agent.is_empty() || agent.len() > 128 {
+            return Err(EngineError::invalid(format!("scope.agents[{i}]"), "an agent name is 1 to 128 characters"));
+        }
+        if !out.agents.iter().any(|a| a == agent) {
+            out.agents.push(agent.to_owned());
+        }
+    }
+    Ok(out)
+}
 
 /// Checks and tidies a token's teams: trimmed, each once.
 fn check_teams(teams: &[String]) -> Result<Vec<String>> {
@@ -132,27 +232,36 @@ impl<S: Store> Engine<S> {
         teams: &[String],
         actor: &str,
     ) -> Result<(Token, String)> {
-        let teams = check_teams(teams)?;
-        let name = name.trim();
+        self.issue_token(NewToken { teams: teams.to_vec(), ..NewToken::new(name, role) }, actor)
+    }
+
+    /// Creates a token, with its teams and scope; returns its record and
+    /// its secret, shown only now. A scope's runs must exist.
+    pub fn issue_token(&self, new: NewToken, actor: &str) -> Result<(Token, String)> {
+        let teams = check_teams(&new.teams)?;
+        let name = new.name.trim();
         if name.is_empty() || name.len() > 128 {
             return Err(EngineError::invalid("name", "a token name must be 1 to 128 characters"));
         }
         let now = self.now();
-        let token = Token {
+        let mut token = Token {
             id: format!("tok_{}", uuid::Uuid::now_v7().simple()),
             name: name.to_owned(),
-            role,
+            role: new.role,
             teams,
+            scope: TokenScope::default(),
             created_at: now,
             revoked_at: None,
         };
         let secret = new_secret();
         let hash = secret_hash(&secret);
-        let (record, actor) = (token.clone(), actor.to_owned());
-        self.store().write(move |tx| {
+        let (mut record, actor) = (token.clone(), actor.to_owned());
+        // The scope's runs are looked up in the transaction that stores the token.
+        token.scope = self.store().write(move |tx| {
+            record.scope = check_scope(&new.scope, |id| Ok(tx.run(id)?.is_some()))?;
             tx.insert_token(&record, &hash)?;
             tx.append_event(bookkeeping(now, actor, EventKind::TokenCreated { token: record.clone() }))?;
-            Ok(())
+            Ok(record.scope)
         })?;
         Ok((token, secret))
     }
@@ -194,4 +303,28 @@ impl<S: Store> Engine<S> {
 
 fn bookkeeping(at: DateTime<Utc>, actor: String, kind: EventKind) -> EventBody {
     EventBody { at, run_id: None, session_id: None, user_id: None, actor, kind }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_scope_names_existing_runs_and_real_agent_names_each_once() {
+        let exists = |id: &RunId| Ok(id.as_str() == "r1");
+        let scope = TokenScope {
+            runs: vec![RunId::from_string("r1"), RunId::from_string(" r1 ")],
+            agents: vec![" coder ".into(), "coder".into()],
+        };
+        let tidy = check_scope(&scope, exists).unwrap();
+        assert_eq!(tidy, TokenScope { runs: vec![RunId::from_string("r1")], agents: vec!["coder".into()] });
+
+        let missing = TokenScope { runs: vec![RunId::from_string("r1"), RunId::from_string("nope")], agents: vec![] };
+        let err = check_scope(&missing, exists).unwrap_err().to_string();
+        assert!(err.contains("scope.runs[1]") && err.contains("nope"), "{err}");
+        let blank = TokenScope { runs: vec![], agents: vec!["ok".into(), "  ".into()] };
+        assert!(check_scope(&blank, exists).unwrap_err().to_string().contains("scope.agents[1]"));
+        let many = TokenScope { runs: vec![], agents: (0..=MAX_SCOPE_ITEMS).map(|i| format!("a{i}")).collect() };
+        assert!(check_scope(&many, exists).unwrap_err().to_string().contains("scope.agents"));
+    }
 }
