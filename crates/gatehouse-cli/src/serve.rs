@@ -2,19 +2,20 @@
 //! SIGTERM. On its first start it creates an admin token and writes the
 //! secret, readable only by this user, to `admin-token` beside the database
 //! (it never prints the secret). `gatehouse demo` serves the same way, with
-//! its simulated fleet working beside the server on the same engine.
+//! its simulated fleet working beside the server on the same engine. With
+//! `--tls-cert` and `--tls-key` it serves HTTPS only.
 
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Args;
 use gatehouse_engine::{Engine, TokenRole};
-use gatehouse_server::{ProviderRegistry, ServerConfig};
+use gatehouse_server::{ProviderRegistry, ServerConfig, TlsConfig};
 
 use crate::client::admin_token_path;
 use crate::out::outln;
@@ -28,12 +29,26 @@ pub struct ServeArgs {
     /// Largest accepted request body, in bytes.
     #[arg(long, default_value_t = 1024 * 1024, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
     pub body_limit: u64,
-    /// Also accept requests for this host name (repeatable); loopback and the bound address always work.
+    /// Also accept requests for this host name (repeatable); loopback, the bound address and the public URL's
+    /// host always work.
     #[arg(long = "allowed-host", value_name = "NAME")]
     pub allowed_hosts: Vec<String>,
-    /// The base URL that webhooks and event links point at. [default: http://ADDR]
-    #[arg(long, value_name = "URL")]
+    /// The base URL the server is reached at (behind a proxy or a DNS name): webhooks and event links point
+    /// at it, its host is accepted and browsers may call from its origin. [default: http://ADDR, or
+    /// https://ADDR with --tls-cert]
+    #[arg(long, value_name = "URL", value_parser = parse_public_url)]
     pub public_url: Option<String>,
+    /// Also accept browser requests from this origin (repeatable), e.g. https://ui.example.com; the server's
+    /// own origin and the public URL's always work.
+    #[arg(long = "allowed-origin", value_name = "ORIGIN", value_parser = parse_origin)]
+    pub allowed_origins: Vec<String>,
+    /// Serve HTTPS only (HTTP/1.1 and HTTP/2) with this PEM certificate chain, the server's certificate
+    /// first; needs --tls-key.
+    #[arg(long, value_name = "PEM_FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert (PKCS#8, PKCS#1 or SEC1, unencrypted).
+    #[arg(long, value_name = "PEM_FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
     /// POST each new sync gate to this URL.
     #[arg(long, env = "GATEHOUSE_WEBHOOK_URL", value_name = "URL")]
     pub webhook_url: Option<String>,
@@ -43,7 +58,7 @@ pub struct ServeArgs {
 pub struct Live<'a> {
     /// Set once the server is shutting down: the task should return soon.
     pub stop: &'a AtomicBool,
-    /// Where the server listens, `http://ADDR`.
+    /// Where the server listens, `http://ADDR` (`https://ADDR` with TLS).
     pub url: String,
     /// The server's orchestrator (runs Gatehouse drives itself).
     pub orchestrator: std::sync::Arc<gatehouse_orchestrator::Orchestrator>,
@@ -69,6 +84,11 @@ where
         webhook_url: args.webhook_url.clone().filter(|u| !u.trim().is_empty()),
         allowed_hosts: args.allowed_hosts.clone(),
         public_url: args.public_url.clone(),
+        allowed_origins: args.allowed_origins.clone(),
+        tls: match (&args.tls_cert, &args.tls_key) {
+            (Some(cert), Some(key)) => Some(TlsConfig::from_pem_files(cert, key)?),
+            _ => None,
+        },
         ui_dir: None,
         providers: ProviderRegistry::from_env()
             .context("the model provider configuration (GATEHOUSE_*_ environment variables)")?,
@@ -93,7 +113,7 @@ where
     };
     // Bound first, so a busy port fails before any token is made; nobody can call in without one.
     announce_admin_token(engine, db)?;
-    let url = format!("http://{}", server.addr);
+    let url = server.url();
     outln!("Gatehouse listening on {url}");
     tracing::info!(%url, db = %db.display(), "serving; Ctrl-C or SIGTERM stops");
 
@@ -222,6 +242,16 @@ fn write_secret(path: &Path, secret: &str) -> std::io::Result<()> {
     file.sync_all()
 }
 
+/// `--public-url`: an http or https URL with a host.
+fn parse_public_url(text: &str) -> Result<String, String> {
+    gatehouse_server::auth::base_url(text).map(|_| text.trim().to_owned())
+}
+
+/// `--allowed-origin`: `scheme://host[:port]`, kept as browsers send it.
+fn parse_origin(text: &str) -> Result<String, String> {
+    gatehouse_server::auth::origin_of(text)
+}
+
 /// `--bind`: an `IP:PORT`, or a `host:port` that resolves locally.
 fn parse_bind(text: &str) -> Result<SocketAddr, String> {
     let hint = "use IP:PORT such as 127.0.0.1:7777 (port 0 picks a free port)";
@@ -231,5 +261,56 @@ fn parse_bind(text: &str) -> Result<SocketAddr, String> {
     match text.to_socket_addrs() {
         Ok(mut addrs) => addrs.next().ok_or_else(|| format!("`{text}` resolves to no address; {hint}")),
         Err(_) => Err(format!("`{text}` is not an address to listen on; {hint}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::ServeArgs;
+
+    #[derive(Debug, Parser)]
+    struct Serve {
+        #[command(flatten)]
+        args: ServeArgs,
+    }
+
+    fn parse(args: &[&str]) -> Result<ServeArgs, String> {
+        Serve::try_parse_from(std::iter::once("serve").chain(args.iter().copied()))
+            .map(|s| s.args)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn tls_needs_both_the_certificate_and_the_key() {
+        let args = parse(&["--tls-cert", "cert.pem", "--tls-key", "key.pem"]).unwrap();
+        assert_eq!(args.tls_cert.as_deref(), Some(std::path::Path::new("cert.pem")));
+        assert_eq!(args.tls_key.as_deref(), Some(std::path::Path::new("key.pem")));
+        assert!(parse(&[]).unwrap().tls_cert.is_none(), "plain HTTP by default");
+        let alone = parse(&["--tls-cert", "cert.pem"]).unwrap_err();
+        assert!(alone.contains("--tls-key"), "{alone}");
+        let alone = parse(&["--tls-key", "key.pem"]).unwrap_err();
+        assert!(alone.contains("--tls-cert"), "{alone}");
+    }
+
+    #[test]
+    fn the_public_url_and_allowed_origins_must_be_http_urls() {
+        let args = parse(&[
+            "--public-url",
+            "https://gatehouse.example.com/",
+            "--allowed-origin",
+            "https://UI.example.com:443",
+            "--allowed-origin",
+            "http://10.0.0.5:8080",
+        ])
+        .unwrap();
+        assert_eq!(args.public_url.as_deref(), Some("https://gatehouse.example.com/"));
+        assert_eq!(args.allowed_origins, ["https://ui.example.com", "http://10.0.0.5:8080"]);
+
+        let bad = parse(&["--public-url", "gatehouse.example.com"]).unwrap_err();
+        assert!(bad.contains("--public-url") && bad.contains("gatehouse.example.com"), "{bad}");
+        let bad = parse(&["--allowed-origin", "https://ui.example.com/app"]).unwrap_err();
+        assert!(bad.contains("--allowed-origin") && bad.contains("without a path"), "{bad}");
     }
 }

@@ -1,7 +1,8 @@
-//! Who may call, from where. Requests must name a loopback or configured
-//! `Host` (against DNS rebinding), browsers may only call from the server's
-//! own origin (no permissive CORS), and every API call carries a bearer
-//! token whose identity, never a name in the body, is recorded as the actor.
+//! Who may call, from where. Requests must name a loopback, configured or
+//! public `Host` (against DNS rebinding), browsers may only call from the
+//! server's own origin, its public URL's or one configured (no permissive
+//! CORS), and every API call carries a bearer token whose identity, never
+//! a name in the body, is recorded as the actor.
 
 use axum::extract::{FromRequestParts, Request, State};
 use axum::http::request::Parts;
@@ -11,7 +12,7 @@ use axum::response::Response;
 use gatehouse_engine::{Decider, Run, TokenRole};
 
 use crate::error::ApiError;
-use crate::state::AppState;
+use crate::state::{AppState, ServerConfig};
 
 /// The authenticated caller.
 #[derive(Debug, Clone)]
@@ -67,18 +68,76 @@ impl<S: Send + Sync> FromRequestParts<S> for Caller {
     }
 }
 
+/// The hosts and browser origins accepted besides loopback, the bound
+/// address and the server's own origin; worked out once from the config.
+#[derive(Debug, Default)]
+pub struct Admission {
+    /// Host names, lower case: `--allowed-host` and the public URL's host.
+    hosts: Vec<String>,
+    /// Origins (`https://name[:port]`), lower case: the public URL's and `--allowed-origin`.
+    origins: Vec<String>,
+}
+
+impl Admission {
+    /// What `config` admits.
+    pub fn new(config: &ServerConfig) -> Self {
+        let public = config.public_url.as_deref().and_then(|u| reqwest::Url::parse(u.trim()).ok());
+        let mut hosts: Vec<String> = config.allowed_hosts.iter().map(|h| h.trim().to_ascii_lowercase()).collect();
+        hosts.extend(public.as_ref().and_then(|u| u.host_str()).map(str::to_ascii_lowercase));
+        let mut origins: Vec<String> = public.as_ref().map(|u| u.origin().ascii_serialization()).into_iter().collect();
+        // Checked by `serve`'s flags; a config built in code may still hold a sloppy one.
+        origins.extend(config.allowed_origins.iter().map(|o| origin_of(o).unwrap_or_else(|_| o.trim().to_owned())));
+        origins.retain(|o| o != "null");
+        for origin in &mut origins {
+            origin.make_ascii_lowercase();
+        }
+        Self { hosts, origins }
+    }
+}
+
+/// The origin (`scheme://host[:port]`, the default port left out) of an
+/// http or https URL, or why it is not one. A path, query or fragment is
+/// refused: an origin has none.
+pub fn origin_of(text: &str) -> Result<String, String> {
+    let url = base_url(text)?;
+    if url.path() != "/" || url.query().is_some() || url.fragment().is_some() {
+        return Err(format!("`{text}` is not an origin: use scheme://host[:port], without a path"));
+    }
+    Ok(url.origin().ascii_serialization())
+}
+
+/// An http or https URL with a host (`--public-url`), or why it is not one.
+pub fn base_url(text: &str) -> Result<reqwest::Url, String> {
+    let hint = "use http(s)://host[:port], such as https://gatehouse.example.com";
+    let url = reqwest::Url::parse(text.trim()).map_err(|e| format!("`{text}` is not a URL ({e}); {hint}"))?;
+    if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none_or(str::is_empty) {
+        return Err(format!("`{text}` is not an http or https URL with a host; {hint}"));
+    }
+    Ok(url)
+}
+
 /// Host and origin checks for every request.
 pub async fn same_origin_only(State(state): State<AppState>, req: Request, next: Next) -> Result<Response, ApiError> {
-    let host = req.headers().get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
-    if !host_allowed(&state, host) {
+    // HTTP/2 names the host in `:authority` (the URI) and need not send `Host`; when both come, both must pass.
+    let header = req.headers().get(header::HOST).map(|h| h.to_str().unwrap_or(""));
+    let authority = req.uri().authority().map(|a| a.as_str());
+    let host = header.or(authority).unwrap_or("");
+    if let Some(refused) = [Some(host), authority].into_iter().flatten().find(|h| !host_allowed(&state, h)) {
         return Err(ApiError::forbidden(format!(
-            "requests for host `{host}` are refused; use localhost or a configured host"
+            "requests for host `{refused}` are refused; use localhost, the public URL's host or one allowed with \
+             --allowed-host"
         )));
     }
     if let Some(origin) = req.headers().get(header::ORIGIN).and_then(|o| o.to_str().ok()) {
-        let same = origin.strip_prefix("http://").or_else(|| origin.strip_prefix("https://")) == Some(host);
-        if !same {
-            return Err(ApiError::forbidden(format!("cross-origin requests from `{origin}` are refused")));
+        let own = origin
+            .strip_prefix("http://")
+            .or_else(|| origin.strip_prefix("https://"))
+            .is_some_and(|h| h.eq_ignore_ascii_case(host));
+        if !own && !state.admission.origins.iter().any(|o| o.eq_ignore_ascii_case(origin)) {
+            return Err(ApiError::forbidden(format!(
+                "cross-origin requests from `{origin}` are refused; browsers may call only from this server's own \
+                 origin, its public URL's (--public-url) or one allowed with --allowed-origin"
+            )));
         }
     }
     Ok(next.run(req).await)
@@ -93,7 +152,7 @@ fn host_allowed(state: &AppState, host: &str) -> bool {
     matches!(name, "localhost" | "127.0.0.1" | "[::1]")
         || name == bound
         || name.trim_start_matches('[').trim_end_matches(']') == bound
-        || state.config.allowed_hosts.iter().any(|h| h.eq_ignore_ascii_case(name))
+        || state.admission.hosts.iter().any(|h| h.eq_ignore_ascii_case(name))
 }
 
 /// Authenticates the bearer token (or `access_token` query parameter, for
@@ -117,4 +176,34 @@ fn bearer(headers: &HeaderMap) -> Option<String> {
 
 fn query_token(query: Option<&str>) -> Option<String> {
     query?.split('&').find_map(|pair| pair.strip_prefix("access_token=")).map(str::to_owned).filter(|t| !t.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn origins_are_scheme_host_and_port_only() {
+        assert_eq!(origin_of("https://ui.example.com").unwrap(), "https://ui.example.com");
+        assert_eq!(origin_of("HTTPS://UI.Example.com:443/").unwrap(), "https://ui.example.com", "default port dropped");
+        assert_eq!(origin_of("http://10.0.0.5:8080").unwrap(), "http://10.0.0.5:8080");
+        for bad in ["ui.example.com", "ftp://ui.example.com", "https://ui.example.com/app", "https://x.com/?a=1", ""] {
+            assert!(origin_of(bad).is_err(), "{bad}");
+        }
+        assert!(base_url("https://gatehouse.example.com/base/").is_ok(), "a public URL may have a path");
+        assert!(base_url("mailto:someone@example.com").is_err());
+    }
+
+    #[test]
+    fn the_public_url_admits_its_host_and_origin() {
+        let config = ServerConfig {
+            public_url: Some("https://Gatehouse.Example.com/".into()),
+            allowed_hosts: vec!["Proxy.Internal".into()],
+            allowed_origins: vec!["https://ui.example.com/".into()],
+            ..ServerConfig::default()
+        };
+        let admitted = Admission::new(&config);
+        assert_eq!(admitted.hosts, ["proxy.internal", "gatehouse.example.com"]);
+        assert_eq!(admitted.origins, ["https://gatehouse.example.com", "https://ui.example.com"]);
+    }
 }

@@ -2,7 +2,7 @@
 //! tests. REST under `/api/hitl`, live events as Server-Sent Events,
 //! long-poll waits, webhooks, bearer tokens with roles, an OpenAPI
 //! document generated from the handlers themselves, and the MCP tools at
-//! `/mcp`.
+//! `/mcp`; over HTTPS when given a certificate.
 
 use std::net::SocketAddr;
 
@@ -20,6 +20,7 @@ pub mod markdown;
 pub mod mcp;
 pub mod routes;
 pub mod state;
+pub mod tls;
 pub mod ui;
 pub mod waiters;
 pub mod webhook;
@@ -27,6 +28,7 @@ pub mod webhook;
 pub use error::{ApiError, ApiErrorCode};
 pub use gatehouse_providers::ProviderRegistry;
 pub use state::{AppState, ServerConfig};
+pub use tls::{TlsConfig, TlsError};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -97,6 +99,11 @@ pub struct RunningServer {
 }
 
 impl RunningServer {
+    /// Where it listens: `https://ADDR` with TLS, else `http://ADDR`.
+    pub fn url(&self) -> String {
+        let scheme = if self.state.config.tls.is_some() { "https" } else { "http" };
+        format!("{scheme}://{}", self.addr)
+    }
     /// Waits until the server stops.
     pub async fn wait(self) -> std::io::Result<()> {
         self.handle.await.map_err(std::io::Error::other)?
@@ -107,9 +114,10 @@ impl RunningServer {
     }
 }
 
-/// Binds `config.bind` (port 0 picks a free port) and serves `engine`,
-/// with the expiry sweep, gate waiters and webhooks running beside it,
-/// and takes up the orchestrated runs a previous process left unfinished.
+/// Binds `config.bind` (port 0 picks a free port) and serves `engine`
+/// (HTTPS only when `config.tls` is set), with the expiry sweep, gate
+/// waiters and webhooks running beside it, and takes up the orchestrated
+/// runs a previous process left unfinished.
 pub async fn start(engine: Engine, mut config: ServerConfig) -> std::io::Result<RunningServer> {
     let listener = TcpListener::bind(config.bind).await?;
     let addr = listener.local_addr()?;
@@ -126,7 +134,10 @@ pub async fn start(engine: Engine, mut config: ServerConfig) -> std::io::Result<
     });
     let app = app(state.clone());
     // One shared router for every connection (`app` already holds its state).
-    let handle = tokio::spawn(async move { axum::serve(listener, app.into_make_service()).await });
+    let handle = match state.config.tls.clone() {
+        Some(tls) => tokio::spawn(tls::serve(listener, app, tls)),
+        None => tokio::spawn(async move { axum::serve(listener, app.into_make_service()).await }),
+    };
     Ok(RunningServer { addr, state, handle })
 }
 

@@ -11,7 +11,9 @@ use gatehouse_engine::{Engine, EngineError, Token};
 use gatehouse_orchestrator::Orchestrator;
 use gatehouse_providers::ProviderRegistry;
 
+use crate::auth::Admission;
 use crate::error::{ApiError, ApiResult};
+use crate::tls::TlsConfig;
 use crate::waiters::Waiters;
 use crate::webhook::Webhooks;
 
@@ -24,10 +26,18 @@ pub struct ServerConfig {
     pub body_limit: usize,
     /// Default webhook for new sync gates (`GATEHOUSE_WEBHOOK_URL`).
     pub webhook_url: Option<String>,
-    /// Extra host names accepted in `Host` (besides loopback and the bound address).
+    /// Extra host names accepted in `Host` (besides loopback, the bound
+    /// address and the public URL's host).
     pub allowed_hosts: Vec<String>,
-    /// The base URL links point at; defaults to `http://{bind}`.
+    /// The base URL links point at; defaults to `http://{bind}` (`https://`
+    /// with TLS). Its host is accepted in `Host`, and browsers may call
+    /// from its origin.
     pub public_url: Option<String>,
+    /// Browser origins accepted besides the server's own and the public
+    /// URL's (`https://ui.example.com`).
+    pub allowed_origins: Vec<String>,
+    /// Serve HTTPS only, with this certificate; `None` serves plain HTTP.
+    pub tls: Option<TlsConfig>,
     /// The reviewer UI's build; `None` looks in the usual places ([`crate::ui::find_ui_dir`]).
     pub ui_dir: Option<std::path::PathBuf>,
     /// The model providers orchestrated runs use; by default only the
@@ -43,6 +53,8 @@ impl Default for ServerConfig {
             webhook_url: None,
             allowed_hosts: Vec::new(),
             public_url: None,
+            allowed_origins: Vec::new(),
+            tls: None,
             ui_dir: None,
             providers: ProviderRegistry::from_lookup(|_| None).unwrap_or_default(),
         }
@@ -59,6 +71,8 @@ pub struct AppState {
     pub waiters: Arc<Waiters>,
     /// Webhook delivery.
     pub webhooks: Arc<Webhooks>,
+    /// The hosts and origins the guard accepts, from the config.
+    pub admission: Arc<Admission>,
     /// Drives orchestrated runs (seed 004's provider runs, seed 001's collaboration).
     pub orchestrator: Arc<Orchestrator>,
     tokens: Arc<Mutex<HashMap<String, (Token, Instant)>>>,
@@ -85,6 +99,7 @@ impl AppState {
             orchestrator,
             waiters: Arc::new(Waiters::default()),
             webhooks: Arc::new(Webhooks::new(config.webhook_url.clone())),
+            admission: Arc::new(Admission::new(&config)),
             engine,
             config,
             tokens: Arc::default(),
@@ -117,9 +132,13 @@ impl AppState {
         &self.engine
     }
 
-    /// The base URL for links (webhooks, event streams).
+    /// The base URL for links (webhooks, event streams), without a trailing `/`.
     pub fn public_url(&self) -> String {
-        self.config.public_url.clone().unwrap_or_else(|| format!("http://{}", self.config.bind))
+        let scheme = if self.config.tls.is_some() { "https" } else { "http" };
+        match &self.config.public_url {
+            Some(url) => url.trim().trim_end_matches('/').to_owned(),
+            None => format!("{scheme}://{}", self.config.bind),
+        }
     }
 
     /// The live token for a secret, from the cache or the store.

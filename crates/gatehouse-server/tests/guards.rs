@@ -99,6 +99,55 @@ async fn foreign_hosts_and_cross_origin_requests_are_refused() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_team_servers_public_name_and_allowed_origins_are_accepted_and_nothing_else() {
+    let config = ServerConfig {
+        public_url: Some("https://gatehouse.example.com/".into()),
+        allowed_origins: vec!["https://ui.example.com".into()],
+        ..ServerConfig::default()
+    };
+    let s = TestServer::start_with(config).await;
+    let run = new_run(&s).await;
+    let url = s.url(&format!("/runs/{run}/gates"));
+
+    // A proxy passing the public name on as `Host`, with or without a port.
+    for host in ["gatehouse.example.com", "GateHouse.Example.com:443"] {
+        let (status, body) = send(s.http.get(s.url("/gates")).bearer_auth(&s.reviewer).header("Host", host)).await;
+        assert_eq!(status, 200, "{host}: {body}");
+    }
+    // Browsers on the public origin (behind a proxy that sets `Host` to the bound address) and an allowed one.
+    for origin in ["https://gatehouse.example.com", "https://ui.example.com"] {
+        let (status, body) =
+            send(s.http.post(&url).bearer_auth(&s.agent).header("Origin", origin).json(&approval())).await;
+        assert_eq!(status, 201, "{origin}: {body}");
+    }
+    // The public origin from a page on the public host, as a browser sends it.
+    let req = s.http.get(s.url("/gates")).bearer_auth(&s.reviewer);
+    let req = req.header("Host", "gatehouse.example.com").header("Origin", "https://gatehouse.example.com");
+    assert_eq!(send(req).await.0, 200);
+
+    let before = stored(&s).await;
+    // Another scheme or port is another origin; so is every other site.
+    for origin in ["http://gatehouse.example.com", "https://gatehouse.example.com:8443", "https://evil.example", "null"]
+    {
+        let (status, body) =
+            send(s.http.post(&url).bearer_auth(&s.agent).header("Origin", origin).json(&approval())).await;
+        assert_eq!(status, 403, "{origin}: {body}");
+        let message = body["message"].as_str().unwrap();
+        assert!(message.contains(origin) && message.contains("--allowed-origin"), "{body}");
+    }
+    let (status, body) =
+        send(s.http.get(s.url("/gates")).bearer_auth(&s.reviewer).header("Host", "gatehouse.example.org")).await;
+    assert_eq!(status, 403, "{body}");
+    assert!(body["message"].as_str().unwrap().contains("gatehouse.example.org"), "{body}");
+    assert_eq!(stored(&s).await, before, "refused requests changed nothing");
+
+    // Links point at the public URL.
+    let (status, body) = s.post("/run", &s.agent, json!({"run_input": {}})).await;
+    assert_eq!(status, 201, "{body}");
+    assert!(body["events_url"].as_str().unwrap().starts_with("https://gatehouse.example.com/api/hitl/"), "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_oversized_body_is_413_and_stores_nothing() {
     let s = TestServer::start_with(ServerConfig { body_limit: 1024, ..ServerConfig::default() }).await;
     let run = new_run(&s).await;
