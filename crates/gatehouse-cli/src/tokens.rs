@@ -1,11 +1,13 @@
 //! `gatehouse token`: API tokens, managed on the database directly, so the
 //! first reviewer token can be made before (or beside) a running server.
 //! Only a hash of each secret is stored; `create` prints the secret once,
-//! alone on stdout, so `TOKEN=$(gatehouse token create ...)` works.
+//! alone on stdout, so `TOKEN=$(gatehouse token create ...)` works. A token
+//! may be scoped to runs and agents (`--run`, `--agent`).
 
 use anyhow::{Context, Result};
 use clap::Subcommand;
-use gatehouse_engine::{Engine, TokenRole};
+use gatehouse_engine::token::{NewToken, TokenScope};
+use gatehouse_engine::{Engine, RunId, TokenRole};
 
 use crate::commands::CLI_ACTOR;
 use crate::out::outln;
@@ -29,6 +31,13 @@ pub enum TokenCommand {
         /// may be decided with it.
         #[arg(long = "team", value_name = "TEAM")]
         teams: Vec<String>,
+        /// Scope the token to this run and its sub-runs (repeat for several); anything outside its scope is, for
+        /// the token, as if it did not exist.
+        #[arg(long = "run", value_name = "RUN_ID")]
+        runs: Vec<String>,
+        /// Scope the token to the runs this agent drives or takes part in, and their sub-runs (repeat for several).
+        #[arg(long = "agent", value_name = "NAME")]
+        agents: Vec<String>,
     },
     /// List every token, revoked ones included (never their secrets).
     List,
@@ -42,13 +51,23 @@ pub enum TokenCommand {
 /// Runs a `token` subcommand.
 pub fn run(engine: &Engine, command: &TokenCommand) -> Result<()> {
     match command {
-        TokenCommand::Create { role, name, teams } => {
+        TokenCommand::Create { role, name, teams, runs, agents } => {
+            let scope = TokenScope {
+                runs: runs.iter().map(|r| RunId::from_string(r.as_str())).collect(),
+                agents: agents.clone(),
+            };
+            let new = NewToken { name: name.clone(), role: *role, teams: teams.clone(), scope };
             let (token, secret) = engine
-                .create_token_in(name, *role, teams, CLI_ACTOR)
+                .issue_token(new, CLI_ACTOR)
                 .with_context(|| format!("cannot create a {} token named `{name}`", role.as_str()))?;
             outln!("{secret}");
+            let scoped = if token.scope.is_empty() {
+                String::new()
+            } else {
+                format!(", scoped to {}", scope_text(&token.scope))
+            };
             eprintln!(
-                "created {} token `{}` ({}); keep the secret printed above: only its hash is stored",
+                "created {} token `{}` ({}{scoped}); keep the secret printed above: only its hash is stored",
                 token.role.as_str(),
                 token.name,
                 token.id
@@ -73,17 +92,54 @@ fn list(engine: &Engine) -> Result<()> {
         return Ok(());
     }
     let when = |at: chrono::DateTime<chrono::Utc>| at.format("%Y-%m-%d %H:%M UTC").to_string();
-    let mut table = Table::new(&["id", "name", "role", "teams", "created", "revoked"]);
+    let mut table = Table::new(&["id", "name", "role", "teams", "scope", "created", "revoked"]);
     for token in &tokens {
         table.row(vec![
             token.id.clone(),
             token.name.clone(),
             token.role.as_str().to_owned(),
             if token.teams.is_empty() { "-".to_owned() } else { token.teams.join(",") },
+            if token.scope.is_empty() { "-".to_owned() } else { scope_text(&token.scope) },
             when(token.created_at),
             token.revoked_at.map_or_else(|| "-".to_owned(), when),
         ]);
     }
     table.print("");
     Ok(())
+}
+
+/// A scope in a few words: `run:ID`, `agent:NAME`, comma-separated.
+fn scope_text(scope: &TokenScope) -> String {
+    let runs = scope.runs.iter().map(|r| format!("run:{r}"));
+    runs.chain(scope.agents.iter().map(|a| format!("agent:{a}"))).collect::<Vec<_>>().join(",")
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Debug, Parser)]
+    struct Token {
+        #[command(subcommand)]
+        command: TokenCommand,
+    }
+
+    #[test]
+    fn create_takes_repeatable_runs_and_agents_for_its_scope() {
+        let args =
+            ["token", "create", "--role", "reviewer", "--name", "ci", "--run", "r1", "--agent", "a", "--run", "r2"];
+        let Token { command: TokenCommand::Create { runs, agents, .. } } = Token::try_parse_from(args).unwrap() else {
+            panic!("not a create");
+        };
+        assert_eq!(runs, ["r1", "r2"]);
+        assert_eq!(agents, ["a"]);
+        let plain = Token::try_parse_from(["token", "create", "--role", "agent", "--name", "bot"]).unwrap();
+        assert!(
+            matches!(plain.command, TokenCommand::Create { runs, agents, .. } if runs.is_empty() && agents.is_empty())
+        );
+        let scope = TokenScope { runs: vec![RunId::from_string("r1")], agents: vec!["a".into()] };
+        assert_eq!(scope_text(&scope), "run:r1,agent:a");
+    }
 }

@@ -1,7 +1,7 @@
 //! HTTPS and scoped tokens from the command line: `serve` over HTTPS with
 //! `--tls-cert`/`--tls-key` (files it cannot use are errors naming them,
-//! never a panic). The certificate is the server crate's test fixture,
-//! signed by its test CA.
+//! never a panic), and tokens scoped with `token create --run/--agent`.
+//! The certificate is the server crate's test fixture, signed by its test CA.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -83,4 +83,27 @@ fn serve_refuses_tls_files_it_cannot_use_naming_them() {
     assert!(!out.status.success() && text(&out.stderr).contains("--tls-key"), "{}", text(&out.stderr));
     let out = run(&db, &["serve", "--public-url", "gatehouse.example.com"]);
     assert!(!out.status.success() && text(&out.stderr).contains("--public-url"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn token_create_scopes_a_token_and_the_listing_shows_the_scope() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("g.db");
+    let out = run(&db, &["token", "create", "--role", "reviewer", "--name", "ci", "--agent", "deployer"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).starts_with("ghs_"), "the secret alone on stdout");
+    assert!(text(&out.stderr).contains("scoped to agent:deployer"), "{}", text(&out.stderr));
+    let out = run(&db, &["token", "create", "--role", "agent", "--name", "bot"]);
+    assert!(out.status.success() && !text(&out.stderr).contains("scoped"), "{}", text(&out.stderr));
+
+    let out = run(&db, &["token", "create", "--role", "reviewer", "--name", "x", "--run", "run_nope"]);
+    let err = text(&out.stderr);
+    assert!(!out.status.success() && err.contains("scope.runs[0]") && err.contains("run_nope"), "{err}");
+
+    let list = text(&run(&db, &["token", "list"]).stdout);
+    let row = |name: &str| list.lines().find(|l| l.split_whitespace().nth(1) == Some(name)).unwrap_or_default();
+    assert!(list.lines().next().unwrap_or_default().contains("scope"), "{list}");
+    assert_eq!(row("ci").split_whitespace().nth(4), Some("agent:deployer"), "{list}");
+    assert_eq!(row("bot").split_whitespace().nth(4), Some("-"), "{list}");
+    assert!(!list.contains("\nx "), "the refused token was not stored: {list}");
 }

@@ -2,16 +2,19 @@
 //! public `Host` (against DNS rebinding), browsers may only call from the
 //! server's own origin, its public URL's or one configured (no permissive
 //! CORS), and every API call carries a bearer token whose identity, never
-//! a name in the body, is recorded as the actor.
+//! a name in the body, is recorded as the actor. A token's scope is
+//! enforced here too: [`Caller::run`] and [`Caller::gate`] answer a run or
+//! gate outside it exactly as a missing one.
 
 use axum::extract::{FromRequestParts, Request, State};
 use axum::http::request::Parts;
 use axum::http::{header, HeaderMap};
 use axum::middleware::Next;
 use axum::response::Response;
-use gatehouse_engine::{Decider, Run, TokenRole};
+use gatehouse_engine::token::TokenScope;
+use gatehouse_engine::{Decider, Engine, EngineError, Gate, GateId, NewRun, Run, RunId, TokenRole};
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ApiResult};
 use crate::state::{AppState, ServerConfig};
 
 /// The authenticated caller.
@@ -23,6 +26,8 @@ pub struct Caller {
     pub role: TokenRole,
     /// Its teams (roles a gate's deciders may name).
     pub teams: Vec<String>,
+    /// The runs and agents its token is limited to; empty for everything.
+    pub scope: TokenScope,
 }
 
 impl Caller {
@@ -50,6 +55,23 @@ impl Caller {
         }
     }
 
+    /// Whether the token is limited to some runs and agents.
+    pub fn is_scoped(&self) -> bool {
+        !self.scope.is_empty()
+    }
+
+    /// Work over the whole database (`what`: tokens, retention, imports,
+    /// metrics) needs a token without a scope.
+    pub fn require_unscoped(&self, what: &str) -> Result<(), ApiError> {
+        if self.is_scoped() {
+            return Err(ApiError::forbidden(format!(
+                "`{}` has a token scoped to some runs and agents; {what} covers every run and needs an unscoped token",
+                self.name
+            )));
+        }
+        Ok(())
+    }
+
     /// Agents may act only on runs they drive or take part in.
     pub fn may_use_run(&self, run: &Run) -> Result<(), ApiError> {
         let own = run.agent == self.name || run.participants.iter().any(|p| p.name == self.name);
@@ -59,6 +81,90 @@ impl Caller {
             Err(ApiError::forbidden(format!("run {} belongs to `{}`, not to `{}`", run.id, run.agent, self.name)))
         }
     }
+
+    /// Whether `run` lies within the token's scope: it, or a run above it,
+    /// is named (always, without a scope).
+    pub fn reaches(&self, e: &Engine, run: &Run) -> Result<bool, EngineError> {
+        if self.scope.is_empty() || self.scope.names(run) {
+            return Ok(true);
+        }
+        if run.parent_run_id.is_none() {
+            return Ok(false);
+        }
+        Ok(self.scope.covers(&e.run_chain(&run.id)?))
+    }
+
+    /// The run, if this caller may use it. A run outside the token's scope
+    /// is answered exactly as a missing one (404), so a scoped token cannot
+    /// probe for other runs; an agent's foreign run is 403.
+    pub fn run(&self, e: &Engine, id: &RunId) -> ApiResult<Run> {
+        let run = e.run(id)?;
+        if !self.reaches(e, &run)? {
+            return Err(missing("run", id.as_str()));
+        }
+        self.may_use_run(&run)?;
+        Ok(run)
+    }
+
+    /// The gate and its run, if this caller may use the run; a gate outside
+    /// the token's scope is answered exactly as a missing gate (404).
+    pub fn gate(&self, e: &Engine, id: &GateId) -> ApiResult<(Gate, Run)> {
+        let gate = e.gate(id)?;
+        let run = e.run(&gate.run_id)?;
+        if !self.reaches(e, &run)? {
+            return Err(missing("gate", id.as_str()));
+        }
+        self.may_use_run(&run)?;
+        Ok((gate, run))
+    }
+
+    /// Whether the token may start `new` (403 otherwise): a scoped token
+    /// only a run that falls within its scope, a sub-run of a run in it or
+    /// a run one of its agents drives or takes part in.
+    pub fn may_start(&self, e: &Engine, new: &NewRun) -> ApiResult<()> {
+        if self.scope.is_empty() {
+            return Ok(());
+        }
+        let named = self.scope.agents.iter().any(|a| new.agent == *a || new.participants.iter().any(|p| p.name == *a));
+        let under = match &new.parent_run_id {
+            Some(parent) => self.reaches(e, &e.run(parent)?)?,
+            None => false,
+        };
+        if named || under {
+            return Ok(());
+        }
+        Err(ApiError::forbidden(format!(
+            "`{}` has a token scoped to {}; it may start only sub-runs of its runs (parent_run_id) or runs its agents \
+             drive or take part in (agent), not a run for `{}`",
+            self.name,
+            describe(&self.scope),
+            new.agent
+        )))
+    }
+
+    /// Whether this caller may make or revoke allow-rules for `agent`: an
+    /// allow-rule passes that agent's gates in every run, so a scoped token
+    /// only for the agents its scope names.
+    pub fn may_rule_for(&self, agent: &str) -> bool {
+        self.scope.is_empty() || self.scope.agents.iter().any(|a| a == agent)
+    }
+}
+
+/// The 404 a missing thing gets, for a thing outside the caller's scope.
+pub fn missing(what: &'static str, id: &str) -> ApiError {
+    ApiError::from(EngineError::NotFound { what, id: id.to_owned() })
+}
+
+/// A scope in words, for messages.
+fn describe(scope: &TokenScope) -> String {
+    let mut parts = Vec::new();
+    if !scope.runs.is_empty() {
+        parts.push(format!("runs {}", scope.runs.iter().map(|r| format!("`{r}`")).collect::<Vec<_>>().join(", ")));
+    }
+    if !scope.agents.is_empty() {
+        parts.push(format!("agents {}", scope.agents.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ")));
+    }
+    parts.join(" and ")
 }
 
 impl<S: Send + Sync> FromRequestParts<S> for Caller {
@@ -164,7 +270,7 @@ pub async fn require_token(State(state): State<AppState>, mut req: Request, next
     };
     let token =
         state.authenticate(&secret).await?.ok_or_else(|| ApiError::unauthorized("this token is unknown or revoked"))?;
-    req.extensions_mut().insert(Caller { name: token.name, role: token.role, teams: token.teams });
+    req.extensions_mut().insert(Caller { name: token.name, role: token.role, teams: token.teams, scope: token.scope });
     Ok(next.run(req).await)
 }
 

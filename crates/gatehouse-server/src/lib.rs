@@ -1,8 +1,8 @@
 //! The Gatehouse HTTP API: one axum server for agents, the reviewer UI and
 //! tests. REST under `/api/hitl`, live events as Server-Sent Events,
-//! long-poll waits, webhooks, bearer tokens with roles, an OpenAPI
-//! document generated from the handlers themselves, and the MCP tools at
-//! `/mcp`; over HTTPS when given a certificate.
+//! long-poll waits, webhooks, bearer tokens with roles and scopes, an
+//! OpenAPI document generated from the handlers themselves, and the MCP
+//! tools at `/mcp`; over HTTPS when given a certificate.
 
 use std::net::SocketAddr;
 
@@ -19,6 +19,7 @@ pub mod json;
 pub mod markdown;
 pub mod mcp;
 pub mod routes;
+pub mod scope;
 pub mod state;
 pub mod tls;
 pub mod ui;

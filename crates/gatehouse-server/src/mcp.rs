@@ -83,8 +83,15 @@ impl Backend for InProcess {
         // An agent token's runs are its own; other tokens name the run after the client.
         let agent = if caller.role == TokenRole::Agent { caller.name.clone() } else { run.agent };
         let new = NewRun { title: run.title, agent, input: run.input, ..NewRun::default() };
-        let actor = caller.name.clone();
-        let started = self.state.engine(move |e| e.create_run(new, &actor)).await.map_err(refused)?;
+        let who = caller.clone();
+        let started = self
+            .state
+            .engine_checked(move |e| {
+                who.may_start(e, &new)?;
+                Ok(e.create_run(new, &who.name)?)
+            })
+            .await
+            .map_err(refused)?;
         if run.sessionless {
             if let Ok(mut book) = self.sessionless_runs.lock() {
                 book.insert(key, started.id.clone());
@@ -99,16 +106,7 @@ impl Backend for InProcess {
 
     async fn wait_gate(&self, caller: &Caller, gate: &GateId, within: Duration) -> Result<Gate, BackendError> {
         let (id, who) = (gate.clone(), caller.clone());
-        let now = self
-            .state
-            .engine(move |e| {
-                let gate = e.gate(&id)?;
-                let run = e.run(&gate.run_id)?;
-                Ok(who.may_use_run(&run).map(|()| gate))
-            })
-            .await
-            .and_then(|visible| visible)
-            .map_err(refused)?;
+        let now = self.state.engine_checked(move |e| Ok(who.gate(e, &id)?.0)).await.map_err(refused)?;
         if now.status.is_terminal() || within.is_zero() {
             return Ok(now);
         }

@@ -127,6 +127,16 @@ impl AppState {
         .map_err(ApiError::from)
     }
 
+    /// Like [`AppState::engine`], for work that may refuse the caller (an
+    /// [`ApiError`] such as a run outside its scope) as well as fail.
+    pub async fn engine_checked<T, F>(&self, f: F) -> ApiResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Engine) -> ApiResult<T> + Send + 'static,
+    {
+        self.engine(move |e| Ok(f(e))).await?
+    }
+
     /// The engine itself, for callers already on a blocking thread.
     pub fn engine_handle(&self) -> &Engine {
         &self.engine

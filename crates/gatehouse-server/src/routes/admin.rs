@@ -5,11 +5,17 @@
 //! Who may do what: reviewers and admins export and import recordings
 //! (agents may export runs they take part in); reviewers and admins read
 //! metrics; tokens, retention and audit verification are for admins only.
+//! A scoped token exports only runs in its scope; importing, metrics,
+//! tokens, retention and audit verification cover every run, so they need
+//! an unscoped token.
+
+use std::collections::HashSet;
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
 use gatehouse_engine::recording::ImportSummary;
+use gatehouse_engine::token::{NewToken, TokenScope};
 use gatehouse_engine::{
     AuditReport, EngineError, Metrics, PurgeReport, Recording, RecordingScope, RunId, Token, TokenRole,
 };
@@ -18,9 +24,10 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::auth::Caller;
+use crate::auth::{missing, Caller};
 use crate::error::{ApiError, ApiErrorBody, ApiErrorCode, ApiResult};
 use crate::json::ApiJson;
+use crate::routes::hitl::visible_run;
 use crate::state::AppState;
 use crate::webhook::WebhookStats;
 
@@ -39,7 +46,8 @@ pub fn routes() -> OpenApiRouter<AppState> {
 }
 
 /// Exports one run as a recording: its snapshots and the events that
-/// produced them, secrets redacted. Agents may export runs they take part in.
+/// produced them, secrets redacted. Agents may export runs they take part
+/// in; a scoped token runs in its scope.
 #[utoipa::path(get, path = "/runs/{run_id}/recording", tag = "admin", params(("run_id" = String, Path, description = "The run")),
     responses((status = 200, body = Recording), (status = 403, body = ApiErrorBody), (status = 404, body = ApiErrorBody)))]
 pub async fn export_run(
@@ -47,15 +55,13 @@ pub async fn export_run(
     caller: Caller,
     Path(run_id): Path<String>,
 ) -> ApiResult<Json<Recording>> {
-    let id = RunId::from_string(run_id);
-    let lookup = id.clone();
-    let run = state.engine(move |e| e.run(&lookup)).await?;
-    caller.may_use_run(&run)?;
+    let id = visible_run(&state, &caller, &RunId::from_string(run_id)).await?.id;
     Ok(Json(state.engine(move |e| e.export(RecordingScope::Run { run_id: id })).await?))
 }
 
 /// Exports every run of a session as one recording. An agent may export a
-/// session only when it takes part in every run of it (403 otherwise).
+/// session only when it takes part in every run of it (403 otherwise). A
+/// scoped token gets the session's runs in its scope, and 404 when none is.
 #[utoipa::path(get, path = "/sessions/{session_id}/recording", tag = "admin",
     params(("session_id" = String, Path, description = "The session")),
     responses((status = 200, body = Recording), (status = 403, body = ApiErrorBody), (status = 404, body = ApiErrorBody)))]
@@ -64,7 +70,27 @@ pub async fn export_session(
     caller: Caller,
     Path(session_id): Path<String>,
 ) -> ApiResult<Json<Recording>> {
-    let recording = state.engine(move |e| e.export(RecordingScope::Session { session_id })).await?;
+    let who = caller.clone();
+    let recording = state
+        .engine_checked(move |e| {
+            let mut recording = e.export(RecordingScope::Session { session_id: session_id.clone() })?;
+            if who.is_scoped() {
+                let mut kept = Vec::new();
+                for record in std::mem::take(&mut recording.runs) {
+                    if who.reaches(e, &record.run)? {
+                        kept.push(record);
+                    }
+                }
+                if kept.is_empty() {
+                    return Err(missing("session", &session_id));
+                }
+                let runs: HashSet<RunId> = kept.iter().map(|record| record.run.id.clone()).collect();
+                recording.events.retain(|event| event.run_id.as_ref().is_some_and(|id| runs.contains(id)));
+                recording.runs = kept;
+            }
+            Ok(recording)
+        })
+        .await?;
     for record in &recording.runs {
         caller.may_use_run(&record.run)?;
     }
@@ -72,9 +98,10 @@ pub async fn export_session(
 }
 
 /// Imports a recording in one transaction: every run, gate, decision and
-/// event as it was. Reviewers and admins only. A malformed recording is 422
-/// naming the field; a recording with a run this database already holds is
-/// refused whole with 409 naming the run (nothing is imported).
+/// event as it was. Reviewers and admins with unscoped tokens only. A
+/// malformed recording is 422 naming the field; a recording with a run this
+/// database already holds is refused whole with 409 naming the run
+/// (nothing is imported).
 #[utoipa::path(post, path = "/recordings", tag = "admin", request_body = Recording,
     responses((status = 201, body = ImportSummary), (status = 403, body = ApiErrorBody), (status = 409, body = ApiErrorBody),
         (status = 422, body = ApiErrorBody)))]
@@ -84,6 +111,7 @@ pub async fn import_recording(
     ApiJson(recording): ApiJson<Recording>,
 ) -> ApiResult<(StatusCode, Json<ImportSummary>)> {
     caller.require_reviewer()?;
+    caller.require_unscoped("importing a recording")?;
     let actor = caller.name.clone();
     let summary = state
         .engine(move |e| {
@@ -119,6 +147,11 @@ pub struct CreateTokenRequest {
     /// Teams the token belongs to: gates restricted to `role:TEAM` may be decided with it.
     #[serde(default)]
     pub teams: Vec<String>,
+    /// Limits the token to these runs and agents (and their sub-runs):
+    /// anything else is, for it, as if it did not exist. Absent or empty:
+    /// everything its role allows.
+    #[serde(default)]
+    pub scope: TokenScope,
 }
 
 /// Who the caller is, as the server sees its token.
@@ -132,6 +165,9 @@ pub struct WhoAmI {
     pub teams: Vec<String>,
     /// The roles a gate's deciders may name for it (`role:NAME`): its role and teams.
     pub roles: Vec<String>,
+    /// The runs and agents the token is limited to; absent when it is not.
+    #[serde(skip_serializing_if = "TokenScope::is_empty")]
+    pub scope: TokenScope,
 }
 
 /// The caller's identity: what the UI shows and decides with (which gates
@@ -139,7 +175,7 @@ pub struct WhoAmI {
 #[utoipa::path(get, path = "/whoami", tag = "admin", responses((status = 200, body = WhoAmI), (status = 401, body = ApiErrorBody)))]
 pub async fn whoami(caller: Caller) -> Json<WhoAmI> {
     let roles = caller.decider().roles;
-    Json(WhoAmI { name: caller.name, role: caller.role, teams: caller.teams, roles })
+    Json(WhoAmI { name: caller.name, role: caller.role, teams: caller.teams, roles, scope: caller.scope })
 }
 
 /// A new token and its secret.
@@ -158,7 +194,8 @@ pub struct TokenList {
     pub tokens: Vec<Token>,
 }
 
-/// Creates an API token. Admins only.
+/// Creates an API token, optionally scoped to runs and agents; a run named
+/// in the scope must exist (422 naming it). Admins with unscoped tokens only.
 #[utoipa::path(post, path = "/tokens", tag = "admin", request_body = CreateTokenRequest,
     responses((status = 201, body = CreatedToken), (status = 403, body = ApiErrorBody), (status = 422, body = ApiErrorBody)))]
 pub async fn create_token(
@@ -167,21 +204,24 @@ pub async fn create_token(
     ApiJson(req): ApiJson<CreateTokenRequest>,
 ) -> ApiResult<(StatusCode, Json<CreatedToken>)> {
     caller.require_admin()?;
+    caller.require_unscoped("managing tokens")?;
     let actor = caller.name;
-    let (token, secret) = state.engine(move |e| e.create_token_in(&req.name, req.role, &req.teams, &actor)).await?;
+    let new = NewToken { name: req.name, role: req.role, teams: req.teams, scope: req.scope };
+    let (token, secret) = state.engine(move |e| e.issue_token(new, &actor)).await?;
     Ok((StatusCode::CREATED, Json(CreatedToken { token, secret })))
 }
 
-/// Lists every token. Admins only.
+/// Lists every token, with its teams and scope. Admins with unscoped tokens only.
 #[utoipa::path(get, path = "/tokens", tag = "admin",
     responses((status = 200, body = TokenList), (status = 403, body = ApiErrorBody)))]
 pub async fn list_tokens(State(state): State<AppState>, caller: Caller) -> ApiResult<Json<TokenList>> {
     caller.require_admin()?;
+    caller.require_unscoped("managing tokens")?;
     Ok(Json(TokenList { tokens: state.engine(|e| e.tokens()).await? }))
 }
 
 /// Revokes a live token by id or (unambiguous) name; it is refused at once
-/// by this server. Admins only.
+/// by this server. Admins with unscoped tokens only.
 #[utoipa::path(delete, path = "/tokens/{id_or_name}", tag = "admin",
     params(("id_or_name" = String, Path, description = "The token's id or name")),
     responses((status = 200, body = Token), (status = 403, body = ApiErrorBody), (status = 404, body = ApiErrorBody),
@@ -192,6 +232,7 @@ pub async fn revoke_token(
     Path(id_or_name): Path<String>,
 ) -> ApiResult<Json<Token>> {
     caller.require_admin()?;
+    caller.require_unscoped("managing tokens")?;
     let actor = caller.name;
     let token = state.engine(move |e| e.revoke_token(&id_or_name, &actor)).await?;
     state.forget_tokens();
@@ -207,7 +248,7 @@ pub struct PurgeRequest {
 
 /// Purges old ended runs. Runs with pending gates are never purged; their
 /// events keep their place and hash in the log but lose their bodies.
-/// Admins only.
+/// Admins with unscoped tokens only.
 #[utoipa::path(post, path = "/retention/purge", tag = "admin", request_body = PurgeRequest,
     responses((status = 200, body = PurgeReport), (status = 403, body = ApiErrorBody), (status = 422, body = ApiErrorBody)))]
 pub async fn purge(
@@ -216,14 +257,16 @@ pub async fn purge(
     ApiJson(req): ApiJson<PurgeRequest>,
 ) -> ApiResult<Json<PurgeReport>> {
     caller.require_admin()?;
+    caller.require_unscoped("retention")?;
     Ok(Json(state.engine(move |e| e.purge_terminal_runs(req.older_than_days)).await?))
 }
 
-/// Verifies the hash-chained audit log end to end. Admins only.
+/// Verifies the hash-chained audit log end to end. Admins with unscoped tokens only.
 #[utoipa::path(get, path = "/audit/verify", tag = "admin",
     responses((status = 200, body = AuditReport), (status = 403, body = ApiErrorBody)))]
 pub async fn verify_audit(State(state): State<AppState>, caller: Caller) -> ApiResult<Json<AuditReport>> {
     caller.require_admin()?;
+    caller.require_unscoped("verifying the audit log")?;
     Ok(Json(state.engine(|e| e.verify_audit()).await?))
 }
 
@@ -240,11 +283,12 @@ pub struct MetricsResponse {
 /// Review metrics: HITL and auto-pass rates per agent and per gate kind,
 /// average human latency per kind, the expiry rate, the most common
 /// corrections, capability ratings and webhook deliveries. Reviewers and
-/// admins only.
+/// admins with unscoped tokens only (the figures cover every agent and run).
 #[utoipa::path(get, path = "/metrics", tag = "admin",
     responses((status = 200, body = MetricsResponse), (status = 403, body = ApiErrorBody)))]
 pub async fn metrics(State(state): State<AppState>, caller: Caller) -> ApiResult<Json<MetricsResponse>> {
     caller.require_reviewer()?;
+    caller.require_unscoped("the review metrics")?;
     let review = state.engine(|e| e.metrics()).await?;
     Ok(Json(MetricsResponse { review, webhooks: state.webhooks.stats() }))
 }

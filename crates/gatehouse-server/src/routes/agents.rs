@@ -23,7 +23,7 @@ use crate::auth::Caller;
 use crate::error::{ApiError, ApiErrorBody, ApiResult};
 use crate::json::{self, ApiJson};
 use crate::routes::gates::{idempotency_key, open_gate_for, wait_for_gate};
-use crate::routes::hitl::query_error;
+use crate::routes::hitl::{query_error, visible_run};
 use crate::state::AppState;
 
 /// This module's routes.
@@ -54,14 +54,6 @@ fn hold_duration(q: &HoldQuery) -> ApiResult<Duration> {
         return Err(ApiError::invalid(format!("wait: must be from 0 to 60 seconds, got {wait}")));
     }
     Ok(Duration::from_secs_f64(wait))
-}
-
-/// The run, if the caller may see it.
-async fn visible_run(state: &AppState, caller: &Caller, run_id: &RunId) -> ApiResult<Run> {
-    let id = run_id.clone();
-    let run = state.engine(move |e| e.run(&id)).await?;
-    caller.may_use_run(&run)?;
-    Ok(run)
 }
 
 /// Holds while `run_id` is paused, up to `wait`; returns at once otherwise.

@@ -29,7 +29,8 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(set_context, delete_context))
 }
 
-/// Runs `f` on the engine if the caller may use `run_id`, in one trip.
+/// Runs `f` on the engine if the caller may use `run_id` (a run outside a
+/// scoped token's scope is 404), in one trip.
 pub(crate) async fn on_run<T, F>(state: &AppState, caller: &Caller, run_id: String, f: F) -> ApiResult<T>
 where
     T: Send + 'static,
@@ -38,14 +39,11 @@ where
     let caller = caller.clone();
     let id = RunId::from_string(run_id);
     state
-        .engine(move |e| {
-            let run = e.run(&id)?;
-            if let Err(refused) = caller.may_use_run(&run) {
-                return Ok(Err(refused));
-            }
-            f(e, &run.id, &caller.name).map(Ok)
+        .engine_checked(move |e| {
+            let run = caller.run(e, &id)?;
+            Ok(f(e, &run.id, &caller.name)?)
         })
-        .await?
+        .await
 }
 
 /// A run's plan.

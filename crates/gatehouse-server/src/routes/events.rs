@@ -7,9 +7,11 @@
 //! blocking pool, then forwards live events, skipping any sequence number
 //! already sent. A subscriber that falls behind the broadcast simply reads
 //! the log again from its last event, so a slow client costs memory in the
-//! log, not in the server.
+//! log, not in the server. A scoped token's stream carries only the events
+//! of runs in its scope (each run checked once, sub-runs started later
+//! included) and none that belong to no run.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,7 +23,7 @@ use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::Stream;
 use gatehouse_engine::store::EventFilter;
-use gatehouse_engine::{Event, RunId, TokenRole};
+use gatehouse_engine::{EngineError, Event, RunId, TokenRole};
 use serde::Deserialize;
 use tokio::sync::broadcast::{self, error::RecvError};
 use utoipa::IntoParams;
@@ -30,6 +32,7 @@ use utoipa_axum::routes;
 
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiErrorBody, ApiResult};
+use crate::routes::hitl::visible_run;
 use crate::state::AppState;
 
 /// This module's routes.
@@ -41,6 +44,9 @@ pub fn routes() -> OpenApiRouter<AppState> {
 /// enough to amortise the hop to the blocking pool, small enough that one
 /// page of big events stays a few megabytes.
 const PAGE: u32 = 1_000;
+
+/// Runs a scoped stream remembers being in scope or not before it starts afresh.
+const REMEMBERED_RUNS: usize = 10_000;
 
 /// How often an idle stream sends a comment, so proxies and browsers keep it open.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
@@ -66,7 +72,8 @@ pub struct EventQuery {
 /// `data` the event as JSON. Reconnecting with `Last-Event-ID` resumes with
 /// nothing missed and nothing repeated. `EventSource` cannot send headers,
 /// so the token may also be passed as `?access_token=`. Reviewers and admins
-/// may follow everything; agents only a run they take part in.
+/// may follow everything; agents only a run they take part in; a scoped
+/// token the runs in its scope.
 #[utoipa::path(get, path = "/events", tag = "events",
     params(EventQuery, ("Last-Event-ID" = Option<u64>, Header, description = "Resume after this sequence number")),
     responses(
@@ -92,10 +99,12 @@ pub async fn stream_events(
     };
     let filter = EventFilter { run_id: q.run_id.map(RunId::from_string), session_id: q.session_id, user_id: q.user_id };
     authorize(&state, &caller, &filter).await?;
+    // One named run was checked whole; otherwise a scoped token's events are checked run by run.
+    let scope = (caller.is_scoped() && filter.run_id.is_none()).then(|| InScope { caller, runs: HashMap::new() });
     // Subscribe before the first backlog read: anything committed from here
     // on arrives live even if the read misses it; duplicates are dropped by seq.
     let live = state.engine_handle().live_events();
-    let feed = Feed { state, filter, live, last: after, queue: VecDeque::new(), catching_up: true };
+    let feed = Feed { state, filter, scope, live, last: after, queue: VecDeque::new(), catching_up: true };
     let stream = Sse::new(feed.into_stream()).keep_alive(KeepAlive::new().interval(KEEP_ALIVE).text("keep-alive"));
     // Reverse proxies (nginx) would otherwise buffer the stream.
     Ok(([("x-accel-buffering", "no")], stream).into_response())
@@ -104,11 +113,7 @@ pub async fn stream_events(
 /// Agents see only runs they take part in, so they must name one.
 async fn authorize(state: &AppState, caller: &Caller, filter: &EventFilter) -> ApiResult<()> {
     match &filter.run_id {
-        Some(run_id) => {
-            let run_id = run_id.clone();
-            let run = state.engine(move |e| e.run(&run_id)).await?;
-            caller.may_use_run(&run)
-        }
+        Some(run_id) => visible_run(state, caller, run_id).await.map(drop),
         None if caller.role == TokenRole::Agent => Err(ApiError::forbidden(format!(
             "`{}` has an agent token, which may only follow its own runs: pass run_id=<a run it drives>",
             caller.name
@@ -117,10 +122,18 @@ async fn authorize(state: &AppState, caller: &Caller, filter: &EventFilter) -> A
     }
 }
 
+/// A scoped token's view: which runs it reaches, learnt as their events come.
+struct InScope {
+    caller: Caller,
+    runs: HashMap<RunId, bool>,
+}
+
 /// One subscriber's position in the log.
 struct Feed {
     state: AppState,
     filter: EventFilter,
+    /// For a scoped token following more than one run.
+    scope: Option<InScope>,
     live: broadcast::Receiver<Arc<Event>>,
     /// The sequence number of the last event sent (or the resume point).
     last: u64,
@@ -143,6 +156,17 @@ impl Feed {
     async fn next(&mut self) -> Option<SseEvent> {
         loop {
             if let Some(event) = self.queue.pop_front() {
+                match self.reaches(&event).await {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        self.last = event.seq;
+                        continue;
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = ?e, after = self.last, "event stream ended: cannot check the scope");
+                        return None;
+                    }
+                }
                 self.last = event.seq;
                 match message(&event) {
                     Some(message) => return Some(message),
@@ -164,6 +188,30 @@ impl Feed {
                 Err(RecvError::Closed) => return None,
             }
         }
+    }
+
+    /// Whether a scoped token reaches `event`'s run (always without a scope).
+    async fn reaches(&mut self, event: &Event) -> ApiResult<bool> {
+        let Some(scope) = &mut self.scope else { return Ok(true) };
+        let Some(run_id) = &event.body.run_id else { return Ok(false) };
+        if let Some(known) = scope.runs.get(run_id) {
+            return Ok(*known);
+        }
+        let (caller, id) = (scope.caller.clone(), run_id.clone());
+        // A purged run reaches nobody.
+        let reached = self
+            .state
+            .engine(move |e| match e.run(&id) {
+                Ok(run) => caller.reaches(e, &run),
+                Err(EngineError::NotFound { .. }) => Ok(false),
+                Err(other) => Err(other),
+            })
+            .await?;
+        if scope.runs.len() >= REMEMBERED_RUNS {
+            scope.runs.clear();
+        }
+        scope.runs.insert(run_id.clone(), reached);
+        Ok(reached)
     }
 
     /// Reads the next page of matching events after `last` from the log.

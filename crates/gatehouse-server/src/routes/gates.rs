@@ -15,7 +15,7 @@ use gatehouse_engine::diff::{diff_values, PayloadDiff};
 use gatehouse_engine::scoring::{QualityScore, ScoreVerdict};
 use gatehouse_engine::Role;
 use gatehouse_engine::{
-    BlockingMode, Gate, GateFilter, GateId, GateKind, GateStatus, NewGate, Priority, RunId, RunStatus, Turn,
+    BlockingMode, Gate, GateFilter, GateId, GateKind, GateStatus, NewGate, Priority, RunId, RunStatus, Store, Turn,
 };
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -26,6 +26,7 @@ use crate::auth::Caller;
 use crate::error::{ApiError, ApiErrorBody, ApiResult};
 use crate::json::ApiJson;
 use crate::markdown;
+use crate::scope;
 use crate::state::AppState;
 
 /// This module's routes.
@@ -85,14 +86,11 @@ pub(crate) fn idempotency_key(headers: &HeaderMap) -> ApiResult<Option<String>> 
 pub(crate) async fn open_gate_for(state: &AppState, caller: &Caller, run_id: RunId, new: NewGate) -> ApiResult<Gate> {
     let caller = caller.clone();
     state
-        .engine(move |e| {
-            let run = e.run(&run_id)?;
-            if let Err(refused) = caller.may_use_run(&run) {
-                return Ok(Err(refused));
-            }
-            e.open_gate(&run.id, new, &caller.name).map(Ok)
+        .engine_checked(move |e| {
+            let run = caller.run(e, &run_id)?;
+            Ok(e.open_gate(&run.id, new, &caller.name)?)
         })
-        .await?
+        .await
 }
 
 /// Waits until `gate_id` closes or `deadline` passes, answering with the
@@ -148,14 +146,7 @@ pub async fn wait_gate(
     let deadline = tokio::time::Instant::now() + Duration::from_secs_f64(timeout);
     // The caller must see the gate's run; checked once, before waiting.
     let id = gate_id.clone();
-    let caller2 = caller.clone();
-    let gate = state
-        .engine(move |e| {
-            let gate = e.gate(&id)?;
-            let run = e.run(&gate.run_id)?;
-            Ok(caller2.may_use_run(&run).map(|()| gate))
-        })
-        .await??;
+    let gate = state.engine_checked(move |e| Ok(caller.gate(e, &id)?.0)).await?;
     if gate.status.is_terminal() || timeout == 0.0 {
         return Ok(Json(gate));
     }
@@ -261,7 +252,8 @@ fn parse_status(s: Option<&str>) -> ApiResult<Option<GateStatus>> {
     })
 }
 
-/// Lists gates for the panel. Agents see only their own.
+/// Lists gates for the panel. Agents see only their own; a scoped token
+/// only those of the runs in its scope.
 #[utoipa::path(get, path = "/gates", tag = "reviewers", params(GateQuery),
     responses((status = 200, body = GateList), (status = 422, body = ApiErrorBody)))]
 pub async fn list_gates(
@@ -285,11 +277,19 @@ pub async fn list_gates(
     if caller.role == gatehouse_engine::TokenRole::Agent {
         filter.agent = Some(caller.name.clone());
     }
+    let scope = caller.scope;
     let (head_seq, gates, total) = state
         .engine(move |e| {
             // Head first: anything newer than the list is then replayed, never skipped.
             let head = e.head_seq()?;
-            Ok((head, e.gates(&filter)?, e.count_gates(&filter)?))
+            if scope.is_empty() {
+                return Ok((head, e.gates(&filter)?, e.count_gates(&filter)?));
+            }
+            let (gates, total) = e.store().read(|r| {
+                let runs: Vec<RunId> = scope::covered_runs(r, &scope)?.into_iter().map(|run| run.id).collect();
+                scope::gates_among(r, &runs, &filter)
+            })?;
+            Ok((head, gates, total))
         })
         .await?;
     Ok(Json(GateList { gates: gates.iter().map(GateSummary::from).collect(), total, head_seq }))
@@ -322,14 +322,12 @@ pub async fn get_gate(
 ) -> ApiResult<Json<GateDetail>> {
     let id = GateId::from_string(gate_id);
     let (gate, run, turns) = state
-        .engine(move |e| {
-            let gate = e.gate(&id)?;
-            let run = e.run(&gate.run_id)?;
+        .engine_checked(move |e| {
+            let (gate, run) = caller.gate(e, &id)?;
             let turns = e.turns(&run.id)?;
             Ok((gate, run, turns))
         })
         .await?;
-    caller.may_use_run(&run)?;
     let payload_diff = match (&gate.example_input, &gate.payload) {
         (Some(example), Some(payload)) => Some(diff_values(example, payload)),
         _ => None,
@@ -346,7 +344,8 @@ pub async fn get_gate(
 }
 
 /// Decides a gate. Reviewers and admins only; the decider recorded is the
-/// token's identity. 409 names who resolved it first and when.
+/// token's identity. 409 names who resolved it first and when. A scoped
+/// token may make an `allow_rule` only for an agent its scope names (403).
 #[utoipa::path(post, path = "/gates/{gate_id}/resolve", tag = "reviewers", params(("gate_id" = String, Path, description = "The gate")),
     request_body = DecisionInput,
     responses((status = 200, body = Gate), (status = 403, body = ApiErrorBody), (status = 404, body = ApiErrorBody),
@@ -359,8 +358,20 @@ pub async fn resolve_gate(
 ) -> ApiResult<Json<Gate>> {
     caller.require_reviewer()?;
     let id = GateId::from_string(gate_id);
-    let who = caller.decider();
-    Ok(Json(state.engine(move |e| e.resolve_gate_as(&id, input, &who)).await?))
+    let gate = state
+        .engine_checked(move |e| {
+            let (gate, _) = caller.gate(e, &id)?;
+            if input.allow_rule.is_some() && !caller.may_rule_for(&gate.agent) {
+                return Err(ApiError::forbidden(format!(
+                    "allow_rule: `{}` has a scoped token, which may make allow-rules only for the agents its scope \
+                     names, not for `{}` (a rule passes that agent's gates in every run)",
+                    caller.name, gate.agent
+                )));
+            }
+            Ok(e.resolve_gate_as(&id, input, &caller.decider())?)
+        })
+        .await?;
+    Ok(Json(gate))
 }
 
 /// A score for a quality gate's deliverable.
@@ -407,12 +418,8 @@ pub async fn score_gate(
         _ => Role::Human,
     };
     let (gate, verdict) = state
-        .engine(move |e| {
-            let gate = e.gate(&id)?;
-            let run = e.run(&gate.run_id)?;
-            if let Err(refused) = caller.may_use_run(&run) {
-                return Ok(Err(refused));
-            }
+        .engine_checked(move |e| {
+            let (gate, _) = caller.gate(e, &id)?;
             let score = QualityScore {
                 score: req.score,
                 rubric_scores: req.rubric_scores,
@@ -424,8 +431,8 @@ pub async fn score_gate(
                 },
                 at: e.now(),
             };
-            e.evaluate_quality_gate(&id, score, role).map(Ok)
+            Ok(e.evaluate_quality_gate(&id, score, role)?)
         })
-        .await??;
+        .await?;
     Ok(Json(ScoreReply { gate, verdict }))
 }

@@ -51,12 +51,11 @@ pub(crate) fn query_error(e: QueryRejection) -> ApiError {
     ApiError::invalid(format!("query: {}", e.body_text()))
 }
 
-/// The run, if the caller may see it (agents: runs they drive or take part in).
-async fn visible_run(state: &AppState, caller: &Caller, run_id: String) -> ApiResult<Run> {
-    let id = RunId::from_string(run_id);
-    let run = state.engine(move |e| e.run(&id)).await?;
-    caller.may_use_run(&run)?;
-    Ok(run)
+/// The run, if the caller may see it (agents: runs they drive or take part
+/// in; scoped tokens: runs in their scope, others are 404).
+pub(crate) async fn visible_run(state: &AppState, caller: &Caller, run_id: &RunId) -> ApiResult<Run> {
+    let (caller, id) = (caller.clone(), run_id.clone());
+    state.engine_checked(move |e| caller.run(e, &id)).await
 }
 
 /// Seed 004's start request.
@@ -124,7 +123,9 @@ pub struct StartRunResponse {
 /// Starts a HITL run. Any role may start one; agents typically do. A run
 /// input naming a tool starts an orchestrated run: Gatehouse calls the
 /// provider through information, payload and response review (and, when
-/// asked, goal and plan collaboration first) under the run's policy.
+/// asked, goal and plan collaboration first) under the run's policy. A
+/// scoped token may start only a run within its scope: a sub-run of a run
+/// in it, or a run one of its agents drives or takes part in (403).
 #[utoipa::path(post, path = "/run", tag = "hitl", request_body = StartRunRequest,
     responses((status = 201, body = StartRunResponse), (status = 401, body = ApiErrorBody),
         (status = 403, body = ApiErrorBody), (status = 422, body = ApiErrorBody)))]
@@ -143,7 +144,7 @@ pub async fn start_run(
     }
     let parent_run_id = match req.parent_run_id.filter(|p| !p.trim().is_empty()) {
         Some(parent) => Some(
-            visible_run(&state, &caller, parent)
+            visible_run(&state, &caller, &RunId::from_string(parent))
                 .await
                 .map_err(|e| match e.status() {
                     StatusCode::NOT_FOUND => ApiError::invalid(format!("parent_run_id: {}", e.message())),
@@ -167,12 +168,18 @@ pub async fn start_run(
         input: req.run_input,
     };
     let actor = caller.name.clone();
-    let run = if orchestrated {
+    if orchestrated {
         // The caller follows the run it asked for, whatever its role.
         if !new.participants.iter().any(|p| p.name == caller.name) {
             let role = if caller.role == TokenRole::Agent { Role::Agent } else { Role::Human };
             new.participants.push(Participant { name: caller.name.clone(), role });
         }
+    }
+    // Checked as the run will be stored: Gatehouse drives an orchestrated one.
+    let agent = if orchestrated { gatehouse_orchestrator::AGENT.to_owned() } else { new.agent.clone() };
+    let (may, probe) = (caller.clone(), NewRun { agent, input: Value::Null, ..new.clone() });
+    state.engine_checked(move |e| may.may_start(e, &probe)).await?;
+    let run = if orchestrated {
         let input = std::mem::take(&mut new.input);
         state.orchestrator.start(&input, new, &actor).await.map_err(|e| match e {
             StartError::Spec(e) => ApiError::invalid(e.to_string()),
@@ -222,7 +229,7 @@ pub async fn run_status(
     caller: Caller,
     Path(run_id): Path<String>,
 ) -> ApiResult<Json<RunStatusResponse>> {
-    let run = visible_run(&state, &caller, run_id).await?;
+    let run = visible_run(&state, &caller, &RunId::from_string(run_id)).await?;
     let id = run.id.clone();
     let (plan, pending, progress) = state
         .engine(move |e| {
@@ -257,8 +264,8 @@ pub async fn pause_run(
     Path(run_id): Path<String>,
 ) -> ApiResult<Json<Run>> {
     caller.require_reviewer()?;
-    let (id, actor) = (RunId::from_string(run_id), caller.name);
-    Ok(Json(state.engine(move |e| e.pause_run(&id, &actor)).await?))
+    let id = visible_run(&state, &caller, &RunId::from_string(run_id)).await?.id;
+    Ok(Json(state.engine(move |e| e.pause_run(&id, &caller.name)).await?))
 }
 
 /// Resumes a paused run: back to `awaiting_human` while blocking gates are
@@ -272,8 +279,8 @@ pub async fn resume_run(
     Path(run_id): Path<String>,
 ) -> ApiResult<Json<Run>> {
     caller.require_reviewer()?;
-    let (id, actor) = (RunId::from_string(run_id), caller.name);
-    Ok(Json(state.engine(move |e| e.resume_run(&id, &actor)).await?))
+    let id = visible_run(&state, &caller, &RunId::from_string(run_id)).await?.id;
+    Ok(Json(state.engine(move |e| e.resume_run(&id, &caller.name)).await?))
 }
 
 /// Why a run is cancelled.
@@ -298,8 +305,8 @@ pub async fn cancel_run(
     caller.require_reviewer()?;
     let Query(q) = query.map_err(query_error)?;
     let reason = q.reason.filter(|r| !r.trim().is_empty());
-    let (id, actor) = (RunId::from_string(run_id), caller.name);
-    Ok(Json(state.engine(move |e| e.cancel_run(&id, &actor, reason.as_deref())).await?))
+    let id = visible_run(&state, &caller, &RunId::from_string(run_id)).await?.id;
+    Ok(Json(state.engine(move |e| e.cancel_run(&id, &caller.name, reason.as_deref())).await?))
 }
 
 /// Everything needed to resume a run in another session.
@@ -330,7 +337,7 @@ pub async fn run_state(
     caller: Caller,
     Path(run_id): Path<String>,
 ) -> ApiResult<Json<RunStateResponse>> {
-    let run = visible_run(&state, &caller, run_id).await?;
+    let run = visible_run(&state, &caller, &RunId::from_string(run_id)).await?;
     let id = run.id.clone();
     let body = state
         .engine(move |e| {

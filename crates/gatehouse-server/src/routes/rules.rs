@@ -2,7 +2,9 @@
 //! directly, and revoke one at once. A rule is usually made while deciding
 //! (`allow_rule` in `POST /gates/{id}/resolve`); gates it passes come back
 //! to the agent already approved, decided by `rule:<id>`. Agents get 403
-//! everywhere here: an agent must never allow itself.
+//! everywhere here: an agent must never allow itself. A rule passes its
+//! agent's gates in every run, so a scoped token sees and makes rules only
+//! for the agents its scope names.
 
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
@@ -14,10 +16,11 @@ use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::auth::Caller;
+use crate::auth::{missing, Caller};
 use crate::error::{ApiError, ApiErrorBody, ApiResult};
 use crate::json::ApiJson;
 use crate::routes::hitl::query_error;
+use crate::scope;
 use crate::state::AppState;
 
 /// This module's routes.
@@ -57,7 +60,7 @@ fn parse_status(s: Option<&str>) -> ApiResult<Option<AllowRuleStatus>> {
 }
 
 /// Lists allow-rules, live and past (expired, revoked), newest first.
-/// Reviewers and admins only.
+/// Reviewers and admins only; a scoped token sees its agents' rules.
 #[utoipa::path(get, path = "/allow-rules", tag = "reviewers", params(AllowRuleQuery),
     responses((status = 200, body = AllowRuleList), (status = 403, body = ApiErrorBody), (status = 422, body = ApiErrorBody)))]
 pub async fn list_allow_rules(
@@ -76,14 +79,21 @@ pub async fn list_allow_rules(
         status: parse_status(q.status.as_deref())?,
         limit: Some(limit),
     };
-    let rules = state.engine(move |e| e.allow_rules(&filter)).await?;
+    let scope = caller.scope;
+    let rules = state
+        .engine(move |e| match scope.is_empty() {
+            true => e.allow_rules(&filter),
+            false => scope::rules_among(e, &scope.agents, &filter),
+        })
+        .await?;
     Ok(Json(AllowRuleList { rules }))
 }
 
 /// Makes an allow-rule directly: from now on (for `for_secs`, or until
 /// revoked) approval gates of `agent`'s `action`, opened by that agent,
-/// whose arguments match `args` pass at once. Reviewers and admins only;
-/// the author recorded is the token's identity.
+/// whose arguments match `args` pass at once. Reviewers and admins only
+/// (a scoped token only for an agent its scope names); the author
+/// recorded is the token's identity.
 #[utoipa::path(post, path = "/allow-rules", tag = "reviewers", request_body = NewAllowRule,
     responses((status = 201, body = AllowRule), (status = 403, body = ApiErrorBody), (status = 422, body = ApiErrorBody)))]
 pub async fn create_allow_rule(
@@ -92,6 +102,13 @@ pub async fn create_allow_rule(
     ApiJson(new): ApiJson<NewAllowRule>,
 ) -> ApiResult<(StatusCode, Json<AllowRule>)> {
     caller.require_reviewer()?;
+    if !caller.may_rule_for(&new.agent) {
+        return Err(ApiError::forbidden(format!(
+            "agent: `{}` has a scoped token, which may make allow-rules only for the agents its scope names, not \
+             for `{}`",
+            caller.name, new.agent
+        )));
+    }
     let author = caller.name.clone();
     let rule = state.engine(move |e| e.create_allow_rule(new, &author)).await?;
     Ok((StatusCode::CREATED, Json(rule)))
@@ -99,7 +116,8 @@ pub async fn create_allow_rule(
 
 /// Revokes an allow-rule at once: it passes no gate from now on. Revoking
 /// a rule already revoked changes nothing and returns it as it is (who
-/// revoked it first, and when). Reviewers and admins only.
+/// revoked it first, and when). Reviewers and admins only; to a scoped
+/// token, another agent's rule is as missing (404).
 #[utoipa::path(delete, path = "/allow-rules/{rule_id}", tag = "reviewers",
     params(("rule_id" = String, Path, description = "The rule")),
     responses((status = 200, body = AllowRule), (status = 403, body = ApiErrorBody), (status = 404, body = ApiErrorBody)))]
@@ -109,6 +127,14 @@ pub async fn revoke_allow_rule(
     Path(rule_id): Path<String>,
 ) -> ApiResult<Json<AllowRule>> {
     caller.require_reviewer()?;
-    let (id, by) = (AllowRuleId::from_string(rule_id), caller.name.clone());
-    Ok(Json(state.engine(move |e| e.revoke_allow_rule(&id, &by)).await?))
+    let id = AllowRuleId::from_string(rule_id);
+    let rule = state
+        .engine_checked(move |e| {
+            if !caller.may_rule_for(&e.allow_rule(&id)?.agent) {
+                return Err(missing("allow-rule", id.as_str()));
+            }
+            Ok(e.revoke_allow_rule(&id, &caller.name)?)
+        })
+        .await?;
+    Ok(Json(rule))
 }

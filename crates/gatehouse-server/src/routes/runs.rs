@@ -8,7 +8,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::Json;
 use gatehouse_engine::store::EventFilter;
-use gatehouse_engine::{Breakpoint, Event, Instruction, Run, RunId, StepMode};
+use gatehouse_engine::{Breakpoint, Event, Instruction, Run, StepMode};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
@@ -43,8 +43,7 @@ pub async fn step_run(
     Path(run_id): Path<String>,
 ) -> ApiResult<Json<Run>> {
     caller.require_reviewer()?;
-    let (id, actor) = (RunId::from_string(run_id), caller.name);
-    Ok(Json(state.engine(move |e| e.step_run(&id, &actor)).await?))
+    Ok(Json(on_run(&state, &caller, run_id, |e, id, actor| e.step_run(id, actor)).await?))
 }
 
 /// How a run steps.
@@ -69,8 +68,11 @@ pub async fn set_control(
     ApiJson(req): ApiJson<ControlRequest>,
 ) -> ApiResult<Json<Run>> {
     caller.require_reviewer()?;
-    let (id, actor) = (RunId::from_string(run_id), caller.name);
-    Ok(Json(state.engine(move |e| e.set_run_control(&id, req.step_mode, req.breakpoints, &actor)).await?))
+    let run = on_run(&state, &caller, run_id, move |e, id, actor| {
+        e.set_run_control(id, req.step_mode, req.breakpoints, actor)
+    })
+    .await?;
+    Ok(Json(run))
 }
 
 /// An instruction for a run's agents.
@@ -93,8 +95,8 @@ pub async fn inject_instruction(
     ApiJson(req): ApiJson<InstructionRequest>,
 ) -> ApiResult<(StatusCode, Json<Instruction>)> {
     caller.require_reviewer()?;
-    let (id, actor) = (RunId::from_string(run_id), caller.name);
-    let instruction = state.engine(move |e| e.inject_instruction(&id, &req.text, &actor)).await?;
+    let instruction =
+        on_run(&state, &caller, run_id, move |e, id, actor| e.inject_instruction(id, &req.text, actor)).await?;
     Ok((StatusCode::CREATED, Json(instruction)))
 }
 
@@ -118,8 +120,8 @@ pub async fn set_next_agent(
     ApiJson(req): ApiJson<NextAgentRequest>,
 ) -> ApiResult<Json<Run>> {
     caller.require_reviewer()?;
-    let (id, actor) = (RunId::from_string(run_id), caller.name);
-    Ok(Json(state.engine(move |e| e.set_next_agent(&id, req.agent.as_deref(), &actor)).await?))
+    let run = on_run(&state, &caller, run_id, move |e, id, actor| e.set_next_agent(id, req.agent.as_deref(), actor));
+    Ok(Json(run.await?))
 }
 
 /// A page of the run's log.

@@ -12,7 +12,7 @@ use gatehouse_engine::decision::DecisionAction;
 use gatehouse_engine::search::{MAX_SEARCH_LIMIT, MAX_SEARCH_OFFSET};
 use gatehouse_engine::{
     BlockingMode, EngineError, GateId, GateKind, GateSearch, GateStatus, Priority, RunId, SearchHit, SnippetPart,
-    TokenRole,
+    Store, TokenRole,
 };
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -21,6 +21,7 @@ use utoipa_axum::routes;
 
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiErrorBody, ApiResult};
+use crate::scope;
 use crate::state::AppState;
 
 /// This module's routes.
@@ -129,7 +130,8 @@ pub struct GateSearchPage {
 }
 
 /// Searches every gate, pending and past, newest first. Reviewers and
-/// admins search all gates; an agent only its own.
+/// admins search all gates; an agent only its own; a scoped token only
+/// those of the runs in its scope.
 #[utoipa::path(get, path = "/gates/search", tag = "reviewers", params(SearchQuery),
     responses((status = 200, body = GateSearchPage), (status = 422, body = ApiErrorBody)))]
 pub async fn search_gates(
@@ -142,7 +144,17 @@ pub async fn search_gates(
     if caller.role == TokenRole::Agent {
         search.agent = Some(caller.name.clone());
     }
-    let found = state.engine(move |e| e.search_gates(&search).map_err(text_is_q)).await?;
+    let scope = caller.scope;
+    let found = state
+        .engine(move |e| {
+            if scope.is_empty() {
+                return e.search_gates(&search).map_err(text_is_q);
+            }
+            let runs = e.store().read(|r| scope::covered_runs(r, &scope))?;
+            let runs: Vec<RunId> = runs.into_iter().map(|run| run.id).collect();
+            scope::search_among(e, &runs, &search).map_err(text_is_q)
+        })
+        .await?;
     Ok(Json(GateSearchPage { hits: found.hits.into_iter().map(GateHit::from).collect(), more: found.more }))
 }
 

@@ -12,15 +12,16 @@ export interface paths {
         };
         /**
          * Lists allow-rules, live and past (expired, revoked), newest first.
-         *     Reviewers and admins only.
+         *     Reviewers and admins only; a scoped token sees its agents' rules.
          */
         get: operations["list_allow_rules"];
         put?: never;
         /**
          * Makes an allow-rule directly: from now on (for `for_secs`, or until
          *     revoked) approval gates of `agent`'s `action`, opened by that agent,
-         *     whose arguments match `args` pass at once. Reviewers and admins only;
-         *     the author recorded is the token's identity.
+         *     whose arguments match `args` pass at once. Reviewers and admins only
+         *     (a scoped token only for an agent its scope names); the author
+         *     recorded is the token's identity.
          */
         post: operations["create_allow_rule"];
         delete?: never;
@@ -42,7 +43,8 @@ export interface paths {
         /**
          * Revokes an allow-rule at once: it passes no gate from now on. Revoking
          *     a rule already revoked changes nothing and returns it as it is (who
-         *     revoked it first, and when). Reviewers and admins only.
+         *     revoked it first, and when). Reviewers and admins only; to a scoped
+         *     token, another agent's rule is as missing (404).
          */
         delete: operations["revoke_allow_rule"];
         options?: never;
@@ -60,7 +62,7 @@ export interface paths {
         /**
          * Pending approvals in panel order (sync first, then priority, then age):
          *     gates of the user's runs, or every pending gate when no user is named.
-         *     Agents see only their own gates.
+         *     Agents see only their own gates; a scoped token only those of its runs.
          */
         get: operations["pending_approvals"];
         put?: never;
@@ -78,7 +80,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Verifies the hash-chained audit log end to end. Admins only. */
+        /** Verifies the hash-chained audit log end to end. Admins with unscoped tokens only. */
         get: operations["verify_audit"];
         put?: never;
         post?: never;
@@ -101,7 +103,8 @@ export interface paths {
          *     `data` the event as JSON. Reconnecting with `Last-Event-ID` resumes with
          *     nothing missed and nothing repeated. `EventSource` cannot send headers,
          *     so the token may also be passed as `?access_token=`. Reviewers and admins
-         *     may follow everything; agents only a run they take part in.
+         *     may follow everything; agents only a run they take part in; a scoped
+         *     token the runs in its scope.
          */
         get: operations["stream_events"];
         put?: never;
@@ -119,7 +122,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Lists gates for the panel. Agents see only their own. */
+        /**
+         * Lists gates for the panel. Agents see only their own; a scoped token
+         *     only those of the runs in its scope.
+         */
         get: operations["list_gates"];
         put?: never;
         post?: never;
@@ -138,7 +144,8 @@ export interface paths {
         };
         /**
          * Searches every gate, pending and past, newest first. Reviewers and
-         *     admins search all gates; an agent only its own.
+         *     admins search all gates; an agent only its own; a scoped token only
+         *     those of the runs in its scope.
          */
         get: operations["search_gates"];
         put?: never;
@@ -177,7 +184,8 @@ export interface paths {
         put?: never;
         /**
          * Decides a gate. Reviewers and admins only; the decider recorded is the
-         *     token's identity. 409 names who resolved it first and when.
+         *     token's identity. 409 names who resolved it first and when. A scoped
+         *     token may make an `allow_rule` only for an agent its scope names (403).
          */
         post: operations["resolve_gate"];
         delete?: never;
@@ -241,7 +249,7 @@ export interface paths {
          * Review metrics: HITL and auto-pass rates per agent and per gate kind,
          *     average human latency per kind, the expiry rate, the most common
          *     corrections, capability ratings and webhook deliveries. Reviewers and
-         *     admins only.
+         *     admins with unscoped tokens only (the figures cover every agent and run).
          */
         get: operations["metrics"];
         put?: never;
@@ -280,9 +288,10 @@ export interface paths {
         put?: never;
         /**
          * Imports a recording in one transaction: every run, gate, decision and
-         *     event as it was. Reviewers and admins only. A malformed recording is 422
-         *     naming the field; a recording with a run this database already holds is
-         *     refused whole with 409 naming the run (nothing is imported).
+         *     event as it was. Reviewers and admins with unscoped tokens only. A
+         *     malformed recording is 422 naming the field; a recording with a run this
+         *     database already holds is refused whole with 409 naming the run
+         *     (nothing is imported).
          */
         post: operations["import_recording"];
         delete?: never;
@@ -303,7 +312,7 @@ export interface paths {
         /**
          * Purges old ended runs. Runs with pending gates are never purged; their
          *     events keep their place and hash in the log but lose their bodies.
-         *     Admins only.
+         *     Admins with unscoped tokens only.
          */
         post: operations["purge"];
         delete?: never;
@@ -325,7 +334,9 @@ export interface paths {
          * Starts a HITL run. Any role may start one; agents typically do. A run
          *     input naming a tool starts an orchestrated run: Gatehouse calls the
          *     provider through information, payload and response review (and, when
-         *     asked, goal and plan collaboration first) under the run's policy.
+         *     asked, goal and plan collaboration first) under the run's policy. A
+         *     scoped token may start only a run within its scope: a sub-run of a run
+         *     in it, or a run one of its agents drives or takes part in (403).
          */
         post: operations["start_run"];
         delete?: never;
@@ -726,7 +737,8 @@ export interface paths {
         };
         /**
          * Exports one run as a recording: its snapshots and the events that
-         *     produced them, secrets redacted. Agents may export runs they take part in.
+         *     produced them, secrets redacted. Agents may export runs they take part
+         *     in; a scoped token runs in its scope.
          */
         get: operations["export_run"];
         put?: never;
@@ -868,7 +880,8 @@ export interface paths {
         };
         /**
          * Exports every run of a session as one recording. An agent may export a
-         *     session only when it takes part in every run of it (403 otherwise).
+         *     session only when it takes part in every run of it (403 otherwise). A
+         *     scoped token gets the session's runs in its scope, and 404 when none is.
          */
         get: operations["export_session"];
         put?: never;
@@ -886,10 +899,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Lists every token. Admins only. */
+        /** Lists every token, with its teams and scope. Admins with unscoped tokens only. */
         get: operations["list_tokens"];
         put?: never;
-        /** Creates an API token. Admins only. */
+        /**
+         * Creates an API token, optionally scoped to runs and agents; a run named
+         *     in the scope must exist (422 naming it). Admins with unscoped tokens only.
+         */
         post: operations["create_token"];
         delete?: never;
         options?: never;
@@ -909,7 +925,7 @@ export interface paths {
         post?: never;
         /**
          * Revokes a live token by id or (unambiguous) name; it is refused at once
-         *     by this server. Admins only.
+         *     by this server. Admins with unscoped tokens only.
          */
         delete: operations["revoke_token"];
         options?: never;
@@ -1272,6 +1288,12 @@ export interface components {
             role: components["schemas"]["TokenRole"];
             /** @description Teams the token belongs to: gates restricted to `role:TEAM` may be decided with it. */
             teams?: string[];
+            /**
+             * @description Limits the token to these runs and agents (and their sub-runs):
+             *     anything else is, for it, as if it did not exist. Absent or empty:
+             *     everything its role allows.
+             */
+            scope?: components["schemas"]["TokenScope"];
         };
         /** @description A new token and its secret. */
         CreatedToken: {
@@ -2902,6 +2924,11 @@ export interface components {
              */
             teams?: string[];
             /**
+             * @description The runs and agents it is limited to; absent (empty) for a token
+             *     that reaches everything its role allows.
+             */
+            scope?: components["schemas"]["TokenScope"];
+            /**
              * Format: date-time
              * @description When it was created.
              */
@@ -2922,6 +2949,18 @@ export interface components {
          * @enum {string}
          */
         TokenRole: "agent" | "reviewer" | "admin";
+        /**
+         * @description What a scoped token reaches: the runs named, the runs the agents named
+         *     drive or take part in, and the sub-runs of all of those. Everything
+         *     else is, for the token, as if it did not exist. Empty (both lists)
+         *     means no scope: the token reaches everything its role allows.
+         */
+        TokenScope: {
+            /** @description These runs, and their sub-runs. */
+            runs?: components["schemas"]["RunId"][];
+            /** @description The runs these agents drive or take part in, and their sub-runs. */
+            agents?: string[];
+        };
         /**
          * @description What a HITL tool call answers: the gate it opened and, once decided,
          *     the human's decision.
@@ -3038,6 +3077,8 @@ export interface components {
             teams: string[];
             /** @description The roles a gate's deciders may name for it (`role:NAME`): its role and teams. */
             roles: string[];
+            /** @description The runs and agents the token is limited to; absent when it is not. */
+            scope?: components["schemas"]["TokenScope"];
         };
     };
     responses: never;

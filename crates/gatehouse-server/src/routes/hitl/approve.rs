@@ -87,11 +87,11 @@ pub async fn approve(
     caller.require_reviewer()?;
     let run_id = RunId::from_string(run_id);
     let gate_id = GateId::from_string(req.approval_id);
-    let (rid, gid) = (run_id.clone(), gate_id.clone());
+    let (rid, gid, who) = (run_id.clone(), gate_id.clone(), caller.clone());
     let gate = state
-        .engine(move |e| {
-            e.run(&rid)?;
-            e.gate(&gid)
+        .engine_checked(move |e| {
+            who.run(e, &rid)?;
+            Ok(who.gate(e, &gid)?.0)
         })
         .await?;
     if gate.run_id != run_id {

@@ -1,6 +1,7 @@
 //! Seed 004's listings: runs, active (resumable) runs, a session's active
 //! runs and pending approvals. Agents see only the runs they drive or take
-//! part in, and only their own gates; reviewers and admins see everything.
+//! part in, and only their own gates; reviewers and admins see everything;
+//! a scoped token sees only the runs in its scope and their gates.
 //!
 //! Seed 004 writes its filters as `?user_id=&status=`, so an empty value
 //! means "no filter" here, never "the empty name".
@@ -20,6 +21,7 @@ use super::query_error;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiErrorBody, ApiResult};
 use crate::routes::gates::{GateList, GateSummary};
+use crate::scope;
 use crate::state::AppState;
 
 /// This module's routes.
@@ -175,14 +177,20 @@ fn live_statuses(raw: Option<String>) -> ApiResult<Vec<RunStatus>> {
 }
 
 /// Lists runs with their progress and pending-gate counts, newest first,
-/// restricted for agent tokens to runs they drive or take part in.
+/// restricted for agent tokens to runs they drive or take part in, and for
+/// scoped tokens to runs in their scope.
 async fn summaries(state: &AppState, caller: &Caller, filter: RunFilter) -> ApiResult<Json<RunList>> {
     let agent = (caller.role == TokenRole::Agent).then(|| caller.name.clone());
+    let scope = caller.scope.clone();
     let runs = state
         .engine(move |e| {
-            let runs = match &agent {
-                Some(agent) => e.store().read(|r| r.runs_of_agent(&filter, agent))?,
-                None => e.runs(&filter)?,
+            let runs = if !scope.is_empty() {
+                let covered = e.store().read(|r| scope::covered_runs(r, &scope))?;
+                scope::runs_among(covered, &filter, agent.as_deref())
+            } else if let Some(agent) = &agent {
+                e.store().read(|r| r.runs_of_agent(&filter, agent))?
+            } else {
+                e.runs(&filter)?
             };
             let mut out = Vec::with_capacity(runs.len());
             for run in runs {
@@ -267,7 +275,7 @@ pub async fn session_active_runs(
 
 /// Pending approvals in panel order (sync first, then priority, then age):
 /// gates of the user's runs, or every pending gate when no user is named.
-/// Agents see only their own gates.
+/// Agents see only their own gates; a scoped token only those of its runs.
 #[utoipa::path(get, path = "/approvals/pending", tag = "hitl", params(PendingQuery),
     responses((status = 200, body = GateList), (status = 422, body = ApiErrorBody)))]
 pub async fn pending_approvals(
@@ -279,10 +287,25 @@ pub async fn pending_approvals(
     let limit = parse_limit(q.limit, 500, 10_000)?;
     let agent = (caller.role == TokenRole::Agent).then(|| caller.name.clone());
     let user = non_empty(q.user_id);
+    let scope = caller.scope;
     let (head_seq, gates, total) = state
         .engine(move |e| {
             let head = e.head_seq()?;
             let base = GateFilter { agent, ..GateFilter::pending() };
+            if !scope.is_empty() {
+                // Ending a run withdraws its gates, so only live runs can have pending ones.
+                let page = GateFilter { limit: Some(limit), ..base };
+                let (gates, total) = e.store().read(|r| {
+                    let runs: Vec<RunId> = scope::covered_runs(r, &scope)?
+                        .into_iter()
+                        .filter(|run| LIVE.contains(&run.status))
+                        .filter(|run| user.as_ref().is_none_or(|u| run.user_id.as_ref() == Some(u)))
+                        .map(|run| run.id)
+                        .collect();
+                    scope::gates_among(r, &runs, &page)
+                })?;
+                return Ok((head, gates, total));
+            }
             let Some(user) = user else {
                 let page = GateFilter { limit: Some(limit), ..base.clone() };
                 return Ok((head, e.gates(&page)?, e.count_gates(&base)?));
