@@ -1,15 +1,18 @@
-//! Follows the engine's events on a thread of its own: after each burst of
-//! gate events the tray shows the new pending count (one cheap `COUNT`),
-//! and each new sync gate raises a native notification whose click opens
-//! that gate in the window.
+//! Follows the reviewed server's events (this computer's or a team
+//! server's, over the same HTTP API): after each burst of gate events the
+//! tray shows the new pending count, and each new sync gate raises a native
+//! notification whose click opens that gate in the window. A dropped stream
+//! is opened again where it left off, after a growing pause.
 
-use std::sync::Arc;
+use std::time::Duration;
 
-use gatehouse_engine::{BlockingMode, Engine, Event, EventKind, Gate, GateFilter};
-use tauri::{AppHandle, Runtime};
+use gatehouse_engine::{BlockingMode, Event, EventKind, Gate};
+use tauri::async_runtime::JoinHandle;
+use tauri::{AppHandle, Manager, Runtime};
 use tauri_plugin_notification::NotificationExt;
-use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
+use crate::connection::Server;
+use crate::events::{self, FeedError, Stream};
 use crate::tray::Tray;
 use crate::window;
 
@@ -20,13 +23,20 @@ const NOTIFY_AT_MOST: usize = 3;
 /// The notification's extra field naming its gate.
 const GATE_ID: &str = "gate_id";
 
-/// Opens the clicked notification's gate; `gate_url` makes its address.
-pub fn open_gates_on_click<R: Runtime>(app: &AppHandle<R>, gate_url: impl Fn(&str) -> String + Send + Sync + 'static) {
+/// The longest pause before opening a dropped stream again.
+const MAX_PAUSE: Duration = Duration::from_secs(30);
+
+/// Opens the clicked notification's gate; `gate_url` makes its address
+/// (on whichever server is reviewed when it is clicked).
+pub fn open_gates_on_click<R: Runtime>(
+    app: &AppHandle<R>,
+    gate_url: impl Fn(&str) -> Option<String> + Send + Sync + 'static,
+) {
     let handle = app.clone();
     let registered = app.notification().on_action(move |performed| {
         let gate = performed.notification().and_then(|n| n.extra().get(GATE_ID)).and_then(|id| id.as_str());
-        match gate {
-            Some(id) => window::show_gate(&handle, &gate_url(id)),
+        match gate.and_then(&gate_url) {
+            Some(url) => window::show_gate(&handle, &url),
             None => window::bring_up(&handle),
         }
     });
@@ -35,54 +45,71 @@ pub fn open_gates_on_click<R: Runtime>(app: &AppHandle<R>, gate_url: impl Fn(&st
     }
 }
 
-/// Follows `engine` until it closes, keeping `tray` current and
-/// notifying new sync gates.
-pub fn follow<R: Runtime>(app: AppHandle<R>, engine: Engine, tray: Option<Tray<R>>) -> std::io::Result<()> {
-    // Subscribed before the first count, so nothing committed in between is missed.
-    let mut events = engine.live_events();
-    std::thread::Builder::new().name("gatehouse-tray".into()).spawn(move || {
-        show_count(&engine, tray.as_ref());
+/// Follows `server` until the task is aborted (the app switched servers)
+/// or the server refuses the token, keeping the tray current and notifying
+/// new sync gates.
+pub fn follow<R: Runtime>(app: AppHandle<R>, http: reqwest::Client, server: Server) -> JoinHandle<()> {
+    tauri::async_runtime::spawn(async move {
+        // Counted first, then followed from the count's head: nothing
+        // committed in between is missed, nothing older is notified.
+        let mut after = None;
+        let mut pause = Duration::from_millis(500);
         loop {
-            // Take the whole burst, then count once; a lag means events
-            // were missed, so the count must be read again.
-            let mut burst: Vec<Arc<Event>> = Vec::new();
-            let mut lagged = false;
-            match events.blocking_recv() {
-                Ok(event) => burst.push(event),
-                Err(RecvError::Lagged(_)) => lagged = true,
-                Err(RecvError::Closed) => return,
-            }
-            loop {
-                match events.try_recv() {
-                    Ok(event) => burst.push(event),
-                    Err(TryRecvError::Lagged(_)) => lagged = true,
-                    Err(TryRecvError::Empty | TryRecvError::Closed) => break,
+            match follow_once(&app, &http, &server, &mut after).await {
+                Ok(()) => pause = Duration::from_millis(500),
+                Err(FeedError::TokenRefused) => {
+                    tracing::warn!(server = %server.origin, "the server refused the token; the tray's count stops");
+                    return;
+                }
+                Err(FeedError::Other(why)) => {
+                    tracing::warn!(server = %server.origin, "cannot follow the server's events: {why}");
                 }
             }
-            let new_sync: Vec<&Gate> = burst.iter().filter_map(|e| new_sync_gate(&e.body.kind)).collect();
-            notify(&app, &new_sync, "is waiting for you");
-            // Escalations (nobody answered in time) whatever the gate's mode.
-            let escalated: Vec<Gate> = burst
-                .iter()
-                .filter_map(|e| match &e.body.kind {
-                    EventKind::GateEscalated { gate_id, .. } => engine.gate(gate_id).ok(),
-                    _ => None,
-                })
-                .collect();
-            notify(&app, &escalated.iter().collect::<Vec<_>>(), "escalated: still waiting for you");
-            if lagged || burst.iter().any(|e| touches_gates(&e.body.kind)) {
-                show_count(&engine, tray.as_ref());
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(MAX_PAUSE);
+        }
+    })
+}
+
+/// Counts, then follows the stream until it ends or fails.
+async fn follow_once<R: Runtime>(
+    app: &AppHandle<R>,
+    http: &reqwest::Client,
+    server: &Server,
+    after: &mut Option<u64>,
+) -> Result<(), FeedError> {
+    let (count, head) = events::pending(http, server).await?;
+    show_count(app, server, count);
+    let mut stream = Stream::open(http, server, *after.get_or_insert(head)).await?;
+    while let Some((burst, last)) = stream.next_burst().await? {
+        if let Some(last) = last {
+            *after = Some(last);
+        }
+        let new_sync: Vec<&Gate> = burst.iter().filter_map(|e| new_sync_gate(&e.body.kind)).collect();
+        notify(app, &new_sync, "is waiting for you");
+        // Escalations (nobody answered in time) whatever the gate's mode.
+        let mut escalated = Vec::new();
+        for event in &burst {
+            if let EventKind::GateEscalated { gate_id, .. } = &event.body.kind {
+                match events::gate(http, server, gate_id.as_str()).await {
+                    Ok(gate) => escalated.push(gate),
+                    Err(e) => tracing::warn!(error = %e, "cannot read an escalated gate"),
+                }
             }
         }
-    })?;
+        notify(app, &escalated.iter().collect::<Vec<_>>(), "escalated: still waiting for you");
+        // A burst this app could not read may still have moved the count.
+        if burst.is_empty() || burst.iter().any(touches_gates) {
+            let (count, _) = events::pending(http, server).await?;
+            show_count(app, server, count);
+        }
+    }
     Ok(())
 }
 
-fn show_count<R: Runtime>(engine: &Engine, tray: Option<&Tray<R>>) {
-    let Some(tray) = tray else { return };
-    match engine.count_gates(&GateFilter::pending()) {
-        Ok(count) => tray.show_pending(count),
-        Err(e) => tracing::warn!(error = %e, "cannot count the pending gates"),
+fn show_count<R: Runtime>(app: &AppHandle<R>, server: &Server, count: u64) {
+    if let Some(tray) = app.try_state::<Tray<R>>() {
+        tray.show_pending(count, &server.label());
     }
 }
 
@@ -94,9 +121,9 @@ fn new_sync_gate(kind: &EventKind) -> Option<&Gate> {
     }
 }
 
-fn touches_gates(kind: &EventKind) -> bool {
+fn touches_gates(event: &Event) -> bool {
     matches!(
-        kind,
+        event.body.kind,
         EventKind::GateOpened { .. }
             | EventKind::GateEscalated { .. }
             | EventKind::GateResolved { .. }

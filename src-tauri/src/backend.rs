@@ -1,7 +1,8 @@
-//! The engine and the HTTP server inside the desktop process: the database
-//! (the CLI's default place unless `--db`/`GATEHOUSE_DB` names one), the
-//! server on a free loopback port on a runtime of its own, and the
-//! reviewer token the window signs in with, revoked when the app exits.
+//! This computer's server: the engine and the HTTP server inside the
+//! desktop process: the database (the CLI's default place unless
+//! `--db`/`GATEHOUSE_DB` names one), the server on a free loopback port on
+//! a runtime of its own, and the reviewer token the window signs in with,
+//! revoked when the app exits or switches to a team server.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -11,12 +12,14 @@ use anyhow::{Context, Result};
 use gatehouse_engine::{Engine, EngineConfig, TokenRole};
 use gatehouse_server::{ProviderRegistry, RunningServer, ServerConfig};
 
+use crate::connection::Server;
+
 /// Who creates and revokes the window's token, as the audit log shows it.
 const ACTOR: &str = "gatehouse desktop";
 
 /// The running engine and server.
 pub struct Backend {
-    /// The engine the server and the tray share.
+    /// The engine the server runs on.
     pub engine: Engine,
     /// Where the server listens (loopback, a port picked at start).
     pub addr: SocketAddr,
@@ -26,6 +29,7 @@ pub struct Backend {
     server: RunningServer,
     token_id: String,
     secret: String,
+    reviewer: String,
 }
 
 impl Backend {
@@ -59,8 +63,9 @@ impl Backend {
         let server = runtime
             .block_on(gatehouse_server::start(engine.clone(), config))
             .context("cannot listen on a loopback port")?;
+        let reviewer = reviewer_name();
         let (token, secret) = engine
-            .create_token(&reviewer_name(), TokenRole::Reviewer, ACTOR)
+            .create_token(&reviewer, TokenRole::Reviewer, ACTOR)
             .context("cannot create the window's reviewer token")?;
         if first_start && welcome {
             // A new database: orchestrated runs with the scripted provider,
@@ -72,34 +77,22 @@ impl Backend {
                 }
             });
         }
-        Ok(Self { engine, addr: server.addr, db, runtime, server, token_id: token.id, secret })
+        Ok(Self { engine, addr: server.addr, db, runtime, server, token_id: token.id, secret, reviewer })
     }
 
-    /// The address the window opens: the UI, signed in by the fragment
-    /// (which never reaches the server and which the page removes at once).
-    pub fn window_url(&self) -> String {
-        format!("http://{}/#token={}", self.addr, self.secret)
-    }
-
-    /// Runs `task` on the server's runtime.
-    pub fn spawn(&self, task: impl std::future::Future<Output = ()> + Send + 'static) {
-        self.runtime.spawn(task);
-    }
-
-    /// What revokes the window's token, callable from any thread, any
-    /// number of times (after the first it has nothing left to do).
-    pub fn revoker(&self) -> impl Fn() + Send + Sync + 'static {
-        let (engine, token_id) = (self.engine.clone(), self.token_id.clone());
-        move || match engine.revoke_token(&token_id, ACTOR) {
-            Ok(_) | Err(gatehouse_engine::EngineError::NotFound { .. }) => {}
-            Err(e) => tracing::warn!(error = %e, "cannot revoke the window's token"),
-        }
+    /// The server as the window, the tray and notifications reach it:
+    /// its loopback origin and the window's reviewer token.
+    pub fn server(&self) -> Server {
+        Server::this_computer(format!("http://{}", self.addr), self.secret.clone(), self.reviewer.clone())
     }
 
     /// Revokes the window's token and stops the server; long polls still
     /// in flight end here (their agents retry).
     pub fn stop(self) {
-        self.revoker()();
+        match self.engine.revoke_token(&self.token_id, ACTOR) {
+            Ok(_) | Err(gatehouse_engine::EngineError::NotFound { .. }) => {}
+            Err(e) => tracing::warn!(error = %e, "cannot revoke the window's token"),
+        }
         self.server.abort();
         self.runtime.shutdown_timeout(Duration::from_secs(2));
     }

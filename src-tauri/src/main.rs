@@ -1,23 +1,25 @@
 //! `gatehouse-desktop`: the reviewer's desktop app. It runs the engine and
 //! the HTTP server in-process on a free loopback port (agents reach it as
-//! they would reach `gatehouse serve`), opens the UI in a window signed in
-//! with a reviewer token made for this run, and adds what a browser tab
-//! cannot: a tray with the pending count, a notification per new sync
-//! gate, a global shortcut, one instance, a remembered window. The rules
-//! all live in the engine; this crate only wires them to the desktop.
+//! they would reach `gatehouse serve`), or connects to a team server
+//! instead; opens the UI in a window signed in with a reviewer token, and
+//! adds what a browser tab cannot: a tray with the pending count, a
+//! notification per new sync gate, a global shortcut, one instance, a
+//! remembered window, a connection page. The rules all live in the
+//! engine; this crate only wires them to the desktop.
 
 // No console window beside the app on Windows release builds.
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 mod alerts;
 mod backend;
+mod connection;
+mod events;
 mod tray;
 mod window;
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Mutex;
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
@@ -26,7 +28,7 @@ use tauri::{AppHandle, Manager, RunEvent, Runtime};
 use tauri_plugin_global_shortcut::{GlobalShortcutExt, ShortcutState};
 use tauri_plugin_window_state::StateFlags;
 
-use crate::backend::Backend;
+use crate::connection::{page, Connection};
 
 /// The shortcut that brings the window up from anywhere.
 const SHORTCUT: &str = "CmdOrCtrl+Shift+G";
@@ -61,6 +63,7 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli, started: Instant) -> Result<()> {
     let db = backend::db_path(cli.db)?;
+    let welcome = !cli.no_welcome;
     let app = tauri::Builder::default()
         // First, so a second launch only brings this one's window up and
         // exits before it opens the database.
@@ -80,44 +83,43 @@ fn run(cli: Cli, started: Instant) -> Result<()> {
                 })
                 .build(),
         )
-        .setup(move |app| Ok(setup(app.handle(), db.clone(), !cli.no_welcome, started)?))
+        // The connection page, from the UI build the app found at setup.
+        .register_uri_scheme_protocol(page::SCHEME, |ctx, request| {
+            let dist = ctx.app_handle().try_state::<UiDir>().and_then(|d| d.0.clone());
+            page::respond(dist.as_deref(), request.uri().path())
+        })
+        .invoke_handler(tauri::generate_handler![
+            page::connection_status,
+            page::connect_team,
+            page::use_this_computer,
+            page::forget_team,
+            page::show_reviews
+        ])
+        .setup(move |app| Ok(setup(app.handle(), db.clone(), welcome, started)?))
         .build(tauri::generate_context!())
         .context("cannot start the desktop app")?;
     app.run(|app, event| {
         if let RunEvent::Exit = event {
-            if let Some(backend) = app.try_state::<Running>().and_then(|r| r.0.lock().ok()?.take()) {
-                backend.stop();
+            if let Some(connection) = connection::of(app) {
+                connection.stop();
             }
         }
     });
     Ok(())
 }
 
-/// The backend while the app runs; taken and stopped at exit.
-struct Running(Mutex<Option<Backend>>);
+/// The UI build the connection page comes from.
+struct UiDir(Option<PathBuf>);
 
 fn setup<R: Runtime>(app: &AppHandle<R>, db: PathBuf, welcome: bool, started: Instant) -> Result<()> {
     let resources = app.path().resource_dir().ok();
-    let backend = Backend::start(db, backend::bundled_ui(resources.as_deref()), welcome)?;
-    // Before anyone learns the address: a SIGTERM from then on quits
-    // cleanly (the exit is handled after setup, once `Running` is managed).
-    quit_on_signal(app, &backend);
-    // Scripts and tests read this line to find the server.
-    println!("Gatehouse listening on http://{} (database {})", backend.addr, backend.db.display());
-    let _ = std::io::stdout().flush();
-    if let Err(e) = wire(app, &backend, started) {
-        // The window's token must not outlive a failed start.
-        backend.stop();
-        return Err(e);
-    }
-    app.manage(Running(Mutex::new(Some(backend))));
-    Ok(())
-}
-
-/// The window, the shortcut, the tray, notifications and quitting.
-fn wire<R: Runtime>(app: &AppHandle<R>, backend: &Backend, started: Instant) -> Result<()> {
-    window::open(app, &backend.window_url(), started)?;
-
+    let ui_dir = backend::bundled_ui(resources.as_deref());
+    app.manage(UiDir(ui_dir.clone().or_else(gatehouse_server::ui::find_ui_dir)));
+    let config_dir = app.path().app_config_dir().context("the app's config directory")?;
+    let launch = connection::Launch { db, ui_dir, welcome };
+    let connection = Arc::new(Connection::new(launch, &config_dir, &app.config().identifier)?);
+    app.manage(Arc::clone(&connection));
+    // Tray first: the follower started with the server shows its count there.
     let shortcut = match app.global_shortcut().register(SHORTCUT) {
         Ok(()) => Some(SHORTCUT),
         Err(e) => {
@@ -126,26 +128,44 @@ fn wire<R: Runtime>(app: &AppHandle<R>, backend: &Backend, started: Instant) -> 
         }
     };
     // A desktop without a tray still has the window, the shortcut and notifications.
-    let tray = tray::Tray::build(app, shortcut).inspect_err(|e| tracing::warn!(error = %e, "no tray icon")).ok();
-    let addr = backend.addr;
-    alerts::open_gates_on_click(app, move |id| format!("http://{addr}/#gate={id}"));
-    alerts::follow(app.clone(), backend.engine.clone(), tray).context("cannot follow the engine's events")?;
+    match tray::Tray::build(app, shortcut) {
+        Ok(tray) => {
+            app.manage(tray);
+        }
+        Err(e) => tracing::warn!(error = %e, "no tray icon"),
+    }
+    // Before anyone learns the address (printed as the server starts): a
+    // SIGTERM from then on quits cleanly, revoking the window's token.
+    quit_on_signal(app, &connection);
+    let (server, notice) = tauri::async_runtime::block_on(connection.start(app))?;
+    if let Err(e) = window::open(app, &server.window_url(notice), &server.label(), started) {
+        // The window's token must not outlive a failed start.
+        connection.stop();
+        return Err(e);
+    }
+    let gates = Arc::clone(&connection);
+    alerts::open_gates_on_click(app, move |id| gates.current().map(|server| server.gate_url(id)));
     Ok(())
 }
 
 /// Ctrl-C or SIGTERM quits like the tray's Quit, so the token is revoked.
 /// The token is revoked first, so it cannot outlive the app even if the
 /// window's teardown never finishes.
-fn quit_on_signal<R: Runtime>(app: &AppHandle<R>, backend: &Backend) {
+fn quit_on_signal<R: Runtime>(app: &AppHandle<R>, connection: &Arc<Connection>) {
     let app = app.clone();
-    let revoke = backend.revoker();
-    backend.spawn(async move {
+    let connection = Arc::clone(connection);
+    // Registered here and now, not when the task first runs.
+    #[cfg(unix)]
+    let signals = tauri::async_runtime::block_on(async {
+        use tokio::signal::unix::{signal, SignalKind};
+        Ok::<_, std::io::Error>((signal(SignalKind::terminate())?, signal(SignalKind::interrupt())?))
+    });
+    tauri::async_runtime::spawn(async move {
         #[cfg(unix)]
         {
-            use tokio::signal::unix::{signal, SignalKind};
-            let Ok(mut term) = signal(SignalKind::terminate()) else { return };
+            let Ok((mut term, mut interrupt)) = signals else { return };
             tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
+                _ = interrupt.recv() => {}
                 _ = term.recv() => {}
             }
         }
@@ -153,7 +173,7 @@ fn quit_on_signal<R: Runtime>(app: &AppHandle<R>, backend: &Backend) {
         if tokio::signal::ctrl_c().await.is_err() {
             return;
         }
-        let _ = tokio::task::spawn_blocking(revoke).await;
+        let _ = tauri::async_runtime::spawn_blocking(move || connection.stop()).await;
         app.exit(0);
     });
 }

@@ -1,5 +1,6 @@
-//! The tray icon: the pending-gate count in its label, tooltip and menu,
-//! and the way back to the window (Open) or out of the app (Quit).
+//! The tray icon: the pending-gate count in its label, tooltip and menu
+//! (the tooltip also names the server reviewed), and the way back to the
+//! window (Open), to the connection page (Connection…) or out of the app (Quit).
 
 use anyhow::{Context, Result};
 use tauri::menu::{Menu, MenuItem, PredefinedMenuItem};
@@ -19,15 +20,17 @@ impl<R: Runtime> Tray<R> {
     pub fn build(app: &AppHandle<R>, shortcut: Option<&str>) -> Result<Self> {
         let count_line = MenuItem::with_id(app, "pending", pending_text(0), false, None::<&str>)?;
         let open = MenuItem::with_id(app, "open", "Open Gatehouse", true, shortcut)?;
+        let connection = MenuItem::with_id(app, "connection", "Connection…", true, None::<&str>)?;
         let quit = MenuItem::with_id(app, "quit", "Quit Gatehouse", true, None::<&str>)?;
         let separator = PredefinedMenuItem::separator(app)?;
-        let menu = Menu::with_items(app, &[&count_line, &separator, &open, &quit])?;
+        let menu = Menu::with_items(app, &[&count_line, &separator, &open, &connection, &quit])?;
         let mut builder = TrayIconBuilder::with_id("gatehouse")
             .tooltip("Gatehouse: no pending gates")
             .menu(&menu)
             .show_menu_on_left_click(false)
             .on_menu_event(|app, event| match event.id.as_ref() {
                 "open" => window::bring_up(app),
+                "connection" => window::show_connection_page(app),
                 "quit" => app.exit(0),
                 _ => {}
             })
@@ -45,14 +48,14 @@ impl<R: Runtime> Tray<R> {
         Ok(Self { icon, count_line })
     }
 
-    /// Shows `count` pending gates.
-    pub fn show_pending(&self, count: u64) {
+    /// Shows `count` pending gates on the server called `server`.
+    pub fn show_pending(&self, count: u64, server: &str) {
         let text = pending_text(count);
         let label = (count > 0).then(|| count.to_string());
         let shown = self
             .count_line
             .set_text(&text)
-            .and_then(|()| self.icon.set_tooltip(Some(format!("Gatehouse: {text}"))))
+            .and_then(|()| self.icon.set_tooltip(Some(format!("Gatehouse ({server}): {text}"))))
             .and_then(|()| self.icon.set_title(label));
         if let Err(e) = shown {
             tracing::warn!(error = %e, "cannot update the tray");

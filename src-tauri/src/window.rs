@@ -1,6 +1,8 @@
-//! The one window: the reviewer UI from the in-process server, brought to
-//! the front by the tray, the global shortcut, a notification or a second
-//! launch. Closing it hides it; the app keeps serving agents until Quit.
+//! The one window: the reviewer UI from the server reviewed (this
+//! computer's or a team server), or the app's own connection page; brought
+//! to the front by the tray, the global shortcut, a notification or a
+//! second launch. Its title names the server. Closing it hides it; the app
+//! keeps serving agents until Quit.
 
 use std::time::Instant;
 
@@ -11,13 +13,13 @@ use tauri::{AppHandle, Manager, Runtime, Url, WebviewUrl, WebviewWindowBuilder, 
 /// The window's label.
 pub const MAIN: &str = "main";
 
-/// Opens the window at `url` (the UI with the sign-in fragment); logs how
-/// long after `started` its page finished loading (never the address,
-/// which holds the token).
-pub fn open<R: Runtime>(app: &AppHandle<R>, url: &str, started: Instant) -> Result<()> {
+/// Opens the window at `url` (the UI with the sign-in fragment), titled
+/// after `server`; logs how long after `started` its page finished loading
+/// (never the address, which holds the token).
+pub fn open<R: Runtime>(app: &AppHandle<R>, url: &str, server: &str, started: Instant) -> Result<()> {
     let url = Url::parse(url).context("the server's address is not a URL")?;
     let window = WebviewWindowBuilder::new(app, MAIN, WebviewUrl::External(url))
-        .title("Gatehouse")
+        .title(title(server))
         .inner_size(1200.0, 800.0)
         .min_inner_size(640.0, 420.0)
         .on_page_load(move |_, payload| {
@@ -77,17 +79,42 @@ pub fn bring_up<R: Runtime>(app: &AppHandle<R>) {
     }
 }
 
+/// "Gatehouse — Team: host".
+fn title(server: &str) -> String {
+    format!("Gatehouse — {server}")
+}
+
+/// Brings the window up at `url`, a server's UI, titled after `server`.
+pub fn show<R: Runtime>(app: &AppHandle<R>, url: &str, server: &str) {
+    if let Some(window) = app.get_webview_window(MAIN) {
+        if let Err(e) = window.set_title(&title(server)) {
+            tracing::warn!(error = %e, "cannot set the window's title");
+        }
+    }
+    go(app, url);
+}
+
+/// Brings the window up on the connection page.
+pub fn show_connection_page<R: Runtime>(app: &AppHandle<R>) {
+    go(app, crate::connection::page::URL);
+}
+
 /// Brings the window up on one gate: the UI opens `#gate=ID` (the page
 /// keeps its token in session storage, so no secret is in this address).
 pub fn show_gate<R: Runtime>(app: &AppHandle<R>, gate_url: &str) {
+    go(app, gate_url);
+}
+
+/// Brings the window up and has it load `url`.
+fn go<R: Runtime>(app: &AppHandle<R>, url: &str) {
     bring_up(app);
     let Some(window) = app.get_webview_window(MAIN) else { return };
-    match Url::parse(gate_url) {
+    match Url::parse(url) {
         Ok(url) => {
             if let Err(e) = window.navigate(url) {
-                tracing::warn!(error = %e, "cannot open the gate in the window");
+                tracing::warn!(error = %e, "cannot load the window's new address");
             }
         }
-        Err(e) => tracing::warn!(error = %e, "a gate's address is not a URL"),
+        Err(e) => tracing::warn!(error = %e, "the window's new address is not a URL"),
     }
 }
