@@ -29,6 +29,10 @@ command -v WebKitWebDriver >/dev/null 2>&1 || need_apt+=(webkit2gtk-driver)
 command -v xvfb-run >/dev/null 2>&1 || need_apt+=(xvfb)
 command -v xauth >/dev/null 2>&1 || need_apt+=(xauth)
 command -v dbus-daemon >/dev/null 2>&1 || need_apt+=(dbus)
+# The team-server desktop test keeps its token in a real Secret Service:
+# GNOME Keyring on the test's private session bus; secret-tool reads it.
+command -v gnome-keyring-daemon >/dev/null 2>&1 || need_apt+=(gnome-keyring)
+command -v secret-tool >/dev/null 2>&1 || need_apt+=(libsecret-tools)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "==> installing system packages: ${need_apt[*]}"
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
@@ -87,5 +91,5 @@ echo "==> the reviewer UI: OpenAPI document and types current, svelte-check, uni
 (cd ui && npm ci --no-audit --no-fund && npm run check:openapi && npm run check:api && npm run check && npm test && npm run build)
 echo "==> browser end-to-end tests (Playwright, headless Chromium, gatehouse serve)"
 (cd tests/e2e && npm ci --no-audit --no-fund && npm test)
-echo "==> desktop end-to-end tests (the real Tauri window under Xvfb, tauri-driver, WebKitWebDriver; single instance)"
-xvfb-run -a cargo test -p gatehouse-desktop --features e2e --locked --test desktop_window --test single_instance
+echo "==> desktop end-to-end tests (the real Tauri window under Xvfb, tauri-driver, WebKitWebDriver; a team server with the token in GNOME Keyring; single instance)"
+xvfb-run -a cargo test -p gatehouse-desktop --features e2e --locked --test desktop_window --test team_server --test single_instance

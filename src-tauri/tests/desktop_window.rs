@@ -12,115 +12,23 @@
 //! --locked`); `scripts/test.sh` provides all three. Built only with
 //! `--features e2e`, so a plain `cargo test --workspace` needs no display.
 
+mod harness;
 mod notifications;
 mod webdriver;
 
-use std::net::TcpListener;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant, SystemTime};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use gatehouse_engine::{Engine, EngineConfig, TokenRole};
+use harness::{app_process, artifacts, free_port, real_user_files, tauri_driver, Agent, Driver};
 use notifications::Desktop;
-use serde_json::{json, Value};
+use serde_json::json;
 use webdriver::{By, Session};
 
 const APP: &str = env!("CARGO_BIN_EXE_gatehouse-desktop");
 /// The login name the app runs under here, which names its reviewer token.
 const REVIEWER: &str = "e2e-reviewer";
-
-/// tauri-driver, stopped when the test ends however it ends: SIGTERM
-/// first, since only then does it stop the WebKitWebDriver it started.
-struct Driver(Child);
-
-impl Drop for Driver {
-    fn drop(&mut self) {
-        let _ = Command::new("kill").args(["-TERM", &self.0.id().to_string()]).status();
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            if matches!(self.0.try_wait(), Ok(Some(_))) {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port()
-}
-
-fn tauri_driver() -> PathBuf {
-    if let Some(path) = std::env::var_os("TAURI_DRIVER") {
-        return path.into();
-    }
-    let in_cargo_home = std::env::var_os("CARGO_HOME")
-        .map(PathBuf::from)
-        .or_else(|| dirs::home_dir().map(|h| h.join(".cargo")))
-        .map(|dir| dir.join("bin/tauri-driver"))
-        .filter(|p| p.is_file());
-    in_cargo_home.unwrap_or_else(|| PathBuf::from("tauri-driver"))
-}
-
-fn artifacts() -> PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
-    let dir = target.join("e2e-artifacts");
-    std::fs::create_dir_all(&dir).expect("the artifacts directory");
-    dir
-}
-
-/// What the app must leave alone: the real user's database and app data.
-fn real_user_files() -> Vec<(PathBuf, Option<SystemTime>)> {
-    let mut paths = Vec::new();
-    if let Some(data) = dirs::data_dir() {
-        paths.push(data.join("gatehouse/gatehouse.db"));
-        paths.push(data.join("dev.gatehouse.desktop"));
-    }
-    if let Some(config) = dirs::config_dir() {
-        paths.push(config.join("dev.gatehouse.desktop"));
-    }
-    paths.into_iter().map(|p| (p.clone(), std::fs::metadata(&p).and_then(|m| m.modified()).ok())).collect()
-}
-
-/// The app's process: the one whose environment names this test's database.
-fn app_process(db: &Path) -> Option<u32> {
-    let wanted = format!("GATEHOUSE_DB={}", db.display());
-    std::fs::read_dir("/proc").ok()?.flatten().find_map(|entry| {
-        let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
-        let exe = std::fs::read_link(entry.path().join("exe")).ok()?;
-        let environ = std::fs::read(entry.path().join("environ")).ok()?;
-        let ours =
-            exe.file_name()? == "gatehouse-desktop" && environ.split(|b| *b == 0).any(|var| var == wanted.as_bytes());
-        ours.then_some(pid)
-    })
-}
-
-/// An agent over plain HTTP.
-struct Agent {
-    http: reqwest::blocking::Client,
-    base: String,
-    token: String,
-}
-
-impl Agent {
-    fn post(&self, path: &str, body: Value) -> Value {
-        let resp = self
-            .http
-            .post(format!("{}/api/hitl{path}", self.base))
-            .bearer_auth(&self.token)
-            .json(&body)
-            .send()
-            .expect("the server answers");
-        let status = resp.status();
-        let body: Value = resp.json().expect("a JSON answer");
-        assert!(status.is_success(), "POST {path}: {status} {body}");
-        body
-    }
-}
 
 #[test]
 fn a_gate_sent_by_an_agent_is_decided_in_the_desktop_window_and_the_agent_gets_the_decision() {
@@ -167,6 +75,7 @@ fn a_gate_sent_by_an_agent_is_decided_in_the_desktop_window_and_the_agent_gets_t
 
     let url = window.url();
     assert!(url.starts_with("http://127.0.0.1:"), "the window shows the in-process server's UI: {url}");
+    window.wait_for_text(By::Css("[data-testid=server]"), "This computer", Duration::from_secs(5));
     assert!(!url.contains("token="), "the page removed its token from the address: {url}");
     let origin = url.split('/').take(3).collect::<Vec<_>>().join("/");
 
@@ -181,19 +90,7 @@ fn a_gate_sent_by_an_agent_is_decided_in_the_desktop_window_and_the_agent_gets_t
     let gate_id = opened["gate_id"].as_str().expect("a gate id").to_owned();
 
     // The agent blocks on the decision while the reviewer works.
-    let waiting = {
-        let (http, base, token, gate) = (agent.http.clone(), origin.clone(), agent.token.clone(), gate_id.clone());
-        std::thread::spawn(move || -> Value {
-            let resp = http
-                .get(format!("{base}/api/hitl/gates/{gate}/wait?timeout=30"))
-                .bearer_auth(token)
-                .timeout(Duration::from_secs(40))
-                .send()
-                .expect("the long poll answers");
-            assert_eq!(resp.status(), 200);
-            resp.json().expect("the gate as JSON")
-        })
-    };
+    let waiting = agent.wait_for(&gate_id);
 
     let row_selector = format!("[data-testid=blocker-row][data-gate-id='{gate_id}']");
     let row = window.wait_for(By::Css(&row_selector), Duration::from_secs(10));

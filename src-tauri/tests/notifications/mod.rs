@@ -3,6 +3,9 @@
 //! every notification the app raises, and clicks one by emitting
 //! `ActionInvoked`, as a desktop's notification daemon does.
 
+// Each test file uses its own part of this.
+#![allow(dead_code)]
+
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};

@@ -1,7 +1,10 @@
-//! Just enough of the W3C WebDriver protocol for the desktop test: a
-//! session, finding elements, their text, clicks, key presses, the URL and
-//! screenshots, over blocking HTTP. Every failure panics with what the
-//! driver said, which is what a test wants.
+//! Just enough of the W3C WebDriver protocol for the desktop tests: a
+//! session, finding elements, their text and values, clicks, typing, key
+//! presses, the URL and screenshots, over blocking HTTP. Every failure
+//! panics with what the driver said, which is what a test wants.
+
+// Each test file uses its own part of this.
+#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -109,6 +112,26 @@ impl Session {
     /// Clicks the element.
     pub fn click(&self, element: &Element) {
         self.post(&format!("/element/{}/click", element.0), json!({}));
+    }
+
+    /// Replaces what the field holds with `text`, as typed.
+    pub fn type_into(&self, element: &Element, text: &str) {
+        self.post(&format!("/element/{}/clear", element.0), json!({}));
+        if !text.is_empty() {
+            self.post(&format!("/element/{}/value", element.0), json!({"text": text}));
+        }
+    }
+
+    /// The field's current value.
+    pub fn value(&self, element: &Element) -> String {
+        let value = self.get(&format!("/element/{}/property/value", element.0));
+        value.as_str().unwrap_or_default().to_owned()
+    }
+
+    /// Waits up to `limit` for the page's address to start with `prefix`.
+    pub fn wait_for_url(&self, prefix: &str, limit: Duration) -> String {
+        self.poll(limit, || Some(self.url()).filter(|url| url.starts_with(prefix)))
+            .unwrap_or_else(|| panic!("the window did not go to {prefix}… within {limit:?}; it shows {}", self.url()))
     }
 
     /// Presses and releases one key in whatever has the focus.

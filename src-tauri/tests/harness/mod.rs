@@ -1,0 +1,147 @@
+//! What the real-window tests share: tauri-driver as a process stopped
+//! however the test ends, free ports, where artifacts go, the real user's
+//! files the app must leave alone, finding the app's process, and an agent
+//! over plain HTTP.
+
+// Each test file uses its own part of this.
+#![allow(dead_code)]
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+use std::time::{Duration, Instant, SystemTime};
+
+use serde_json::Value;
+
+/// tauri-driver, stopped when the test ends however it ends: SIGTERM
+/// first, since only then does it stop the WebKitWebDriver it started.
+pub struct Driver(pub Child);
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        stop(&mut self.0);
+    }
+}
+
+/// Stops a child: SIGTERM, then SIGKILL after 5 s.
+pub fn stop(child: &mut Child) {
+    let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline {
+        if matches!(child.try_wait(), Ok(Some(_))) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port()
+}
+
+pub fn tauri_driver() -> PathBuf {
+    if let Some(path) = std::env::var_os("TAURI_DRIVER") {
+        return path.into();
+    }
+    let in_cargo_home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| dirs::home_dir().map(|h| h.join(".cargo")))
+        .map(|dir| dir.join("bin/tauri-driver"))
+        .filter(|p| p.is_file());
+    in_cargo_home.unwrap_or_else(|| PathBuf::from("tauri-driver"))
+}
+
+/// The workspace's target directory.
+pub fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"))
+}
+
+pub fn artifacts() -> PathBuf {
+    let dir = target_dir().join("e2e-artifacts");
+    std::fs::create_dir_all(&dir).expect("the artifacts directory");
+    dir
+}
+
+/// What the app must leave alone: the real user's database and app data.
+pub fn real_user_files() -> Vec<(PathBuf, Option<SystemTime>)> {
+    let mut paths = Vec::new();
+    if let Some(data) = dirs::data_dir() {
+        paths.push(data.join("gatehouse/gatehouse.db"));
+        paths.push(data.join("dev.gatehouse.desktop"));
+    }
+    if let Some(config) = dirs::config_dir() {
+        paths.push(config.join("dev.gatehouse.desktop"));
+    }
+    paths.into_iter().map(|p| (p.clone(), std::fs::metadata(&p).and_then(|m| m.modified()).ok())).collect()
+}
+
+/// The app's process: the one whose environment names this test's database.
+pub fn app_process(db: &Path) -> Option<u32> {
+    let wanted = format!("GATEHOUSE_DB={}", db.display());
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|entry| {
+        let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+        let exe = std::fs::read_link(entry.path().join("exe")).ok()?;
+        let environ = std::fs::read(entry.path().join("environ")).ok()?;
+        let ours =
+            exe.file_name()? == "gatehouse-desktop" && environ.split(|b| *b == 0).any(|var| var == wanted.as_bytes());
+        ours.then_some(pid)
+    })
+}
+
+/// Waits until nobody owns `name` on the bus at `bus` (a killed app's
+/// single-instance name is released only once the bus notices it is gone).
+pub fn wait_until_released(bus: &str, name: &str, limit: Duration) {
+    let connection = zbus::blocking::connection::Builder::address(bus)
+        .and_then(|b| b.build())
+        .unwrap_or_else(|e| panic!("cannot connect to the test bus: {e}"));
+    let names = zbus::blocking::fdo::DBusProxy::new(&connection).expect("the bus's own interface");
+    let name = zbus::names::BusName::try_from(name).expect("a bus name");
+    let deadline = Instant::now() + limit;
+    while names.name_has_owner(name.clone()).unwrap_or(false) {
+        assert!(Instant::now() < deadline, "{name} was still owned after {limit:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// An agent over plain HTTP.
+pub struct Agent {
+    pub http: reqwest::blocking::Client,
+    pub base: String,
+    pub token: String,
+}
+
+impl Agent {
+    pub fn post(&self, path: &str, body: Value) -> Value {
+        let resp = self
+            .http
+            .post(format!("{}/api/hitl{path}", self.base))
+            .bearer_auth(&self.token)
+            .json(&body)
+            .send()
+            .expect("the server answers");
+        let status = resp.status();
+        let body: Value = resp.json().expect("a JSON answer");
+        assert!(status.is_success(), "POST {path}: {status} {body}");
+        body
+    }
+
+    /// Waits on the gate's decision on a thread of its own (the agent
+    /// blocks while the reviewer works); join it for the closed gate.
+    pub fn wait_for(&self, gate_id: &str) -> std::thread::JoinHandle<Value> {
+        let (http, base, token, gate) = (self.http.clone(), self.base.clone(), self.token.clone(), gate_id.to_owned());
+        std::thread::spawn(move || -> Value {
+            let resp = http
+                .get(format!("{base}/api/hitl/gates/{gate}/wait?timeout=30"))
+                .bearer_auth(token)
+                .timeout(Duration::from_secs(40))
+                .send()
+                .expect("the long poll answers");
+            assert_eq!(resp.status(), 200);
+            resp.json().expect("the gate as JSON")
+        })
+    }
+}
