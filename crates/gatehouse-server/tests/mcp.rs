@@ -247,3 +247,32 @@ async fn a_sessionless_client_keeps_one_live_run_per_token_and_client() {
     assert_eq!(after["status"], "pending", "{after}");
     assert_ne!(after["run_id"], first["run_id"], "a finished run is not reused");
 }
+
+/// An agent token `deployer` with `scope`, made by the admin.
+async fn scoped_agent(server: &TestServer, scope: Value) -> String {
+    let body = json!({"name": "deployer", "role": "agent", "scope": scope});
+    let (status, made) = server.post("/tokens", &server.admin, body).await;
+    assert_eq!(status, 201, "{made}");
+    made["secret"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn a_scoped_tokens_session_runs_only_inside_its_scope() {
+    let server = TestServer::start().await;
+    let run = server.run().await;
+    let ask = json!({"question": "Which region?", "mode": "async"});
+
+    // Scoped to one run, its session cannot start a run of its own.
+    let by_run = over_http(&server, &scoped_agent(&server, json!({"runs": [run]})).await, "scoped").await;
+    let refused = call(&by_run, "ask_human", ask.clone()).await;
+    assert_eq!(refused.is_error, Some(true), "{}", text(&refused));
+    assert!(text(&refused).contains("scoped"), "{}", text(&refused));
+    let (_, gates) = server.get("/gates", &server.reviewer).await;
+    assert_eq!(gates["total"], 0, "nothing was opened");
+
+    // Scoped to its own agent, it can; and it sees the gate it opened.
+    let by_agent = over_http(&server, &scoped_agent(&server, json!({"agents": ["deployer"]})).await, "scoped").await;
+    let opened = structured(&call(&by_agent, "ask_human", ask).await);
+    let peek = call(&by_agent, "check_gate", json!({"gate_id": opened["gate_id"]})).await;
+    assert_eq!(peek.is_error, Some(false), "{}", text(&peek));
+}
