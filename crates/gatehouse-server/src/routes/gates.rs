@@ -286,7 +286,13 @@ pub async fn list_gates(
                 return Ok((head, e.gates(&filter)?, e.count_gates(&filter)?));
             }
             let (gates, total) = e.store().read(|r| {
-                let runs: Vec<RunId> = scope::covered_runs(r, &scope)?.into_iter().map(|run| run.id).collect();
+                // Ending a run withdraws its gates: only live runs can have pending ones.
+                let pending = filter.status == Some(GateStatus::Pending);
+                let runs: Vec<RunId> = scope::covered_runs(r, &scope)?
+                    .into_iter()
+                    .filter(|run| !(pending && run.status.is_terminal()))
+                    .map(|run| run.id)
+                    .collect();
                 scope::gates_among(r, &runs, &filter)
             })?;
             Ok((head, gates, total))
