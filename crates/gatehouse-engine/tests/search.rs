@@ -429,7 +429,7 @@ fn migrating_an_older_postgres_database_indexes_its_gates() {
     f.tamper(
         "DROP TABLE gate_search; DROP TRIGGER gate_search_insert ON gates; DROP TRIGGER gate_search_update ON gates;
          DROP TRIGGER gate_search_delete ON gates; DROP FUNCTION gate_search_follow(); DROP FUNCTION gate_search_put;
-         DROP FUNCTION gate_search_word; DROP FUNCTION gate_search_words; DROP FUNCTION gate_search_fold;
+         DROP FUNCTION gate_search_word; DROP FUNCTION gate_search_fold;
          UPDATE gatehouse_schema SET version = 1;",
     );
     let f = f.reopen();

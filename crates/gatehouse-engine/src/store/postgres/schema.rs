@@ -144,31 +144,20 @@ const MIGRATIONS: &[&str] = &[
     // remove_diacritics 2` folds them (case, Latin diacritics; punctuation
     // and symbols separate words), then read by the `simple` configuration.
     r#"
-    -- The text as the index reads it, character for character (snippets
-    -- map what `ts_headline` marks in it back onto the text): lower case,
-    -- Latin letters without their diacritics, punctuation, symbols and
-    -- control characters as spaces. The accented letters are translated
-    -- before `lower` so that no character becomes two.
+    -- The text as the index reads it: lower case, Latin letters without
+    -- their diacritics (decomposed, the marks after a Latin letter dropped,
+    -- recomposed), and punctuation, symbols and control characters as
+    -- spaces. Character for character, except for the rare text that
+    -- decomposition does not give back as it was (snippets map what
+    -- `ts_headline` marks in the folded text back onto the text). ASCII
+    -- needs no decomposition; a database whose encoding is not UTF-8 cannot
+    -- decompose, and keeps diacritics.
     CREATE FUNCTION gate_search_fold(t text) RETURNS text
         LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
         RETURN regexp_replace(
-            lower(translate(t COLLATE "default",
-                'ÀÁÂÃÄÅÇÈÉÊËÌÍÎÏÑÒÓÔÕÖÙÚÛÜÝàáâãäåçèéêëìíîïñòóôõöùúûüýÿĀāĂăĄąĆć'
-                'ĈĉĊċČčĎďĒēĔĕĖėĘęĚěĜĝĞğĠġĢģĤĥĨĩĪīĬĭĮįİĴĵĶķĹĺĻļĽľŃńŅņŇňŌōŎŏŐőŔŕ'
-                'ŖŗŘřŚśŜŝŞşŠšŢţŤťŨũŪūŬŭŮůŰűŲųŴŵŶŷŸŹźŻżŽžƠơƯưǍǎǏǐǑǒǓǔǕǖǗǘǙǚǛǜǞǟ'
-                'ǠǡǦǧǨǩǪǫǬǭǰǴǵǸǹǺǻȀȁȂȃȄȅȆȇȈȉȊȋȌȍȎȏȐȑȒȓȔȕȖȗȘșȚțȞȟȦȧȨȩȪȫȬȭȮȯȰȱȲȳ'
-                'ḀḁḂḃḄḅḆḇḈḉḊḋḌḍḎḏḐḑḒḓḔḕḖḗḘḙḚḛḜḝḞḟḠḡḢḣḤḥḦḧḨḩḪḫḬḭḮḯḰḱḲḳḴḵḶḷḸḹḺḻḼ'
-                'ḽḾḿṀṁṂṃṄṅṆṇṈṉṊṋṌṍṎṏṐṑṒṓṔṕṖṗṘṙṚṛṜṝṞṟṠṡṢṣṤṥṦṧṨṩṪṫṬṭṮṯṰṱṲṳṴṵṶṷṸṹ'
-                'ṺṻṼṽṾṿẀẁẂẃẄẅẆẇẈẉẊẋẌẍẎẏẐẑẒẓẔẕẖẗẘẙẠạẢảẤấẦầẨẩẪẫẬậẮắẰằẲẳẴẵẶặẸẹẺẻẼ'
-                'ẽẾếỀềỂểỄễỆệỈỉỊịỌọỎỏỐốỒồỔổỖỗỘộỚớỜờỞởỠỡỢợỤụỦủỨứỪừỬửỮữỰựỲỳỴỵỶỷỸỹ',
-                'aaaaaaceeeeiiiinooooouuuuyaaaaaaceeeeiiiinooooouuuuyyaaaaaacc'
-                'ccccccddeeeeeeeeeegggggggghhiiiiiiiiijjkkllllllnnnnnnoooooorr'
-                'rrrrssssssssttttuuuuuuuuuuuuwwyyyzzzzzzoouuaaiioouuuuuuuuuuaa'
-                'aaggkkoooojggnnaaaaaaeeeeiiiioooorrrruuuusstthhaaeeooooooooyy'
-                'aabbbbbbccddddddddddeeeeeeeeeeffgghhhhhhhhhhiiiikkkkkklllllll'
-                'lmmmmmmnnnnnnnnoooooooopppprrrrrrrrssssssssssttttttttuuuuuuuu'
-                'uuvvvvwwwwwwwwwwxxxxyyzzzzzzhtwyaaaaaaaaaaaaaaaaaaaaaaaaeeeee'
-                'eeeeeeeeeeeiiiioooooooooooooooooooooooouuuuuuuuuuuuuuyyyyyyyy')),
+            lower(CASE WHEN octet_length(t) = char_length(t) OR current_setting('server_encoding') <> 'UTF8' THEN t
+                  ELSE normalize(regexp_replace(normalize(t, NFD), E'([A-Za-z])[\\u0300-\\u036f]+', E'\\1', 'g'), NFC)
+                  END COLLATE "default"),
             -- The database's punctuation class (ASCII only when LC_CTYPE is
             -- C), and the blocks that hold what else separates words:
             -- Latin-1's punctuation and symbols, general punctuation,
@@ -179,13 +168,6 @@ const MIGRATIONS: &[&str] = &[
             '\\uff01-\\uff0f\\uff1a-\\uff20\\uff3b-\\uff40\\uff5b-\\uff65\\U0001f000-\\U0001faff]',
             ' ', 'g');
 
-    -- The text's words as the index keeps them: folded, and without
-    -- combining marks (text written decomposed folds as precomposed does).
-    CREATE FUNCTION gate_search_words(t text) RETURNS text
-        LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-        RETURN gate_search_fold(
-            regexp_replace(t, E'[\\u0300-\\u036f\\u1ab0-\\u1aff\\u1dc0-\\u1dff\\u20d0-\\u20ff\\ufe20-\\ufe2f]', '', 'g'));
-
     -- One word a reviewer typed, as a query: its tokens as a phrase, the
     -- last one a prefix when `prefix`. NULL when nothing in it is a token,
     -- so that it matches nothing (every word must match).
@@ -193,12 +175,14 @@ const MIGRATIONS: &[&str] = &[
         LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
     BEGIN ATOMIC
         SELECT CASE WHEN numnode(q) = 0 THEN NULL WHEN prefix THEN (q::text || ':*')::tsquery ELSE q END
-        FROM phraseto_tsquery('simple', gate_search_words(word)) AS q;
+        FROM phraseto_tsquery('simple', gate_search_fold(word)) AS q;
     END;
 
     CREATE TABLE gate_search (
         gate_id     TEXT COLLATE "C" PRIMARY KEY,
         run_id      TEXT COLLATE "C" NOT NULL,
+        kind        TEXT COLLATE "C" NOT NULL,
+        status      TEXT COLLATE "C" NOT NULL,
         created_at  BIGINT NOT NULL,
         text        TEXT,
         action      TEXT,
@@ -217,11 +201,11 @@ const MIGRATIONS: &[&str] = &[
     -- A gate's document, from its snapshot (`data`, JSON text), its agent
     -- and its run: what SQLite's `gate_search_source` view selects, field
     -- for field. A field that is missing or of another JSON type than
-    -- expected adds nothing.
-    CREATE FUNCTION gate_search_put(the_gate text, the_run text, the_agent text, opened_at bigint, snapshot text)
-        RETURNS void LANGUAGE plpgsql AS $fn$
+    -- expected adds nothing. The gate's kind and status are kept beside it
+    -- so that a search filtering on them never reads `gates` to do so.
+    CREATE FUNCTION gate_search_put(the_gate gates) RETURNS void LANGUAGE plpgsql AS $fn$
     DECLARE
-        g jsonb := snapshot::jsonb;
+        g jsonb := the_gate.data::jsonb;
         spec jsonb := CASE WHEN jsonb_typeof(g -> 'spec') = 'object' THEN g -> 'spec' ELSE '{}' END;
         context jsonb := CASE WHEN jsonb_typeof(g -> 'context') = 'object' THEN g -> 'context' ELSE '{}' END;
         decision jsonb := CASE WHEN jsonb_typeof(g -> 'decision') = 'object' THEN g -> 'decision' ELSE '{}' END;
@@ -242,8 +226,8 @@ const MIGRATIONS: &[&str] = &[
                 (SELECT string_agg(a ->> 'description', ' ') FROM jsonb_array_elements(actions) a),
                 (SELECT string_agg(concat_ws(' ', o ->> 'title', o ->> 'description'), ' ')
                     FROM jsonb_array_elements(options) o)),
-            the_agent,
-            concat_ws(' ', the_run, (SELECT r.data::json ->> 'title' FROM runs r WHERE r.id = the_run)),
+            the_gate.agent,
+            concat_ws(' ', the_gate.run_id, (SELECT r.data::json ->> 'title' FROM runs r WHERE r.id = the_gate.run_id)),
             concat_ws(' ', decision ->> 'decided_by',
                 (SELECT string_agg(v ->> 'reviewer', ' ') FROM jsonb_array_elements(votes) v),
                 (SELECT string_agg(a -> 'decision' ->> 'decided_by', ' ') FROM jsonb_array_elements(actions) a)),
@@ -252,19 +236,20 @@ const MIGRATIONS: &[&str] = &[
                 (SELECT string_agg(v ->> 'reason', ' ') FROM jsonb_array_elements(votes) v),
                 (SELECT string_agg(a -> 'decision' ->> 'text', ' ') FROM jsonb_array_elements(actions) a))
         ];
-        words := ARRAY(SELECT gate_search_words(x) FROM unnest(f) x);
+        words := ARRAY(SELECT gate_search_fold(x) FROM unnest(f) x);
         -- A tsvector holds at most 1 MiB of distinct words: a gate that
         -- could reach that is indexed by the start of each field.
         IF octet_length(array_to_string(words, ' ')) > 1000000 THEN
             words := ARRAY(SELECT left(x, 30000) FROM unnest(words) x);
         END IF;
-        INSERT INTO gate_search AS s (gate_id, run_id, created_at,
+        INSERT INTO gate_search AS s (gate_id, run_id, kind, status, created_at,
                 text, action, payload, details, agent, run, reviewer, decision, document)
             -- One JSON string per field: phrases never match across two.
-            VALUES (the_gate, the_run, opened_at, f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8],
-                to_tsvector('simple', to_jsonb(words)))
+            VALUES (the_gate.id, the_gate.run_id, the_gate.kind, the_gate.status, the_gate.created_at,
+                f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], to_tsvector('simple', to_jsonb(words)))
             ON CONFLICT ON CONSTRAINT gate_search_pkey DO UPDATE SET run_id = excluded.run_id,
-                created_at = excluded.created_at, text = excluded.text, action = excluded.action,
+                kind = excluded.kind, status = excluded.status, created_at = excluded.created_at,
+                text = excluded.text, action = excluded.action,
                 payload = excluded.payload, details = excluded.details, agent = excluded.agent,
                 run = excluded.run, reviewer = excluded.reviewer, decision = excluded.decision,
                 document = excluded.document;
@@ -281,19 +266,19 @@ const MIGRATIONS: &[&str] = &[
         IF TG_OP = 'UPDATE' AND OLD.id <> NEW.id THEN
             DELETE FROM gate_search WHERE gate_id = OLD.id;
         END IF;
-        PERFORM gate_search_put(NEW.id, NEW.run_id, NEW.agent, NEW.created_at, NEW.data);
+        PERFORM gate_search_put(NEW);
         RETURN NULL;
     END
     $fn$;
     CREATE TRIGGER gate_search_insert AFTER INSERT ON gates
         FOR EACH ROW EXECUTE FUNCTION gate_search_follow();
-    CREATE TRIGGER gate_search_update AFTER UPDATE OF data, agent, run_id, created_at ON gates
+    CREATE TRIGGER gate_search_update AFTER UPDATE OF data, run_id, kind, status, agent, created_at ON gates
         FOR EACH ROW EXECUTE FUNCTION gate_search_follow();
     CREATE TRIGGER gate_search_delete AFTER DELETE ON gates
         FOR EACH ROW EXECUTE FUNCTION gate_search_follow();
 
     -- The gates stored before this version.
-    DO $$ BEGIN PERFORM gate_search_put(id, run_id, agent, created_at, data) FROM gates; END $$;
+    DO $$ BEGIN PERFORM gate_search_put(g) FROM gates g; END $$;
     "#,
 ];
 

@@ -76,6 +76,11 @@ pub(super) fn search_gates(conn: &Conn, search: &GateSearch) -> Result<SearchRes
     if filters.into_iter().flatten().any(|f| f.contains('\0')) {
         return Ok(SearchResults { hits: Vec::new(), more: false });
     }
+    // Planned for its own values, as its read transaction's other queries
+    // are not: only the words tell whether walking gates newest first (a
+    // common word) or the document index (a rare one) finds a page sooner,
+    // and a generic plan would fold them per row, not once.
+    conn.batch("SET LOCAL plan_cache_mode = force_custom_plan")?;
     let words = query_words(&search.text);
     let mut found = page(conn, search, &words)?;
     let more = found.len() > search.limit as usize;
@@ -91,28 +96,27 @@ pub(super) fn search_gates(conn: &Conn, search: &GateSearch) -> Result<SearchRes
 }
 
 /// One page of gates, and one more if there is one, each with its id and
-/// its run's title. With words, the document index finds the candidates;
-/// without, `gates` is read newest first. The page's ids are chosen first,
-/// so only its rows are read whole.
+/// its run's title. With words, `gate_search` finds them (through its
+/// document index, or walking it newest first: the plan is made for the
+/// words); without, `gates` is read newest first. The page's ids are chosen
+/// first, so only its rows are read whole.
 fn page(conn: &Conn, search: &GateSearch, words: &[(&str, bool)]) -> Result<Vec<(String, Gate, String)>> {
     let mut params = Params::default();
     let mut clauses = Vec::new();
-    // `t` has the gate's id, run, agent and opening time; `g` is the gate.
+    // `t`: each gate's id, run, kind, status, agent and opening time.
     let from = match tsquery(words, "&&", &mut params) {
         Some(query) => {
             clauses.push(format!("t.document @@ ({query})"));
-            let gates = search.status.is_some() || search.kind.is_some();
-            format!("gate_search t{}", if gates { " JOIN gates g ON g.id = t.gate_id" } else { "" })
+            "gate_search t"
         }
-        None => "(SELECT id AS gate_id, run_id, agent, created_at, kind, status FROM gates) t".to_owned(),
+        None => "(SELECT id AS gate_id, run_id, kind, status, agent, created_at FROM gates) t",
     };
-    let gate = if words.is_empty() { "t" } else { "g" };
     if let Some(kind) = search.kind {
-        clauses.push(format!("{gate}.kind = {}", params.add(kind.as_str())));
+        clauses.push(format!("t.kind = {}", params.add(kind.as_str())));
     }
     if let Some(status) = search.status {
         // Inlined (an enum, never input), as SQLite's search does.
-        clauses.push(format!("{gate}.status = '{}'", status.as_str()));
+        clauses.push(format!("t.status = '{}'", status.as_str()));
     }
     if let Some(agent) = &search.agent {
         clauses.push(format!("t.agent = {}", params.add(agent.clone())));
@@ -158,7 +162,9 @@ fn page(conn: &Conn, search: &GateSearch, words: &[(&str, bool)]) -> Result<Vec<
 /// `ts_headline` cuts and marks each field as the index reads it (folded:
 /// lower case, no diacritics, punctuation as spaces), so that its matches
 /// are the index's; the chosen cut is then mapped onto the field's own
-/// text, which folding keeps character for character (see [`unfold`]).
+/// text, which folding keeps character for character (all but the rare
+/// text that Unicode decomposition does not give back as it was: then the
+/// folded cut is shown).
 fn snippets(conn: &Conn, words: &[(&str, bool)], ids: Vec<String>) -> Result<HashMap<String, Vec<SnippetPart>>> {
     let mut params = Params::default();
     let Some(query) = tsquery(words, "||", &mut params) else { return Ok(HashMap::new()) };
@@ -218,7 +224,7 @@ fn snippets(conn: &Conn, words: &[(&str, bool)], ids: Vec<String>) -> Result<Has
         .into_iter()
         .map(|(id, _, headline)| {
             let marked = texts.get(&id).and_then(|(text, folded)| unfold(&headline, text, folded));
-            // Text folding did not keep (rare: combining marks it replaced): the folded cut still marks the words.
+            // Folding changed the text's length: the folded cut still marks the words.
             let parts = snippet_parts(marked.as_deref().unwrap_or(&headline));
             (id, parts)
         })
