@@ -436,3 +436,149 @@ fn migrating_an_older_postgres_database_indexes_its_gates() {
     let hits = f.engine.search_gates(&GateSearch::text("certificate frank", 10)).unwrap().hits;
     assert_eq!(hits.iter().map(|h| h.gate.id.clone()).collect::<Vec<_>>(), vec![gate.id]);
 }
+
+/// A measurement, not a check (docs/benchmarks.md §4, "On PostgreSQL"):
+/// pages of 50 hits over `GATEHOUSE_SEARCH_GATES` gates (100,000 unless
+/// set), bulk-inserted through the index's triggers, opened evenly over a
+/// year in 500 runs of 20 agents, each text 12 words of a 30,000-word
+/// vocabulary drawn with probability about 1/rank; 1 % pending, the rest
+/// decided by 25 reviewers. Prints the build's and each search's median time.
+#[test]
+#[ignore = "a measurement; GATEHOUSE_TEST_BACKEND=postgres, --release --ignored --nocapture"]
+fn measure_search_on_postgres() {
+    use sha2::Digest;
+    let f = Fixture::new();
+    if !f.is_postgres() {
+        return;
+    }
+    let gates: u32 = std::env::var("GATEHOUSE_SEARCH_GATES").map_or(100_000, |n| n.parse().expect("a number"));
+    let run = f.run("agent-0");
+    let template = open(&f, &run, NewGate::approval("deploy", "template", json!({ "service": "billing-api" })));
+    let timed = |what: &str, sql: &str| {
+        let start = std::time::Instant::now();
+        f.tamper(sql);
+        println!("{what}: {:.1} s", start.elapsed().as_secs_f64());
+    };
+    // The vocabulary's word of rank k (1 is the most common): seven letters.
+    let word = |k: u32| -> String {
+        let digest = hex::encode(sha2::Sha256::digest(k.to_string()));
+        digest.chars().map(|c| if c.is_ascii_digit() { (b'g' + c as u8 - b'0') as char } else { c }).take(7).collect()
+    };
+    f.tamper(&format!(
+        "CREATE FUNCTION bench_word(k int) RETURNS text LANGUAGE sql IMMUTABLE
+             RETURN left(translate(encode(sha256(k::text::bytea), 'hex'), '0123456789', 'ghijklmnop'), 7);
+         CREATE FUNCTION bench_text(seed int) RETURNS text LANGUAGE sql VOLATILE
+             RETURN (SELECT string_agg(bench_word(floor(exp(random() * ln(30000)))::int + 0 * seed), ' ')
+                     FROM generate_series(1, 12));
+         INSERT INTO runs (id, status, created_at, updated_at, data)
+             SELECT 'run_bench_' || r, status, created_at, updated_at,
+                 jsonb_set(jsonb_set(data::jsonb, '{{id}}', to_jsonb('run_bench_' || r)), '{{title}}',
+                     to_jsonb('Bench run ' || r))::text
+             FROM runs, generate_series(0, 499) r WHERE id = '{}'",
+        run.id
+    ));
+    let insert = |from: u32, to: u32| {
+        format!(
+            "INSERT INTO gates (id, run_id, kind, mode_rank, priority, status, agent, created_at, data)
+             SELECT 'gate_bench_' || i, 'run_bench_' || i % 500, t.kind, t.mode_rank, t.priority,
+                 CASE WHEN i % 100 = 0 THEN 'pending' ELSE 'resolved' END, 'agent-' || i % 20,
+                 t.created_at - ({gates} - i)::bigint * 315360000,
+                 jsonb_set(jsonb_set(jsonb_set(jsonb_set(jsonb_set(t.data::jsonb,
+                     '{{id}}', to_jsonb('gate_bench_' || i)), '{{run_id}}', to_jsonb('run_bench_' || i % 500)),
+                     '{{text}}', to_jsonb(bench_text(i))), '{{agent}}', to_jsonb('agent-' || i % 20)),
+                     '{{status}}', to_jsonb(CASE WHEN i % 100 = 0 THEN 'pending' ELSE 'resolved' END))::text
+             FROM gates t, generate_series({from}, {to} - 1) i WHERE t.id = '{}'",
+            template.id
+        )
+    };
+    timed(&format!("{gates} gates through the index's triggers"), &insert(0, gates));
+    timed(
+        "their decisions",
+        "INSERT INTO decisions (id, gate_id, run_id, action, decided_by, decided_at, latency_ms, data)
+         SELECT 'decision_' || id, id, run_id, 'approve', 'reviewer-' || (hashtext(id) & 1023) % 25, created_at, 0, '{}'
+         FROM gates WHERE status = 'resolved' AND id LIKE 'gate_bench_%'",
+    );
+    // Statistics, and the GIN index's pending entries merged, as autovacuum would.
+    timed("ANALYZE", "ANALYZE; SELECT gin_clean_pending_list('gate_search_document')");
+    let more = insert(gates, gates + 10_000);
+    timed("10,000 more, with the triggers (rolled back)", &format!("BEGIN; {more}; ROLLBACK"));
+    timed(
+        "10,000 more, without them (rolled back)",
+        &format!("BEGIN; ALTER TABLE gates DISABLE TRIGGER USER; {more}; ROLLBACK"),
+    );
+
+    let now = f.engine.now();
+    let page = |change: &dyn Fn(&mut GateSearch)| {
+        let mut search = GateSearch::text("", 50);
+        change(&mut search);
+        search
+    };
+    let (common, rare, middle) = (word(1), word(20_000), word(300));
+    let searches = [
+        ("newest", page(&|_| {})),
+        ("rare_word", page(&|s| s.text = format!("{rare} "))),
+        ("common_word", page(&|s| s.text = format!("{common} "))),
+        ("two_words", page(&|s| s.text = format!("{common} {} ", word(2)))),
+        ("prefix_2", page(&|s| s.text = common[..2].to_owned())),
+        ("prefix_4", page(&|s| s.text = middle[..4].to_owned())),
+        ("no_match", page(&|s| s.text = "qwertyuiop ".into())),
+        (
+            "common_word_pending",
+            page(&|s| {
+                s.text = format!("{common} ");
+                s.status = Some(GateStatus::Pending);
+            }),
+        ),
+        (
+            "common_word_agent",
+            page(&|s| {
+                s.text = format!("{common} ");
+                s.agent = Some("agent-7".into());
+            }),
+        ),
+        (
+            "common_word_reviewer",
+            page(&|s| {
+                s.text = format!("{common} ");
+                s.decided_by = Some("reviewer-3".into());
+            }),
+        ),
+        (
+            "common_word_last_30_days",
+            page(&|s| {
+                s.text = format!("{common} ");
+                s.from = Some(now - Duration::days(30));
+            }),
+        ),
+        (
+            "common_word_to_mid_year",
+            page(&|s| {
+                s.text = format!("{common} ");
+                s.to = Some(now - Duration::days(182));
+            }),
+        ),
+        (
+            "common_word_offset_5000",
+            page(&|s| {
+                s.text = format!("{common} ");
+                s.offset = 5_000;
+            }),
+        ),
+        ("agent_only", page(&|s| s.agent = Some("agent-7".into()))),
+        ("run_only", page(&|s| s.run_id = Some(gatehouse_engine::RunId::from("run_bench_42")))),
+        ("reviewer_only", page(&|s| s.decided_by = Some("reviewer-3".into()))),
+        ("pending_only", page(&|s| s.status = Some(GateStatus::Pending))),
+    ];
+    for (name, search) in searches {
+        let hits = f.engine.search_gates(&search).expect("search").hits.len();
+        let mut times: Vec<f64> = (0..15)
+            .map(|_| {
+                let start = std::time::Instant::now();
+                f.engine.search_gates(&search).expect("search");
+                start.elapsed().as_secs_f64() * 1e3
+            })
+            .collect();
+        times.sort_by(f64::total_cmp);
+        println!("search/{name}: {:.2} ms ({hits} hits)", times[times.len() / 2]);
+    }
+}
