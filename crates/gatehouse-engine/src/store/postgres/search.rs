@@ -76,10 +76,10 @@ pub(super) fn search_gates(conn: &Conn, search: &GateSearch) -> Result<SearchRes
     if filters.into_iter().flatten().any(|f| f.contains('\0')) {
         return Ok(SearchResults { hits: Vec::new(), more: false });
     }
-    // Planned for its own values, as its read transaction's other queries
-    // are not: only the words tell whether walking gates newest first (a
-    // common word) or the document index (a rare one) finds a page sooner,
-    // and a generic plan would fold them per row, not once.
+    // Each query is planned for its own values (in this transaction only):
+    // only the words tell whether walking gates newest first (a common
+    // word) or the GIN index (a rare one) finds a page sooner, and a
+    // generic plan would also call `gate_search_word` for every row.
     conn.batch("SET LOCAL plan_cache_mode = force_custom_plan")?;
     let words = query_words(&search.text);
     let mut found = page(conn, search, &words)?;
