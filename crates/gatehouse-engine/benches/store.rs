@@ -110,7 +110,7 @@ impl RunsWithGates {
                 });
             }
         });
-        let path = filler.store().path().to_owned();
+        let path = filler.store().path().expect("the benchmark store is a SQLite file").to_owned();
         drop(filler);
         let engine = Engine::open(path, EngineConfig::default()).expect("reopen");
         Self { engine, runs, _dir: dir }

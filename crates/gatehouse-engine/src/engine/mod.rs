@@ -98,7 +98,7 @@ impl Engine<AnyStore> {
         let redactor = Redactor::new(&config.redaction)?;
         let store = match database {
             Database::Sqlite(path) => AnyStore::Sqlite(SqliteStore::open(path, config.store)?),
-            Database::Postgres(url) => AnyStore::Postgres(PgStore::connect(url, config.postgres)?),
+            Database::Postgres(url) => AnyStore::Postgres(Box::new(PgStore::connect(url, config.postgres)?)),
         };
         Ok(Self::with_store(store, clock, redactor))
     }

@@ -235,7 +235,7 @@ pub enum AnyStore {
     /// A SQLite file.
     Sqlite(SqliteStore),
     /// A PostgreSQL database.
-    Postgres(PgStore),
+    Postgres(Box<PgStore>),
 }
 
 impl AnyStore {

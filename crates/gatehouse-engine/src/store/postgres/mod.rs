@@ -278,10 +278,13 @@ impl Publisher {
 
 type Finish = Box<dyn FnOnce(std::result::Result<(), String>) + Send>;
 
+/// A job's work inside the group's transaction; it returns what to do once the group commits.
+type Work = Box<dyn FnOnce(&mut PgDb<'_, &mut WriteState>) -> Finish + Send>;
+
 /// An operation queued for the writer: run it inside the group's
 /// transaction (its reply is sent once the group has committed), or abort it.
 struct Job {
-    run: Box<dyn FnOnce(&mut PgDb<'_, &mut WriteState>) -> Finish + Send>,
+    run: Work,
     abort: Box<dyn FnOnce(String) + Send>,
 }
 
