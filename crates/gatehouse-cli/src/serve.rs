@@ -115,7 +115,7 @@ where
     announce_admin_token(engine, db)?;
     let url = server.url();
     outln!("Gatehouse listening on {url}");
-    tracing::info!(%url, db = %db.display(), "serving; Ctrl-C or SIGTERM stops");
+    tracing::info!(%url, database = %engine.store().description(), "serving; Ctrl-C or SIGTERM stops");
 
     let stop = AtomicBool::new(false);
     let live = Live {
@@ -194,7 +194,10 @@ fn announce_admin_token(engine: &Engine, db: &Path) -> Result<()> {
             .create_token("admin", TokenRole::Admin, "gatehouse serve")
             .context("cannot create the first admin token")?;
         let replaced = path.exists();
-        if let Err(e) = write_secret(&path, &secret) {
+        // On PostgreSQL the file's directory (in the data directory) may not exist yet.
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+        let written = dir.map_or(Ok(()), std::fs::create_dir_all).and_then(|()| write_secret(&path, &secret));
+        if let Err(e) = written {
             // A token nobody can read is useless; take it back so the next start tries again.
             let _ = engine.revoke_token(&token.id, "gatehouse serve");
             return Err(e).with_context(|| {
