@@ -27,6 +27,13 @@ impl<S: Store> Engine<S> {
     /// ```
     pub fn search_gates(&self, search: &GateSearch) -> Result<SearchResults> {
         check(search)?;
+        // No stored name holds a NUL (PostgreSQL's text cannot), so such a
+        // filter matches nothing, on either backend, before the index sees it.
+        let filters =
+            [search.agent.as_deref(), search.decided_by.as_deref(), search.run_id.as_ref().map(|r| r.as_str())];
+        if filters.into_iter().flatten().any(|f| f.contains('\0')) {
+            return Ok(SearchResults { hits: Vec::new(), more: false });
+        }
         self.store().read(|r| r.search_gates(search))
     }
 }

@@ -71,11 +71,6 @@ fn tsquery(words: &[(&str, bool)], op: &str, params: &mut Params) -> Option<Stri
 
 /// Runs `search`.
 pub(super) fn search_gates(conn: &Conn, search: &GateSearch) -> Result<SearchResults> {
-    // PostgreSQL's text holds no NUL, so a filter naming one matches nothing.
-    let filters = [search.agent.as_deref(), search.decided_by.as_deref(), search.run_id.as_ref().map(|r| r.as_str())];
-    if filters.into_iter().flatten().any(|f| f.contains('\0')) {
-        return Ok(SearchResults { hits: Vec::new(), more: false });
-    }
     // Each query is planned for its own values (in this transaction only):
     // only the words tell whether walking gates newest first (a common
     // word) or the GIN index (a rare one) finds a page sooner, and a
