@@ -27,7 +27,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use futures_util::StreamExt;
+use futures_util::{FutureExt, StreamExt};
 use tokio::sync::broadcast;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{AsyncMessage, Config, NoTls, Row, Statement};
@@ -136,6 +136,28 @@ impl Conn {
         Ok(futures_executor::block_on(self.client.batch_execute(sql))?)
     }
 
+    /// Sends statements without parameters and does not wait for them: the
+    /// connection runs requests in order, so the next one sent runs after
+    /// them, and their replies are read and dropped. For transaction
+    /// control whose failure the next statement would show anyway (a read's
+    /// `BEGIN`, a read-only `COMMIT`): it saves a round trip each.
+    fn send(&self, sql: &str) {
+        // The request leaves on the future's first poll; the rest is waiting.
+        let _ = self.client.batch_execute(sql).now_or_never();
+    }
+
+    /// The rows, as text, of statements without parameters sent as one request.
+    fn simple(&self, sql: &str) -> Result<Vec<tokio_postgres::SimpleQueryRow>> {
+        let messages = futures_executor::block_on(self.client.simple_query(sql))?;
+        Ok(messages
+            .into_iter()
+            .filter_map(|m| match m {
+                tokio_postgres::SimpleQueryMessage::Row(row) => Some(row),
+                _ => None,
+            })
+            .collect())
+    }
+
     fn is_closed(&self) -> bool {
         self.client.is_closed()
     }
@@ -143,8 +165,9 @@ impl Conn {
 
 /// What the listener thread is told.
 enum Signal {
-    /// A notification arrived on the channel.
-    Notified,
+    /// A notification arrived on the channel, naming the last event its
+    /// commit appended (`None` if the payload is not a number).
+    Notified(Option<u64>),
     /// The listening connection ended.
     Closed,
     /// The store is closing.
@@ -170,9 +193,9 @@ impl Target {
                 let mut messages = futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
                 while let Some(message) = messages.next().await {
                     match message {
-                        Ok(AsyncMessage::Notification(_)) => {
+                        Ok(AsyncMessage::Notification(note)) => {
                             if let Some(signals) = &signals {
-                                let _ = signals.send(Signal::Notified);
+                                let _ = signals.send(Signal::Notified(note.payload().parse().ok()));
                             }
                         }
                         Ok(_) => {}
@@ -216,6 +239,11 @@ impl Target {
 /// `name` as a quoted identifier.
 fn quote_ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// `text` as a string literal (standard-conforming strings, PostgreSQL's default since 9.1).
+fn quote_literal(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
 }
 
 /// Publishes committed events to this instance's subscribers, in order and
@@ -267,6 +295,14 @@ impl Publisher {
             }
         }
         Ok(())
+    }
+
+    /// Whether events up to `seq` may not all be published yet (`None`: unknown).
+    fn is_behind(&self, seq: Option<u64>) -> bool {
+        match (seq, self.lock()) {
+            (Some(seq), Ok(published)) => *published < seq,
+            _ => true,
+        }
     }
 
     /// Publishes whatever the log holds that is not published yet.
@@ -439,20 +475,29 @@ fn listen(
             std::thread::sleep(Duration::from_millis(500));
             continue;
         }
+        // Read the log first: anything committed before LISTEN took effect.
+        let mut due = true;
         loop {
-            // Read the log first: anything committed before LISTEN took effect.
-            if let Err(e) = publisher.catch_up(&conn) {
-                tracing::warn!(error = %e, "the event listener cannot read the log");
+            if due {
+                if let Err(e) = publisher.catch_up(&conn) {
+                    tracing::warn!(error = %e, "the event listener cannot read the log");
+                }
             }
             match listened.recv_timeout(LISTEN_POLL) {
-                Ok(Signal::Notified) | Err(RecvTimeoutError::Timeout) => {
+                Ok(Signal::Notified(seq)) => {
                     // One read covers every notification already queued.
+                    let mut newest = seq;
                     while let Ok(signal) = listened.try_recv() {
-                        if matches!(signal, Signal::Stop) {
-                            return;
+                        match signal {
+                            Signal::Notified(seq) => newest = newest.zip(seq).map(|(a, b)| a.max(b)),
+                            Signal::Closed => {} // seen below
+                            Signal::Stop => return,
                         }
                     }
+                    // This instance's own commits are published already: no read.
+                    due = publisher.is_behind(newest);
                 }
+                Err(RecvTimeoutError::Timeout) => due = true,
                 Ok(Signal::Closed) => break,
                 Ok(Signal::Stop) | Err(RecvTimeoutError::Disconnected) => return,
             }
@@ -497,13 +542,20 @@ impl Writer {
         }
     }
 
-    /// Runs one group of jobs in one transaction.
+    /// Runs one group of jobs in one transaction: one request begins it
+    /// (the chain's lock, the chain's head, the first job's savepoint), one
+    /// between jobs, one ends it (the notification and the commit).
     fn group(&mut self, batch: Vec<Job>) {
+        let begin = format!(
+            "BEGIN; SELECT pg_advisory_xact_lock({}, {}); {}; SAVEPOINT job",
+            self.lock.0,
+            self.lock.1,
+            queries::CHAIN_HEAD_TEXT
+        );
         let begun = self
             .conn
-            .batch("BEGIN")
-            .and_then(|()| self.conn.execute("SELECT pg_advisory_xact_lock($1, $2)", &[&self.lock.0, &self.lock.1]))
-            .and_then(|_| queries::chain_head(&self.conn));
+            .simple(&begin)
+            .and_then(|rows| queries::chain_head_of_text(rows.iter().rfind(|row| row.len() == 2)));
         let head = match begun {
             Ok(head) => head,
             Err(e) => {
@@ -518,17 +570,20 @@ impl Writer {
         let mut finishes = Vec::with_capacity(batch.len());
         {
             let mut db = PgDb { conn: &self.conn, state: &mut state };
-            for job in batch {
+            for (i, job) in batch.into_iter().enumerate() {
+                if i > 0 {
+                    // A failed job rolled back to its savepoint, which stays; either way start afresh.
+                    // If this fails, so do the next statements and the commit, and every job hears it.
+                    let _ = db.conn.batch("RELEASE job; SAVEPOINT job");
+                }
                 finishes.push((job.run)(&mut db));
             }
         }
-        let notified = match state.events.last() {
-            Some(last) => {
-                self.conn.execute("SELECT pg_notify($1, $2)", &[&self.channel, &last.seq.to_string()]).map(|_| ())
-            }
-            None => Ok(()),
+        let end = match state.events.last() {
+            Some(last) => format!("SELECT pg_notify({}, '{}'); COMMIT", quote_literal(&self.channel), last.seq),
+            None => "COMMIT".to_owned(),
         };
-        match notified.and_then(|()| self.conn.batch("COMMIT")) {
+        match self.conn.batch(&end) {
             Ok(()) => {
                 if let Err(e) = self.publisher.committed(&self.conn, state.events) {
                     // Subscribers catch up from the log; the commit stands.
@@ -548,21 +603,17 @@ impl Writer {
     }
 }
 
-/// Runs one job under a savepoint so its failure undoes only its own work,
-/// including the events it appended to the chain.
+/// Runs one job under the savepoint `job` (the group set it) so its
+/// failure undoes only its own work, including the events it appended.
 fn in_savepoint<T>(db: &mut PgDb<'_, &mut WriteState>, op: impl FnOnce(&mut dyn WriteTx) -> Result<T>) -> Result<T> {
     let head = db.state.head;
     let published = db.state.events.len();
-    db.conn.batch("SAVEPOINT job")?;
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| op(db)))
         .unwrap_or_else(|_| Err(EngineError::Storage("an engine operation panicked".into())));
-    match &result {
-        Ok(_) => db.conn.batch("RELEASE job")?,
-        Err(_) => {
-            db.conn.batch("ROLLBACK TO job; RELEASE job")?;
-            db.state.head = head;
-            db.state.events.truncate(published);
-        }
+    if result.is_err() {
+        db.conn.batch("ROLLBACK TO job")?;
+        db.state.head = head;
+        db.state.events.truncate(published);
     }
     result
 }
@@ -600,10 +651,12 @@ impl Store for PgStore {
         F: FnOnce(&dyn ReadTx) -> Result<T>,
     {
         let conn = self.reader()?;
-        conn.batch("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")?;
+        // Sent ahead of the closure's first statement, in the same round trip.
+        conn.send("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
         let result = op(&PgDb { conn: &conn, state: () });
-        let end = conn.batch(if result.is_ok() { "COMMIT" } else { "ROLLBACK" });
-        if end.is_ok() {
+        // Ends before the connection's next use begins: requests run in order.
+        conn.send(if result.is_ok() { "COMMIT" } else { "ROLLBACK" });
+        if !conn.is_closed() {
             if let Ok(mut pool) = self.readers.lock() {
                 if pool.len() < IDLE_READERS {
                     pool.push(conn);
