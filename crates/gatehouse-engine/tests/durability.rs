@@ -163,3 +163,61 @@ fn two_processes_sharing_a_file_continue_one_chain_and_see_each_others_events() 
     let report = server.verify_audit().unwrap();
     assert!(report.is_intact(), "{:?}", report.problems);
 }
+
+#[test]
+fn a_failed_write_in_a_group_undoes_only_its_own_work() {
+    // Writes queued together commit as one group; a write that fails after
+    // storing rows and appending events must leave nothing, and its
+    // neighbours everything, on either backend and through either instance.
+    use gatehouse_engine::{EventBody, RunStatus, Store};
+    let f = Fixture::new();
+    let run = f.run("agent");
+    let instances = [f.engine.clone(), f.open_again()];
+    let barrier = Arc::new(Barrier::new(48));
+    let handles: Vec<_> = (0..48)
+        .map(|i| {
+            let (engine, run_id, barrier) = (instances[i % 2].clone(), run.id.clone(), Arc::clone(&barrier));
+            std::thread::spawn(move || {
+                barrier.wait();
+                engine.store().write(move |tx| {
+                    tx.put_context(&run_id, &format!("key-{i}"), Some(&serde_json::json!(i)))?;
+                    tx.append_event(EventBody {
+                        at: chrono::Utc::now(),
+                        run_id: Some(run_id.clone()),
+                        session_id: None,
+                        user_id: None,
+                        actor: format!("writer-{i}"),
+                        kind: EventKind::RunStatusChanged {
+                            from: RunStatus::Active,
+                            to: RunStatus::Active,
+                            reason: None,
+                        },
+                    })?;
+                    if i % 3 == 0 {
+                        return Err(EngineError::invalid("write", format!("writer {i} gives up")));
+                    }
+                    Ok(())
+                })
+            })
+        })
+        .collect();
+    for (i, handle) in handles.into_iter().enumerate() {
+        let result = handle.join().expect("thread");
+        assert_eq!(result.is_err(), i % 3 == 0, "writer {i}: {result:?}");
+    }
+
+    let kept: Vec<usize> = (0..48).filter(|i| i % 3 != 0).collect();
+    for engine in &instances {
+        let context = engine.context(&run.id).unwrap();
+        let keys: Vec<usize> = (0..48).filter(|i| context.contains_key(&format!("key-{i}"))).collect();
+        assert_eq!(keys, kept, "only the successful writers' context keys are stored");
+        let events = engine.events_after(0, &Default::default(), 1000).unwrap();
+        let mut writers: Vec<usize> =
+            events.iter().filter_map(|e| e.body.actor.strip_prefix("writer-")?.parse().ok()).collect();
+        writers.sort();
+        assert_eq!(writers, kept, "only the successful writers' events are logged");
+        let seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
+        assert_eq!(seqs, (1..=events.len() as u64).collect::<Vec<_>>(), "gap-free");
+        assert!(engine.verify_audit().unwrap().is_intact());
+    }
+}
