@@ -65,8 +65,11 @@ impl Default for PgOptions {
 /// The first key of Gatehouse's advisory locks; the second is the schema's hash.
 const LOCK_CHAIN: i32 = 0x4761_7465; // "Gate"
 const LOCK_MIGRATE: i32 = 0x4761_7466;
-/// Idle read connections kept for reuse.
-const IDLE_READERS: usize = 8;
+/// Idle read connections kept for reuse. With 8, 32 busy agents made the
+/// server open about 45 connections a second (a process each on the
+/// database server); a team's database must allow this many, plus the
+/// writer and the listener, per instance.
+const IDLE_READERS: usize = 16;
 /// How long the writer keeps trying to reconnect before failing a group.
 const RECONNECT_FOR: Duration = Duration::from_secs(10);
 /// How often an idle listener reads the log anyway (a notification lost
@@ -90,6 +93,17 @@ impl From<tokio_postgres::Error> for EngineError {
 pub(crate) struct Conn {
     client: tokio_postgres::Client,
     statements: RefCell<HashMap<String, Statement>>,
+    driver: Driver,
+}
+
+/// What moves a connection's bytes while its thread waits for a reply.
+enum Driver {
+    /// The store's runtime thread; the caller waits with a plain executor.
+    Shared,
+    /// The waiting thread itself, on a runtime of the connection's own: no
+    /// hand-off between threads per statement. The writer's, whose
+    /// statements run one after another and bound how fast groups commit.
+    Own(tokio::runtime::Runtime),
 }
 
 /// Prepared statements kept per connection; dynamic listings make a few
@@ -97,11 +111,19 @@ pub(crate) struct Conn {
 const STATEMENT_CACHE: usize = 256;
 
 impl Conn {
+    /// Waits for `future`, driving the connection as its [`Driver`] says.
+    fn wait<F: std::future::Future>(&self, future: F) -> F::Output {
+        match &self.driver {
+            Driver::Shared => futures_executor::block_on(future),
+            Driver::Own(runtime) => runtime.block_on(future),
+        }
+    }
+
     fn statement(&self, sql: &str) -> std::result::Result<Statement, tokio_postgres::Error> {
         if let Some(statement) = self.statements.borrow().get(sql) {
             return Ok(statement.clone());
         }
-        let statement = futures_executor::block_on(self.client.prepare(sql))?;
+        let statement = self.wait(self.client.prepare(sql))?;
         let mut cache = self.statements.borrow_mut();
         if cache.len() >= STATEMENT_CACHE {
             cache.clear();
@@ -113,7 +135,7 @@ impl Conn {
     /// The rows `sql` returns.
     pub(crate) fn query(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>> {
         let statement = self.statement(sql)?;
-        Ok(futures_executor::block_on(self.client.query(&statement, params))?)
+        Ok(self.wait(self.client.query(&statement, params))?)
     }
 
     /// How many rows `sql` changed.
@@ -128,27 +150,29 @@ impl Conn {
         params: &[&(dyn ToSql + Sync)],
     ) -> std::result::Result<u64, tokio_postgres::Error> {
         let statement = self.statement(sql)?;
-        futures_executor::block_on(self.client.execute(&statement, params))
+        self.wait(self.client.execute(&statement, params))
     }
 
     /// Runs statements without parameters (transaction control, DDL).
     pub(crate) fn batch(&self, sql: &str) -> Result<()> {
-        Ok(futures_executor::block_on(self.client.batch_execute(sql))?)
+        Ok(self.wait(self.client.batch_execute(sql))?)
     }
 
     /// Sends statements without parameters and does not wait for them: the
     /// connection runs requests in order, so the next one sent runs after
     /// them, and their replies are read and dropped. For transaction
     /// control whose failure the next statement would show anyway (a read's
-    /// `BEGIN`, a read-only `COMMIT`): it saves a round trip each.
+    /// `BEGIN`, a read-only `COMMIT`): it saves a round trip each. Only on a
+    /// shared driver, which writes the request at once.
     fn send(&self, sql: &str) {
+        debug_assert!(matches!(self.driver, Driver::Shared));
         // The request leaves on the future's first poll; the rest is waiting.
         let _ = self.client.batch_execute(sql).now_or_never();
     }
 
     /// The rows, as text, of statements without parameters sent as one request.
     fn simple(&self, sql: &str) -> Result<Vec<tokio_postgres::SimpleQueryRow>> {
-        let messages = futures_executor::block_on(self.client.simple_query(sql))?;
+        let messages = self.wait(self.client.simple_query(sql))?;
         Ok(messages
             .into_iter()
             .filter_map(|m| match m {
@@ -213,18 +237,42 @@ impl Target {
         });
         let client = futures_executor::block_on(task)
             .map_err(|e| EngineError::Storage(format!("the PostgreSQL connection task failed: {e}")))??;
-        let conn = Conn { client, statements: RefCell::new(HashMap::new()) };
+        self.prepared(Conn { client, statements: RefCell::new(HashMap::new()), driver: Driver::Shared })
+    }
+
+    /// A new connection driven by the thread that uses it ([`Driver::Own`]).
+    fn connect_own(&self) -> Result<Conn> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| EngineError::Storage(format!("cannot start a PostgreSQL connection's runtime: {e}")))?;
+        let config = self.config.clone();
+        let client = runtime.block_on(async move {
+            let (client, connection) = config.connect(NoTls).await?;
+            tokio::spawn(async move {
+                if let Err(e) = connection.await {
+                    tracing::warn!(error = %describe(&e), "a PostgreSQL connection failed");
+                }
+            });
+            Ok::<_, tokio_postgres::Error>(client)
+        })?;
+        self.prepared(Conn { client, statements: RefCell::new(HashMap::new()), driver: Driver::Own(runtime) })
+    }
+
+    /// `conn` in the chosen schema.
+    fn prepared(&self, conn: Conn) -> Result<Conn> {
         if let Some(path) = &self.search_path {
             conn.batch(&format!("SET search_path TO {path}"))?;
         }
         Ok(conn)
     }
 
-    /// Connects, retrying for up to [`RECONNECT_FOR`] (the database restarting).
-    fn reconnect(&self, signals: Option<Sender<Signal>>) -> Result<Conn> {
+    /// Connects as [`Target::connect_own`], retrying for up to
+    /// [`RECONNECT_FOR`] (the database restarting).
+    fn reconnect_own(&self) -> Result<Conn> {
         let deadline = std::time::Instant::now() + RECONNECT_FOR;
         loop {
-            match self.connect(signals.clone()) {
+            match self.connect_own() {
                 Ok(conn) => return Ok(conn),
                 Err(e) if std::time::Instant::now() >= deadline => return Err(e),
                 Err(e) => {
@@ -389,12 +437,29 @@ impl PgStore {
         let (jobs, queue) = mpsc::channel::<Job>();
         let writer = {
             let target = target.clone();
-            let writer = Writer { target, conn: first, lock: (LOCK_CHAIN, schema_key), channel, publisher };
             let max_batch = options.max_batch.max(1);
-            std::thread::Builder::new()
+            // The writer's connection is made on its thread, which drives it
+            // (a runtime may not start inside the caller's, if it has one).
+            let (started, start) = mpsc::sync_channel(1);
+            let thread = std::thread::Builder::new()
                 .name("gatehouse-writer".into())
-                .spawn(move || writer.run(queue, max_batch))
-                .map_err(|e| EngineError::Storage(format!("cannot start the writer thread: {e}")))?
+                .spawn(move || match target.connect_own() {
+                    Ok(conn) => {
+                        let _ = started.send(Ok(()));
+                        Writer { target, conn, lock: (LOCK_CHAIN, schema_key), channel, publisher }
+                            .run(queue, max_batch)
+                    }
+                    Err(e) => {
+                        let _ = started.send(Err(e));
+                    }
+                })
+                .map_err(|e| EngineError::Storage(format!("cannot start the writer thread: {e}")))?;
+            let ready = start.recv().map_err(|_| EngineError::Storage("the writer thread ended at start".into()));
+            if let Err(e) = ready.and_then(|started| started) {
+                let _ = signals.send(Signal::Stop);
+                return Err(e);
+            }
+            thread
         };
         Ok(Self {
             target,
@@ -402,7 +467,7 @@ impl PgStore {
             jobs: Some(jobs),
             writer: Some(writer),
             listener: Some((signals, listener)),
-            readers: Mutex::new(Vec::new()),
+            readers: Mutex::new(vec![first]),
             bus,
             runtime: Some(runtime),
         })
@@ -528,7 +593,7 @@ impl Writer {
                 }
             }
             if self.conn.is_closed() {
-                match self.target.reconnect(None) {
+                match self.target.reconnect_own() {
                     Ok(conn) => self.conn = conn,
                     Err(e) => {
                         for job in batch {
