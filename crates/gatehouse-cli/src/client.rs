@@ -33,6 +33,20 @@ pub struct ClientArgs {
     /// database, written by `gatehouse serve` on its first start]
     #[arg(long, global = true, env = "GATEHOUSE_TOKEN", hide_env_values = true, value_name = "TOKEN")]
     pub token: Option<String>,
+    /// Also trust the certificate authorities in this PEM file for an https:// server (a team
+    /// server whose certificate a private CA signed), beside the built-in ones.
+    #[arg(long, global = true, env = "GATEHOUSE_CA_CERT", value_name = "PEM")]
+    pub ca_cert: Option<PathBuf>,
+}
+
+/// The certificate authorities in the PEM file at `path` (`--ca-cert`).
+pub fn ca_certificates(path: Option<&Path>) -> Result<Vec<reqwest::Certificate>> {
+    let Some(path) = path else { return Ok(Vec::new()) };
+    let pem = std::fs::read(path).with_context(|| format!("cannot read --ca-cert {}", path.display()))?;
+    let roots = reqwest::Certificate::from_pem_bundle(&pem)
+        .with_context(|| format!("--ca-cert {} is not a PEM certificate file", path.display()))?;
+    ensure!(!roots.is_empty(), "--ca-cert {} holds no PEM certificate", path.display());
+    Ok(roots)
 }
 
 /// The admin-token file beside the database at `db`.
@@ -92,10 +106,13 @@ impl Api {
             Some(token) => token.to_owned(),
             None => read_token_file(db)?,
         };
-        let http = Client::builder()
+        let builder = Client::builder()
             .connect_timeout(Duration::from_secs(5))
             .timeout(REQUEST_TIMEOUT)
-            .user_agent(concat!("gatehouse-cli/", env!("CARGO_PKG_VERSION")))
+            .user_agent(concat!("gatehouse-cli/", env!("CARGO_PKG_VERSION")));
+        let http = ca_certificates(args.ca_cert.as_deref())?
+            .into_iter()
+            .fold(builder, |b, root| b.add_root_certificate(root))
             .build()
             .context("cannot set up the HTTP client")?;
         Ok(Self { http, base, token })
@@ -145,6 +162,12 @@ impl Api {
     fn transport(&self, e: reqwest::Error) -> anyhow::Error {
         let what = if e.is_timeout() {
             format!("the Gatehouse server at {} did not answer in time; is it overloaded or stuck?", self.server())
+        } else if is_certificate_problem(&e) {
+            format!(
+                "the Gatehouse server at {} showed a certificate this computer does not trust; if a private CA \
+                 signed it, pass that CA with --ca-cert PEM (or GATEHOUSE_CA_CERT)",
+                self.server()
+            )
         } else if e.is_connect() {
             format!(
                 "cannot reach the Gatehouse server at {}; start it with `gatehouse serve`, \
@@ -156,6 +179,18 @@ impl Api {
         };
         anyhow::Error::new(e).context(what)
     }
+}
+
+/// Whether the TLS handshake refused the server's certificate (rustls says so in its message).
+fn is_certificate_problem(e: &reqwest::Error) -> bool {
+    let mut source: Option<&dyn std::error::Error> = Some(e);
+    while let Some(error) = source {
+        if error.to_string().contains("certificate") {
+            return true;
+        }
+        source = error.source();
+    }
+    false
 }
 
 fn failure(status: StatusCode, body: &str) -> ApiFailure {

@@ -12,7 +12,7 @@ use clap::Args;
 use gatehouse_engine::RunId;
 use gatehouse_mcp::{HttpBackend, McpOptions};
 
-use crate::client::{parse_url, DEFAULT_URL};
+use crate::client::{ca_certificates, parse_url, DEFAULT_URL};
 
 /// Arguments of `mcp`.
 #[derive(Debug, Args)]
@@ -23,6 +23,9 @@ pub struct McpArgs {
     /// The agent's API token, sent as `Authorization: Bearer` (`gatehouse token create --role agent`).
     #[arg(long, env = "GATEHOUSE_TOKEN", hide_env_values = true, value_name = "TOKEN")]
     pub token: Option<String>,
+    /// Also trust the certificate authorities in this PEM file for an https:// server.
+    #[arg(long, env = "GATEHOUSE_CA_CERT", value_name = "PEM")]
+    pub ca_cert: Option<std::path::PathBuf>,
     /// Ask in this run instead of starting one for the session (named after the MCP client).
     #[arg(long, value_name = "RUN_ID")]
     pub run: Option<String>,
@@ -48,7 +51,8 @@ pub fn mcp(args: &McpArgs) -> Result<()> {
         );
     };
     let base = parse_url(&args.url)?;
-    let backend = HttpBackend::new(base, token).map_err(|e| anyhow::anyhow!(e.message))?;
+    let roots = ca_certificates(args.ca_cert.as_deref())?;
+    let backend = HttpBackend::trusting(base, token, roots).map_err(|e| anyhow::anyhow!(e.message))?;
     let options = McpOptions {
         progress_every: Duration::from_secs_f64(args.progress_every),
         run: args.run.as_deref().map(str::trim).filter(|r| !r.is_empty()).map(RunId::from_string),

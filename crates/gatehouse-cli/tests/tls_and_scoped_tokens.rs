@@ -27,12 +27,10 @@ fn fixture(name: &str) -> String {
     dir.join(name).to_str().expect("utf-8 path").to_owned()
 }
 
-#[test]
-fn serve_with_a_certificate_listens_on_https_only() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("g.db");
+/// `gatehouse serve` on HTTPS with the test certificate, and its URL.
+fn serve_https(db: &Path) -> (std::process::Child, String) {
     let (cert, key) = (fixture("server.pem"), fixture("server-key.pem"));
-    let mut child = gatehouse(&db)
+    let mut child = gatehouse(db)
         .args(["serve", "--bind", "127.0.0.1:0", "--tls-cert", &cert, "--tls-key", &key])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -49,6 +47,14 @@ fn serve_with_a_certificate_listens_on_https_only() {
             break url.to_owned();
         }
     };
+    (child, url)
+}
+
+#[test]
+fn serve_with_a_certificate_listens_on_https_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("g.db");
+    let (mut child, url) = serve_https(&db);
     assert!(url.starts_with("https://127.0.0.1:"), "{url}");
 
     let admin = std::fs::read_to_string(dir.path().join("admin-token")).unwrap();
@@ -58,6 +64,43 @@ fn serve_with_a_certificate_listens_on_https_only() {
     assert_eq!(me.status(), 200);
     let plain = reqwest::blocking::get(url.replace("https://", "http://") + "/api/hitl/whoami");
     assert!(plain.is_err(), "plain HTTP got an answer: {plain:?}");
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+#[test]
+fn client_commands_reach_an_https_server_trusting_the_ca_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("g.db");
+    let (mut child, url) = serve_https(&db);
+    let list = |extra: &[&str]| {
+        let mut args = vec!["gates", "list", "--url", url.as_str()];
+        args.extend_from_slice(extra);
+        run(&db, &args)
+    };
+
+    // The test CA is not among the built-in roots: refused, and told why.
+    let untrusted = list(&[]);
+    assert!(!untrusted.status.success());
+    let message = text(&untrusted.stderr);
+    assert!(message.contains("certificate") && message.contains("--ca-cert"), "{message}");
+
+    let ca = fixture("ca.pem");
+    let trusted = list(&["--ca-cert", &ca]);
+    assert!(trusted.status.success(), "{}", text(&trusted.stderr));
+    let by_env = gatehouse(&db).args(["gates", "list", "--url", &url]).env("GATEHOUSE_CA_CERT", &ca).output().unwrap();
+    assert!(by_env.status.success(), "{}", text(&by_env.stderr));
+
+    // Files it cannot use are named.
+    let missing = dir.path().join("missing.pem");
+    let not_pem = dir.path().join("not.pem");
+    std::fs::write(&not_pem, "hello").unwrap();
+    for bad in [&missing, &not_pem] {
+        let out = list(&["--ca-cert", bad.to_str().unwrap()]);
+        assert!(!out.status.success());
+        let message = text(&out.stderr);
+        assert!(message.contains(bad.to_str().unwrap()), "{message}");
+    }
     child.kill().unwrap();
     child.wait().unwrap();
 }

@@ -30,9 +30,22 @@ pub struct HttpBackend {
 impl HttpBackend {
     /// A backend for the server at `base` (e.g. `http://127.0.0.1:7777`) calling with `token`.
     pub fn new(base: Url, token: impl Into<String>) -> Result<Self, BackendError> {
-        let http = Client::builder()
+        Self::trusting(base, token, Vec::new())
+    }
+
+    /// As [`HttpBackend::new`], also trusting `roots` (certificate
+    /// authorities) for an HTTPS server, beside the built-in ones.
+    pub fn trusting(
+        base: Url,
+        token: impl Into<String>,
+        roots: Vec<reqwest::Certificate>,
+    ) -> Result<Self, BackendError> {
+        let builder = Client::builder()
             .connect_timeout(Duration::from_secs(5))
-            .user_agent(concat!("gatehouse-mcp/", env!("CARGO_PKG_VERSION")))
+            .user_agent(concat!("gatehouse-mcp/", env!("CARGO_PKG_VERSION")));
+        let http = roots
+            .into_iter()
+            .fold(builder, |b, root| b.add_root_certificate(root))
             .build()
             .map_err(|e| BackendError::new(Failure::Internal, format!("cannot set up the HTTP client: {e}")))?;
         Ok(Self { http, base, token: token.into() })
