@@ -14,6 +14,7 @@ mod alerts;
 mod backend;
 mod connection;
 mod events;
+mod memory;
 mod tray;
 mod window;
 
@@ -48,6 +49,7 @@ struct Cli {
 
 fn main() -> ExitCode {
     let started = Instant::now();
+    memory::tune();
     let filter = tracing_subscriber::EnvFilter::try_from_env("GATEHOUSE_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();

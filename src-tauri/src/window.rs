@@ -25,6 +25,7 @@ pub fn open<R: Runtime>(app: &AppHandle<R>, url: &str, server: &str, started: In
         .on_page_load(move |_, payload| {
             if payload.event() == PageLoadEvent::Finished {
                 tracing::info!(ms = started.elapsed().as_millis() as u64, "the window's page has loaded");
+                crate::memory::trim_after_load();
             }
         })
         .build()
