@@ -20,6 +20,8 @@ use crate::state::{AppState, ServerConfig};
 /// The authenticated caller.
 #[derive(Debug, Clone)]
 pub struct Caller {
+    /// The token's id (its revocation ends the caller's event streams).
+    pub token_id: String,
     /// The token's identity.
     pub name: String,
     /// What it may do.
@@ -270,7 +272,13 @@ pub async fn require_token(State(state): State<AppState>, mut req: Request, next
     };
     let token =
         state.authenticate(&secret).await?.ok_or_else(|| ApiError::unauthorized("this token is unknown or revoked"))?;
-    req.extensions_mut().insert(Caller { name: token.name, role: token.role, teams: token.teams, scope: token.scope });
+    req.extensions_mut().insert(Caller {
+        token_id: token.id,
+        name: token.name,
+        role: token.role,
+        teams: token.teams,
+        scope: token.scope,
+    });
     Ok(next.run(req).await)
 }
 

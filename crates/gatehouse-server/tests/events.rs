@@ -243,3 +243,48 @@ async fn a_subscriber_behind_the_live_buffer_catches_up_from_the_log() {
     assert_eq!(ids, (1..=head).collect::<Vec<_>>());
     server.abort();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn revoking_a_token_ends_its_event_streams_and_no_one_elses() {
+    let s = TestServer::start().await;
+    let e = engine(&s);
+    let run = new_run(&e, "deployer", None).await;
+    let mut bob = Sse::open(&s.http, s.url("/events"), &s.reviewer2, None).await.unwrap();
+    let mut alice = Sse::open(&s.http, s.url("/events"), &s.reviewer, None).await.unwrap();
+    let mut bob_on_run = Sse::open(&s.http, s.url(&format!("/events?run_id={run}")), &s.reviewer2, None).await.unwrap();
+    for sse in [&mut bob, &mut alice, &mut bob_on_run] {
+        assert!(sse.next(Duration::from_secs(5)).await.is_some(), "the backlog: the run's creation");
+        while sse.next(Duration::from_millis(200)).await.is_some() {}
+    }
+
+    let (status, body) = s.call(reqwest::Method::DELETE, "/tokens/bob", &s.admin, None).await;
+    assert_eq!(status, 200, "{body}");
+    // Both of bob's streams end, the one filtered to a run too.
+    for sse in [&mut bob, &mut bob_on_run] {
+        let ended = tokio::time::timeout(Duration::from_secs(5), async {
+            loop {
+                match sse.resp.chunk().await {
+                    Ok(Some(_)) => continue,
+                    other => break other.map(|c| c.is_none()),
+                }
+            }
+        })
+        .await;
+        assert!(matches!(ended, Ok(Ok(true))), "the revoked token's stream did not end: {ended:?}");
+    }
+    // Alice's carries on, with the revocation in it.
+    let msg = alice.next(Duration::from_secs(5)).await.expect("alice's stream carries on");
+    assert_eq!(msg.event, "token_revoked", "{msg:?}");
+    open_gates(&e, &run, 1, Duration::ZERO).await;
+    let mut after = Vec::new();
+    while let Some(msg) = alice.next(Duration::from_secs(5)).await {
+        after.push(msg.event);
+        if after.last().is_some_and(|e| e == "gate_opened") {
+            break;
+        }
+    }
+    assert!(after.contains(&"gate_opened".to_owned()), "and gets what follows: {after:?}");
+    // Coming back with the revoked token is refused.
+    let refused = Sse::open(&s.http, s.url("/events"), &s.reviewer2, None).await.err().expect("refused");
+    assert_eq!(refused.0, 401, "{refused:?}");
+}

@@ -90,3 +90,34 @@ async fn each_instance_streams_every_event_whoever_wrote_it() {
         ]
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn revoking_a_token_on_one_instance_ends_its_streams_on_the_other() {
+    let a = TestServer::start_postgres().await;
+    let b = a.another_instance().await;
+    let mut bob = Sse::open(&b.http, b.url("/events"), &b.reviewer2, None).await.unwrap();
+    while bob.next(Duration::from_millis(200)).await.is_some() {}
+
+    let (status, body) = a.call(reqwest::Method::DELETE, "/tokens/bob", &a.admin, None).await;
+    assert_eq!(status, 200, "{body}");
+    let ended = tokio::time::timeout(Duration::from_secs(5), async {
+        loop {
+            match bob.resp.chunk().await {
+                Ok(Some(_)) => continue,
+                other => break other.map(|c| c.is_none()),
+            }
+        }
+    })
+    .await;
+    assert!(matches!(ended, Ok(Ok(true))), "bob's stream on the other instance did not end: {ended:?}");
+    // B's cache of good tokens lasts seconds; after it, B refuses the token too.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let (status, _) = b.get("/whoami", &b.reviewer2).await;
+        if status == 401 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the other instance still takes the revoked token");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}

@@ -23,7 +23,7 @@ use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::Stream;
 use gatehouse_engine::store::EventFilter;
-use gatehouse_engine::{EngineError, Event, RunId, TokenRole};
+use gatehouse_engine::{EngineError, Event, EventKind, RunId, TokenRole};
 use serde::Deserialize;
 use tokio::sync::broadcast::{self, error::RecvError};
 use utoipa::IntoParams;
@@ -100,11 +100,12 @@ pub async fn stream_events(
     let filter = EventFilter { run_id: q.run_id.map(RunId::from_string), session_id: q.session_id, user_id: q.user_id };
     authorize(&state, &caller, &filter).await?;
     // One named run was checked whole; otherwise a scoped token's events are checked run by run.
+    let token_id = caller.token_id.clone();
     let scope = (caller.is_scoped() && filter.run_id.is_none()).then(|| InScope { caller, runs: HashMap::new() });
     // Subscribe before the first backlog read: anything committed from here
     // on arrives live even if the read misses it; duplicates are dropped by seq.
     let live = state.engine_handle().live_events();
-    let feed = Feed { state, filter, scope, live, last: after, queue: VecDeque::new(), catching_up: true };
+    let feed = Feed { state, filter, scope, token_id, live, last: after, queue: VecDeque::new(), catching_up: true };
     let stream = Sse::new(feed.into_stream()).keep_alive(KeepAlive::new().interval(KEEP_ALIVE).text("keep-alive"));
     // Reverse proxies (nginx) would otherwise buffer the stream.
     Ok(([("x-accel-buffering", "no")], stream).into_response())
@@ -134,6 +135,9 @@ struct Feed {
     filter: EventFilter,
     /// For a scoped token following more than one run.
     scope: Option<InScope>,
+    /// The caller's token: its revocation, on any instance, ends the stream
+    /// (reconnecting is then refused), so a revoked reviewer sees no more.
+    token_id: String,
     live: broadcast::Receiver<Arc<Event>>,
     /// The sequence number of the last event sent (or the resume point).
     last: u64,
@@ -156,6 +160,9 @@ impl Feed {
     async fn next(&mut self) -> Option<SseEvent> {
         loop {
             if let Some(event) = self.queue.pop_front() {
+                if revokes(&event, &self.token_id) {
+                    return None;
+                }
                 match self.reaches(&event).await {
                     Ok(true) => {}
                     Ok(false) => {
@@ -181,6 +188,10 @@ impl Feed {
                 continue;
             }
             match self.live.recv().await {
+                Ok(event) if revokes(&event, &self.token_id) => {
+                    tracing::info!(token = %self.token_id, "event stream ended: its token was revoked");
+                    return None;
+                }
                 Ok(event) if event.seq > self.last && matches(&self.filter, &event) => self.queue.push_back(event),
                 Ok(_) => {}
                 // The broadcast dropped events for us: the log still has them.
@@ -222,6 +233,11 @@ impl Feed {
         self.queue.extend(page.into_iter().map(Arc::new));
         Ok(())
     }
+}
+
+/// Whether `event` revokes the token `token_id`.
+fn revokes(event: &Event, token_id: &str) -> bool {
+    matches!(&event.body.kind, EventKind::TokenRevoked { token_id: revoked } if revoked == token_id)
 }
 
 /// The same rule the store applies when reading the log with a filter.
