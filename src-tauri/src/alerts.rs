@@ -22,6 +22,8 @@ const NOTIFY_AT_MOST: usize = 3;
 
 /// The notification's extra field naming its gate.
 const GATE_ID: &str = "gate_id";
+/// The notification's extra field asking for the connection page on a click.
+const CONNECTION: &str = "connection";
 
 /// The longest pause before opening a dropped stream again.
 const MAX_PAUSE: Duration = Duration::from_secs(30);
@@ -34,7 +36,11 @@ pub fn open_gates_on_click<R: Runtime>(
 ) {
     let handle = app.clone();
     let registered = app.notification().on_action(move |performed| {
-        let gate = performed.notification().and_then(|n| n.extra().get(GATE_ID)).and_then(|id| id.as_str());
+        let extra = performed.notification().map(|n| n.extra());
+        if extra.is_some_and(|extra| extra.contains_key(CONNECTION)) {
+            return window::show_connection_page(&handle);
+        }
+        let gate = extra.and_then(|extra| extra.get(GATE_ID)).and_then(|id| id.as_str());
         match gate.and_then(&gate_url) {
             Some(url) => window::show_gate(&handle, &url),
             None => window::bring_up(&handle),
@@ -59,6 +65,7 @@ pub fn follow<R: Runtime>(app: AppHandle<R>, http: reqwest::Client, server: Serv
                 Ok(()) => pause = Duration::from_millis(500),
                 Err(FeedError::TokenRefused) => {
                     tracing::warn!(server = %server.origin, "the server refused the token; the tray's count stops");
+                    refused(&app, &server);
                     return;
                 }
                 Err(FeedError::Other(why)) => {
@@ -105,6 +112,27 @@ async fn follow_once<R: Runtime>(
         }
     }
     Ok(())
+}
+
+/// Tells the reviewer, in the tray and a notification that opens the
+/// connection page, that the server no longer takes the app's token (revoked
+/// on the team server, say): nothing is followed until they give a new one.
+fn refused<R: Runtime>(app: &AppHandle<R>, server: &Server) {
+    if let Some(tray) = app.try_state::<Tray<R>>() {
+        tray.show_refused(&server.label());
+    }
+    let shown = app
+        .notification()
+        .builder()
+        .title(format!("{} refused Gatehouse's token", server.label()))
+        .body(
+            "It was revoked or has expired. Open Connection… to give a new one; until then new gates are not counted.",
+        )
+        .extra(CONNECTION, true)
+        .show();
+    if let Err(e) = shown {
+        tracing::warn!(error = %e, "cannot show a notification");
+    }
 }
 
 fn show_count<R: Runtime>(app: &AppHandle<R>, server: &Server, count: u64) {

@@ -63,6 +63,26 @@ impl<R: Runtime> Tray<R> {
     }
 }
 
+impl<R: Runtime> Tray<R> {
+    /// Says the server called `server` refused the app's token: the count
+    /// is no longer followed until the reviewer gives a new one.
+    pub fn show_refused(&self, server: &str) {
+        let shown = self
+            .count_line
+            .set_text(REFUSED)
+            .and_then(|()| {
+                self.icon.set_tooltip(Some(format!("Gatehouse ({server}): the server refused this app's token")))
+            })
+            .and_then(|()| self.icon.set_title(Some("!")));
+        if let Err(e) = shown {
+            tracing::warn!(error = %e, "cannot update the tray");
+        }
+    }
+}
+
+/// The count line once the server refused the token.
+pub const REFUSED: &str = "Token refused: see Connection…";
+
 /// "No pending gates", "1 pending gate", "12 pending gates".
 pub fn pending_text(count: u64) -> String {
     match count {
