@@ -41,7 +41,7 @@ pub enum TokenCommand {
     },
     /// List every token, revoked ones included (never their secrets).
     List,
-    /// Revoke a token by id or name; a running server refuses it within 5 seconds.
+    /// Revoke a token by id or name; a running server refuses it within half a second.
     Revoke {
         /// The token's id (`tok_...`) or its name.
         id_or_name: String,

@@ -126,6 +126,7 @@ pub async fn start(engine: Engine, mut config: ServerConfig) -> std::io::Result<
     let state = AppState::new(engine.clone(), config);
     tokio::spawn(std::sync::Arc::clone(&state.waiters).dispatch(engine.clone()));
     tokio::spawn(std::sync::Arc::clone(&state.webhooks).dispatch(engine.clone(), state.public_url()));
+    tokio::spawn(forget_revoked_tokens(state.clone()));
     tokio::spawn(sweep_forever(engine));
     let orchestrator = std::sync::Arc::clone(&state.orchestrator);
     tokio::spawn(async move {
@@ -140,6 +141,24 @@ pub async fn start(engine: Engine, mut config: ServerConfig) -> std::io::Result<
         None => tokio::spawn(async move { axum::serve(listener, app.into_make_service()).await }),
     };
     Ok(RunningServer { addr, state, handle })
+}
+
+/// Forgets the cached good tokens whenever a token is revoked, here, by
+/// another process on the same file or on another instance: the revoked
+/// token is refused from its next request, not when the cache expires.
+async fn forget_revoked_tokens(state: AppState) {
+    let mut live = state.engine_handle().live_events();
+    loop {
+        match live.recv().await {
+            Ok(event) if matches!(event.body.kind, gatehouse_engine::EventKind::TokenRevoked { .. }) => {
+                state.forget_tokens()
+            }
+            Ok(_) => {}
+            // Missed events may have held a revocation.
+            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => state.forget_tokens(),
+            Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+        }
+    }
 }
 
 /// Housekeeping beside the server: every half second, publish events other

@@ -110,14 +110,7 @@ async fn revoking_a_token_on_one_instance_ends_its_streams_on_the_other() {
     })
     .await;
     assert!(matches!(ended, Ok(Ok(true))), "bob's stream on the other instance did not end: {ended:?}");
-    // B's cache of good tokens lasts seconds; after it, B refuses the token too.
-    let deadline = Instant::now() + Duration::from_secs(15);
-    loop {
-        let (status, _) = b.get("/whoami", &b.reviewer2).await;
-        if status == 401 {
-            break;
-        }
-        assert!(Instant::now() < deadline, "the other instance still takes the revoked token");
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
+    // B had bob's token in its cache of good tokens; the revocation cleared it.
+    let (status, body) = b.get("/whoami", &b.reviewer2).await;
+    assert_eq!(status, 401, "the other instance still takes the revoked token: {body}");
 }

@@ -161,6 +161,8 @@ impl Feed {
         loop {
             if let Some(event) = self.queue.pop_front() {
                 if revokes(&event, &self.token_id) {
+                    // Reconnecting must meet the revocation, not a cached good token.
+                    self.state.forget_tokens();
                     return None;
                 }
                 match self.reaches(&event).await {
@@ -190,6 +192,7 @@ impl Feed {
             match self.live.recv().await {
                 Ok(event) if revokes(&event, &self.token_id) => {
                     tracing::info!(token = %self.token_id, "event stream ended: its token was revoked");
+                    self.state.forget_tokens();
                     return None;
                 }
                 Ok(event) if event.seq > self.last && matches(&self.filter, &event) => self.queue.push_back(event),
