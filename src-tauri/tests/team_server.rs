@@ -184,7 +184,8 @@ fn the_app_reviews_a_team_server_reconnects_from_the_keychain_and_falls_back_to_
         let reviewer = engine.create_token(TEAM_REVIEWER, TokenRole::Reviewer, "team test").expect("a token").1;
         (reviewer, engine.create_token("bot", TokenRole::Agent, "team test").expect("a token").1)
     };
-    let mut team = TeamServer::start(&team_db, free_port());
+    let team_port = free_port();
+    let mut team = TeamServer::start(&team_db, team_port);
 
     // One private session bus: notifications, the keychain, one instance.
     let desktop = Desktop::start();
@@ -308,6 +309,24 @@ fn the_app_reviews_a_team_server_reconnects_from_the_keychain_and_falls_back_to_
         Some(reviewer_token.as_str()),
         "switching back keeps the token"
     );
+
+    // The token revoked on the team server while the app reviews it: the
+    // app says so in a notification (the tray reads "Token refused").
+    let mut team = TeamServer::start(&team_db, team_port);
+    let window = launch(&wd);
+    on_this_computer(&window, false);
+    open_connection_page(&window);
+    try_team(&window, &team.url(), "");
+    on_team(&window, &team);
+    Engine::open(&team_db, EngineConfig::default())
+        .expect("the team database")
+        .revoke_token(TEAM_REVIEWER, "team test")
+        .expect("the reviewer's token revoked");
+    let refused_note = desktop.wait_for("refused Gatehouse's token", WAIT);
+    desktop.click(&refused_note);
+    window.wait_for_text(By::Css("[data-testid=connection-current]"), "Team: 127.0.0.1", WAIT);
+    quit(window, &db, desktop.address());
+    team.stop();
 
     drop(team);
     assert_eq!(before, real_user_files(), "the app touched the real user's data");
