@@ -55,6 +55,23 @@ impl Sse {
     }
 }
 
+impl Sse {
+    /// Whether the server ends the stream cleanly within `wait` (messages
+    /// before the end are skipped); `false` on a timeout or a broken stream.
+    pub async fn ends_within(&mut self, wait: Duration) -> bool {
+        let ended = tokio::time::timeout(wait, async {
+            loop {
+                match self.resp.chunk().await {
+                    Ok(Some(_)) => continue,
+                    other => break other.map(|chunk| chunk.is_none()),
+                }
+            }
+        })
+        .await;
+        matches!(ended, Ok(Ok(true)))
+    }
+}
+
 /// A message block; `None` for comment-only blocks (keep-alives).
 fn parse(block: &str) -> Option<Msg> {
     let (mut id, mut event, mut data) = (None, None, String::new());
