@@ -25,9 +25,14 @@ pub fn check_schema(schema: &Value) -> Result<()> {
     if serde_json::to_vec(schema).map(|b| b.len()).unwrap_or(usize::MAX) > MAX_SCHEMA_BYTES {
         return Err(EngineError::invalid("response_schema", format!("must be at most {MAX_SCHEMA_BYTES} bytes")));
     }
-    jsonschema::validator_for(schema)
-        .map(|_| ())
-        .map_err(|e| EngineError::invalid("response_schema", format!("is not a valid JSON Schema: {e}")))
+    jsonschema::validator_for(schema).map(|_| ()).map_err(|e| not_a_schema("response_schema", &e))
+}
+
+/// A schema the validator refused, saying where in the schema it went wrong.
+fn not_a_schema(field: &str, error: &jsonschema::ValidationError<'_>) -> EngineError {
+    let at = error.instance_path().to_string();
+    let place = if at.is_empty() { String::new() } else { format!(" at `{at}`") };
+    EngineError::invalid(field, format!("is not a valid JSON Schema{place}: {error}"))
 }
 
 /// Checks `response` against `schema`, naming the first wrong field as
@@ -44,9 +49,7 @@ pub fn check_payload_schema(schema: &Value) -> Result<()> {
     if serde_json::to_vec(schema).map(|b| b.len()).unwrap_or(usize::MAX) > MAX_SCHEMA_BYTES {
         return Err(EngineError::invalid("payload_schema", format!("must be at most {MAX_SCHEMA_BYTES} bytes")));
     }
-    jsonschema::validator_for(schema)
-        .map(|_| ())
-        .map_err(|e| EngineError::invalid("payload_schema", format!("is not a valid JSON Schema: {e}")))
+    jsonschema::validator_for(schema).map(|_| ()).map_err(|e| not_a_schema("payload_schema", &e))
 }
 
 /// The most problems kept for one payload.
@@ -59,7 +62,7 @@ pub fn payload_problems(schema: &Value, payload: &Value) -> Vec<String> {
     validator
         .iter_errors(payload)
         .take(MAX_PROBLEMS)
-        .map(|e| format!("{}: {e}", dotted("payload", &e.instance_path.to_string())))
+        .map(|e| format!("{}: {e}", dotted("payload", &e.instance_path().to_string())))
         .collect()
 }
 
@@ -69,10 +72,9 @@ pub fn check_payload(schema: &Value, payload: &Value) -> Result<()> {
 }
 
 fn check_against(schema_field: &str, schema: &Value, root: &str, instance: &Value) -> Result<()> {
-    let validator = jsonschema::validator_for(schema)
-        .map_err(|e| EngineError::invalid(schema_field, format!("is not a valid JSON Schema: {e}")))?;
+    let validator = jsonschema::validator_for(schema).map_err(|e| not_a_schema(schema_field, &e))?;
     let Some(error) = validator.iter_errors(instance).next() else { return Ok(()) };
-    Err(EngineError::invalid(dotted(root, &error.instance_path.to_string()), error.to_string()))
+    Err(EngineError::invalid(dotted(root, &error.instance_path().to_string()), error.to_string()))
 }
 
 /// A JSON pointer as `root.a.b`.
@@ -148,5 +150,10 @@ mod tests {
         {
             assert_eq!(field_of(check_schema(&bad)), "response_schema", "{bad}");
         }
+        let err = check_schema(&json!({"type": "object", "properties": {"a": {"type": 7}}})).unwrap_err();
+        assert!(
+            err.to_string().starts_with("response_schema: is not a valid JSON Schema at `/properties/a/type`: 7 "),
+            "{err}"
+        );
     }
 }

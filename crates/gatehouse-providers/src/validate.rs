@@ -165,9 +165,9 @@ pub fn check(tool: &Tool, payload: &Payload) -> ValidationReport {
 }
 
 fn issues_of(error: &jsonschema::ValidationError<'_>) -> Vec<ValidationIssue> {
-    let at = dotted(error.instance_path.as_str());
+    let at = dotted(error.instance_path().as_str());
     let issue = |field: String, kind, message| ValidationIssue { field, kind, severity: Severity::Error, message };
-    match &error.kind {
+    match error.kind() {
         ValidationErrorKind::Required { property } => {
             let name = property.as_str().map(str::to_owned).unwrap_or_else(|| property.to_string());
             vec![issue(join(&at, &name), IssueKind::Missing, format!("`{name}` is required; add it to the payload"))]
