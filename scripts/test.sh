@@ -91,5 +91,5 @@ echo "==> the reviewer UI: OpenAPI document and types current, svelte-check, uni
 (cd ui && npm ci --no-audit --no-fund && npm run check:openapi && npm run check:api && npm run check && npm test && npm run build)
 echo "==> browser end-to-end tests (Playwright, headless Chromium, gatehouse serve)"
 (cd tests/e2e && npm ci --no-audit --no-fund && npm test)
-echo "==> desktop end-to-end tests (the real Tauri window under Xvfb, tauri-driver, WebKitWebDriver; a team server with the token in GNOME Keyring; single instance)"
-xvfb-run -a cargo test -p gatehouse-desktop --features e2e --locked --test desktop_window --test team_server --test single_instance
+echo "==> desktop end-to-end tests (the real Tauri window under Xvfb, tauri-driver, WebKitWebDriver; a team server with the token in GNOME Keyring; single instance; the tray menu over D-Bus)"
+xvfb-run -a cargo test -p gatehouse-desktop --features e2e --locked --test desktop_window --test team_server --test single_instance --test tray

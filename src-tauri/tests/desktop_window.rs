@@ -12,17 +12,17 @@
 //! --locked`); `scripts/test.sh` provides all three. Built only with
 //! `--features e2e`, so a plain `cargo test --workspace` needs no display.
 
+mod desktop;
 mod harness;
-mod notifications;
 mod webdriver;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use desktop::Desktop;
 use gatehouse_engine::{Engine, EngineConfig, TokenRole};
 use harness::{app_process, artifacts, free_port, real_user_files, tauri_driver, Agent, Driver};
-use notifications::Desktop;
 use serde_json::json;
 use webdriver::{By, Session};
 

@@ -15,19 +15,19 @@
 //! gnome-keyring), `secret-tool` (Debian: libsecret-tools) and the
 //! `gatehouse` binary (`cargo build -p gatehouse-cli`, or `GATEHOUSE_BIN`).
 
+mod desktop;
 mod harness;
 mod keyring;
-mod notifications;
 mod webdriver;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use desktop::Desktop;
 use gatehouse_engine::{Engine, EngineConfig, TokenRole};
 use harness::{app_process, artifacts, free_port, real_user_files, tauri_driver, Agent, Driver};
 use keyring::Keyring;
-use notifications::Desktop;
 use serde_json::json;
 use webdriver::{By, Session};
 

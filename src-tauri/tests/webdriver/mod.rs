@@ -141,6 +141,18 @@ impl Session {
         self.post("/actions", actions);
     }
 
+    /// Runs `script` in the page and returns what it returns.
+    pub fn script(&self, script: &str) -> Value {
+        self.post("/execute/sync", json!({"script": script, "args": []}))
+    }
+
+    /// Waits up to `limit` for `script` to return `wanted`.
+    pub fn wait_for_script(&self, script: &str, wanted: &Value, limit: Duration) {
+        if self.poll(limit, || Some(()).filter(|()| self.script(script) == *wanted)).is_none() {
+            panic!("`{script}` did not return {wanted} within {limit:?}: it returns {}", self.script(script));
+        }
+    }
+
     /// The page's address.
     pub fn url(&self) -> String {
         self.get("/url").as_str().unwrap_or_default().to_owned()
