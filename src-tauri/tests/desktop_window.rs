@@ -17,12 +17,12 @@ mod harness;
 mod webdriver;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use desktop::Desktop;
 use gatehouse_engine::{Engine, EngineConfig, TokenRole};
-use harness::{app_process, artifacts, free_port, real_user_files, tauri_driver, Agent, Driver};
+use harness::{app_process, artifacts, real_user_files, Agent};
 use serde_json::json;
 use webdriver::{By, Session};
 
@@ -46,24 +46,7 @@ fn a_gate_sent_by_an_agent_is_decided_in_the_desktop_window_and_the_agent_gets_t
     // notifications land there, and a Gatehouse the developer is running
     // cannot take this launch over as a second instance.
     let desktop = Desktop::start();
-    let port = free_port();
-    let mut driver = Command::new(tauri_driver());
-    driver
-        .args(["--port", &port.to_string(), "--native-port", &free_port().to_string()])
-        .env("GATEHOUSE_DB", &db)
-        .env("XDG_DATA_HOME", home.path().join("data"))
-        .env("XDG_CONFIG_HOME", home.path().join("config"))
-        .env("XDG_CACHE_HOME", home.path().join("cache"))
-        .env("DBUS_SESSION_BUS_ADDRESS", desktop.address())
-        .env("GATEHOUSE_LOG", "info")
-        .env("USER", REVIEWER)
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit());
-    let _driver = Driver(driver.spawn().unwrap_or_else(|e| {
-        panic!("cannot start tauri-driver ({e}); install it with `cargo install tauri-driver --locked` or set TAURI_DRIVER")
-    }));
-    let wd = format!("http://127.0.0.1:{port}");
-    webdriver::wait_until_up(&wd, Duration::from_secs(20));
+    let (_driver, wd) = harness::start_driver(home.path(), &db, desktop.address(), REVIEWER, &[]);
 
     let launched = Instant::now();
     let window =

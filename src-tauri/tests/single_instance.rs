@@ -1,16 +1,20 @@
 //! One app per user: under a session bus, a second launch hands over to
 //! the first (which brings its window up) and exits at once, before it
 //! opens the database or makes a token. The test runs its own private
-//! D-Bus session bus, so it neither needs nor touches the user's.
+//! D-Bus session bus (the stand-in desktop's), so it neither needs nor
+//! touches the user's.
 //!
 //! Needs a display (`xvfb-run -a`) and `dbus-daemon` (Debian: dbus).
 //! Built only with `--features e2e`, like the window test.
+
+mod desktop;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use desktop::Desktop;
 use gatehouse_engine::{Engine, EngineConfig};
 
 const APP: &str = env!("CARGO_BIN_EXE_gatehouse-desktop");
@@ -23,19 +27,6 @@ impl Drop for Stopped {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
-}
-
-/// Starts a private session bus and returns it with its address.
-fn session_bus() -> (Stopped, String) {
-    let mut bus = Command::new("dbus-daemon")
-        .args(["--session", "--nofork", "--print-address=1"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start dbus-daemon ({e}); install it (Debian: dbus)"));
-    let mut address = String::new();
-    BufReader::new(bus.stdout.take().expect("its stdout")).read_line(&mut address).expect("its address");
-    (Stopped(bus), address.trim().to_owned())
 }
 
 fn launch(home: &Path, bus: &str) -> Command {
@@ -52,7 +43,8 @@ fn launch(home: &Path, bus: &str) -> Command {
 #[test]
 fn a_second_launch_hands_over_to_the_first_and_makes_no_token() {
     let home = tempfile::tempdir().expect("a temp dir");
-    let (_bus, address) = session_bus();
+    let desktop = Desktop::start();
+    let address = desktop.address().to_owned();
 
     let mut first = launch(home.path(), &address).stdout(Stdio::piped()).spawn().expect("the first app");
     let mut line = String::new();

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use desktop::Desktop;
 use gatehouse_engine::{Engine, EngineConfig, TokenRole};
-use harness::{app_process, artifacts, free_port, real_user_files, tauri_driver, Agent, Driver};
+use harness::{app_process, artifacts, free_port, real_user_files, Agent};
 use keyring::Keyring;
 use serde_json::json;
 use webdriver::{By, Session};
@@ -190,25 +190,8 @@ fn the_app_reviews_a_team_server_reconnects_from_the_keychain_and_falls_back_to_
     // One private session bus: notifications, the keychain, one instance.
     let desktop = Desktop::start();
     let keyring = Keyring::start(desktop.address(), &home.path().join("keyring"));
-    let port = free_port();
-    let mut driver = Command::new(tauri_driver());
-    driver
-        .args(["--port", &port.to_string(), "--native-port", &free_port().to_string()])
-        .env("GATEHOUSE_DB", &db)
-        .env("GATEHOUSE_NO_WELCOME", "true")
-        .env("XDG_DATA_HOME", home.path().join("data"))
-        .env("XDG_CONFIG_HOME", home.path().join("config"))
-        .env("XDG_CACHE_HOME", home.path().join("cache"))
-        .env("DBUS_SESSION_BUS_ADDRESS", desktop.address())
-        .env("GATEHOUSE_LOG", "info")
-        .env("USER", "desktop-user")
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit());
-    let _driver = Driver(driver.spawn().unwrap_or_else(|e| {
-        panic!("cannot start tauri-driver ({e}); install it with `cargo install tauri-driver --locked` or set TAURI_DRIVER")
-    }));
-    let wd = format!("http://127.0.0.1:{port}");
-    webdriver::wait_until_up(&wd, WAIT);
+    let (_driver, wd) =
+        harness::start_driver(home.path(), &db, desktop.address(), "desktop-user", &[("GATEHOUSE_NO_WELCOME", "true")]);
 
     // A first start: this computer's server, no notice.
     let window = launch(&wd);

@@ -14,12 +14,11 @@ mod harness;
 mod webdriver;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use desktop::Desktop;
 use gatehouse_engine::{Engine, EngineConfig, TokenRole};
-use harness::{app_process, artifacts, free_port, tauri_driver, Agent, Driver};
+use harness::{app_process, artifacts, Agent};
 use serde_json::json;
 use webdriver::{By, Session};
 
@@ -37,22 +36,7 @@ fn the_tray_menu_follows_the_pending_count_and_its_entries_act() {
     };
 
     let desktop = Desktop::start();
-    let port = free_port();
-    let mut driver = Command::new(tauri_driver());
-    driver
-        .args(["--port", &port.to_string(), "--native-port", &free_port().to_string()])
-        .env("GATEHOUSE_DB", &db)
-        .env("XDG_DATA_HOME", home.path().join("data"))
-        .env("XDG_CONFIG_HOME", home.path().join("config"))
-        .env("XDG_CACHE_HOME", home.path().join("cache"))
-        .env("DBUS_SESSION_BUS_ADDRESS", desktop.address())
-        .env("GATEHOUSE_LOG", "info")
-        .env("USER", REVIEWER)
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit());
-    let _driver = Driver(driver.spawn().unwrap_or_else(|e| panic!("cannot start tauri-driver ({e})")));
-    let wd = format!("http://127.0.0.1:{port}");
-    webdriver::wait_until_up(&wd, WAIT);
+    let (_driver, wd) = harness::start_driver(home.path(), &db, desktop.address(), REVIEWER, &[]);
     let window =
         Session::start(&wd, json!({"tauri:options": {"application": APP}}), artifacts().join("tray-failure.png"));
     window.wait_for_text(By::Css("[data-testid=connection]"), "Live", WAIT);

@@ -8,7 +8,7 @@
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::Value;
@@ -51,6 +51,33 @@ pub fn tauri_driver() -> PathBuf {
         .map(|dir| dir.join("bin/tauri-driver"))
         .filter(|p| p.is_file());
     in_cargo_home.unwrap_or_else(|| PathBuf::from("tauri-driver"))
+}
+
+/// Starts tauri-driver for a launch of the app on `db`, with data
+/// directories under `home`, the session bus at `bus`, `user` as the login
+/// name (which names the window's reviewer token) and `env` besides; returns
+/// it with its WebDriver address, once it answers.
+pub fn start_driver(home: &Path, db: &Path, bus: &str, user: &str, env: &[(&str, &str)]) -> (Driver, String) {
+    let port = free_port();
+    let mut driver = Command::new(tauri_driver());
+    driver
+        .args(["--port", &port.to_string(), "--native-port", &free_port().to_string()])
+        .env("GATEHOUSE_DB", db)
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_CACHE_HOME", home.join("cache"))
+        .env("DBUS_SESSION_BUS_ADDRESS", bus)
+        .env("GATEHOUSE_LOG", "info")
+        .env("USER", user)
+        .envs(env.iter().copied())
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit());
+    let driver = Driver(driver.spawn().unwrap_or_else(|e| {
+        panic!("cannot start tauri-driver ({e}); install it with `cargo install tauri-driver --locked` or set TAURI_DRIVER")
+    }));
+    let wd = format!("http://127.0.0.1:{port}");
+    crate::webdriver::wait_until_up(&wd, Duration::from_secs(20));
+    (driver, wd)
 }
 
 /// The workspace's target directory.
