@@ -68,21 +68,37 @@ impl Session {
     pub fn find_all(&self, by: &By) -> Vec<Element> {
         let By::Css(selector) = by;
         let found = self.post("/elements", json!({"using": "css selector", "value": selector}));
-        found
-            .as_array()
-            .map(|all| all.iter().filter_map(|e| e[ELEMENT].as_str()).map(|id| Element(id.to_owned())).collect())
-            .unwrap_or_default()
+        elements(&found)
+    }
+
+    /// Every element matching `by` now; none while the page is being
+    /// replaced (a navigation the poll waits out).
+    fn find_polled(&self, by: &By) -> Vec<Element> {
+        let By::Css(selector) = by;
+        let request = self.http.post(format!("{}/elements", self.base));
+        let found =
+            call_unless_navigating(request.json(&json!({"using": "css selector", "value": selector})), "/elements");
+        found.map(|found| elements(&found)).unwrap_or_default()
+    }
+
+    /// The element's text, or `None` if the page replaced it meanwhile.
+    fn text_polled(&self, element: &Element) -> Option<String> {
+        let path = format!("/element/{}/property/textContent", element.0);
+        let text = call_unless_navigating(self.http.get(format!("{}{path}", self.base)), &path)?;
+        Some(text.as_str().unwrap_or_default().split_whitespace().collect::<Vec<_>>().join(" "))
     }
 
     /// The first element matching `by`, waiting up to `limit` for one.
     pub fn wait_for(&self, by: By, limit: Duration) -> Element {
-        self.poll(limit, || self.find_all(&by).into_iter().next())
+        self.poll(limit, || self.find_polled(&by).into_iter().next())
             .unwrap_or_else(|| panic!("no element matched {} within {limit:?}", describe(&by)))
     }
 
     /// The first element matching `by` whose text contains `text`, waiting up to `limit`.
     pub fn wait_for_text(&self, by: By, text: &str, limit: Duration) -> Element {
-        let found = self.poll(limit, || self.find_all(&by).into_iter().find(|e| self.text(e).contains(text)));
+        let found = self.poll(limit, || {
+            self.find_polled(&by).into_iter().find(|e| self.text_polled(e).is_some_and(|t| t.contains(text)))
+        });
         found.unwrap_or_else(|| {
             let seen: Vec<String> = self.find_all(&by).iter().map(|e| self.text(e)).collect();
             panic!("no element matching {} showed {text:?} within {limit:?}; saw {seen:?}", describe(&by))
@@ -130,7 +146,8 @@ impl Session {
 
     /// Waits up to `limit` for the page's address to start with `prefix`.
     pub fn wait_for_url(&self, prefix: &str, limit: Duration) -> String {
-        self.poll(limit, || Some(self.url()).filter(|url| url.starts_with(prefix)))
+        let url = || call_unless_navigating(self.http.get(format!("{}/url", self.base)), "/url");
+        self.poll(limit, || url()?.as_str().map(str::to_owned).filter(|url| url.starts_with(prefix)))
             .unwrap_or_else(|| panic!("the window did not go to {prefix}… within {limit:?}; it shows {}", self.url()))
     }
 
@@ -148,7 +165,11 @@ impl Session {
 
     /// Waits up to `limit` for `script` to return `wanted`.
     pub fn wait_for_script(&self, script: &str, wanted: &Value, limit: Duration) {
-        if self.poll(limit, || Some(()).filter(|()| self.script(script) == *wanted)).is_none() {
+        let run = || {
+            let request = self.http.post(format!("{}/execute/sync", self.base));
+            call_unless_navigating(request.json(&json!({"script": script, "args": []})), "/execute/sync")
+        };
+        if self.poll(limit, || run().filter(|got| got == wanted)).is_none() {
             panic!("`{script}` did not return {wanted} within {limit:?}: it returns {}", self.script(script));
         }
     }
@@ -208,11 +229,39 @@ fn describe(by: &By) -> String {
     format!("`{selector}`")
 }
 
+/// The elements in a find command's answer.
+fn elements(found: &Value) -> Vec<Element> {
+    found
+        .as_array()
+        .map(|all| all.iter().filter_map(|e| e[ELEMENT].as_str()).map(|id| Element(id.to_owned())).collect())
+        .unwrap_or_default()
+}
+
 /// Sends a command and returns its `value`, panicking on a WebDriver error.
 fn call(request: reqwest::blocking::RequestBuilder, what: &str) -> Value {
-    let resp = request.send().unwrap_or_else(|e| panic!("WebDriver {what}: {e}"));
-    let status = resp.status();
-    let body: Value = resp.json().unwrap_or_else(|e| panic!("WebDriver {what}: not JSON ({e})"));
+    let (status, body) = send(request, what);
     assert!(status.is_success(), "WebDriver {what}: {status} {body}");
     body["value"].clone()
+}
+
+/// The errors of a command that met a navigation: the page it ran in was
+/// unloaded ("no such frame: Callback was not called before the unload
+/// event"), or an element found a moment before belongs to the old page.
+const NAVIGATING: [&str; 2] = ["no such frame", "stale element reference"];
+
+/// Sends a command and returns its `value`, or `None` if it met a
+/// navigation; panics on any other WebDriver error.
+fn call_unless_navigating(request: reqwest::blocking::RequestBuilder, what: &str) -> Option<Value> {
+    let (status, body) = send(request, what);
+    if !status.is_success() && NAVIGATING.contains(&body["value"]["error"].as_str().unwrap_or_default()) {
+        return None;
+    }
+    assert!(status.is_success(), "WebDriver {what}: {status} {body}");
+    Some(body["value"].clone())
+}
+
+fn send(request: reqwest::blocking::RequestBuilder, what: &str) -> (reqwest::StatusCode, Value) {
+    let resp = request.send().unwrap_or_else(|e| panic!("WebDriver {what}: {e}"));
+    let status = resp.status();
+    (status, resp.json().unwrap_or_else(|e| panic!("WebDriver {what}: not JSON ({e})")))
 }
