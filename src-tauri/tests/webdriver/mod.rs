@@ -64,28 +64,30 @@ impl Session {
         call(self.http.post(format!("{}{path}", self.base)).json(&body), path)
     }
 
+    /// [`Self::get`] for polls: `None` if the command met a navigation.
+    fn try_get(&self, path: &str) -> Option<Value> {
+        call_unless_navigating(self.http.get(format!("{}{path}", self.base)), path)
+    }
+
+    /// [`Self::post`] for polls: `None` if the command met a navigation.
+    fn try_post(&self, path: &str, body: Value) -> Option<Value> {
+        call_unless_navigating(self.http.post(format!("{}{path}", self.base)).json(&body), path)
+    }
+
     /// Every element matching `by` now.
     pub fn find_all(&self, by: &By) -> Vec<Element> {
-        let By::Css(selector) = by;
-        let found = self.post("/elements", json!({"using": "css selector", "value": selector}));
-        elements(&found)
+        elements(&self.post("/elements", find(by)))
     }
 
     /// Every element matching `by` now; none while the page is being
     /// replaced (a navigation the poll waits out).
     fn find_polled(&self, by: &By) -> Vec<Element> {
-        let By::Css(selector) = by;
-        let request = self.http.post(format!("{}/elements", self.base));
-        let found =
-            call_unless_navigating(request.json(&json!({"using": "css selector", "value": selector})), "/elements");
-        found.map(|found| elements(&found)).unwrap_or_default()
+        self.try_post("/elements", find(by)).map(|found| elements(&found)).unwrap_or_default()
     }
 
     /// The element's text, or `None` if the page replaced it meanwhile.
     fn text_polled(&self, element: &Element) -> Option<String> {
-        let path = format!("/element/{}/property/textContent", element.0);
-        let text = call_unless_navigating(self.http.get(format!("{}{path}", self.base)), &path)?;
-        Some(text.as_str().unwrap_or_default().split_whitespace().collect::<Vec<_>>().join(" "))
+        self.try_get(&format!("/element/{}/property/textContent", element.0)).map(|text| words(&text))
     }
 
     /// The first element matching `by`, waiting up to `limit` for one.
@@ -121,8 +123,7 @@ impl Session {
     /// The element's text content. (WebKitWebDriver's rendered-text command
     /// answers "" for text clipped with `text-overflow: ellipsis`.)
     pub fn text(&self, element: &Element) -> String {
-        let text = self.get(&format!("/element/{}/property/textContent", element.0));
-        text.as_str().unwrap_or_default().split_whitespace().collect::<Vec<_>>().join(" ")
+        words(&self.get(&format!("/element/{}/property/textContent", element.0)))
     }
 
     /// Clicks the element.
@@ -146,8 +147,7 @@ impl Session {
 
     /// Waits up to `limit` for the page's address to start with `prefix`.
     pub fn wait_for_url(&self, prefix: &str, limit: Duration) -> String {
-        let url = || call_unless_navigating(self.http.get(format!("{}/url", self.base)), "/url");
-        self.poll(limit, || url()?.as_str().map(str::to_owned).filter(|url| url.starts_with(prefix)))
+        self.poll(limit, || self.try_get("/url")?.as_str().map(str::to_owned).filter(|url| url.starts_with(prefix)))
             .unwrap_or_else(|| panic!("the window did not go to {prefix}… within {limit:?}; it shows {}", self.url()))
     }
 
@@ -165,10 +165,7 @@ impl Session {
 
     /// Waits up to `limit` for `script` to return `wanted`.
     pub fn wait_for_script(&self, script: &str, wanted: &Value, limit: Duration) {
-        let run = || {
-            let request = self.http.post(format!("{}/execute/sync", self.base));
-            call_unless_navigating(request.json(&json!({"script": script, "args": []})), "/execute/sync")
-        };
+        let run = || self.try_post("/execute/sync", json!({"script": script, "args": []}));
         if self.poll(limit, || run().filter(|got| got == wanted)).is_none() {
             panic!("`{script}` did not return {wanted} within {limit:?}: it returns {}", self.script(script));
         }
@@ -227,6 +224,17 @@ impl Drop for Session {
 fn describe(by: &By) -> String {
     let By::Css(selector) = by;
     format!("`{selector}`")
+}
+
+/// A find command's body.
+fn find(by: &By) -> Value {
+    let By::Css(selector) = by;
+    json!({"using": "css selector", "value": selector})
+}
+
+/// A text property's words, joined by single spaces.
+fn words(text: &Value) -> String {
+    text.as_str().unwrap_or_default().split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// The elements in a find command's answer.
