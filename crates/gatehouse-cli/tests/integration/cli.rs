@@ -1,0 +1,280 @@
+//! The `gatehouse` binary end to end: each test runs the real executable
+//! against its own database in a temporary directory and checks what a
+//! person (or a script) sees: output, files and exit codes. The listings
+//! go through a `gatehouse serve` started on that database.
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+use tempfile::TempDir;
+
+const GATE_KINDS: [&str; 8] = [
+    "approval",
+    "payload_review",
+    "question",
+    "information_review",
+    "response_review",
+    "quality_score",
+    "goal_review",
+    "plan_review",
+];
+
+/// A scratch directory holding one or more databases.
+struct Scratch {
+    dir: TempDir,
+}
+
+impl Scratch {
+    fn new() -> Self {
+        Self { dir: tempfile::tempdir().expect("temp dir") }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// Runs `gatehouse --db <name> args...`.
+    fn run(&self, db: &str, args: &[&str]) -> Output {
+        gatehouse(&self.path(db), args)
+    }
+
+    /// Fills `db` with a small, seeded demo (the twelve scripted stories, five of them orchestrated).
+    fn demo(&self, db: &str) -> Output {
+        let out = self.run(db, &["demo", "--runs", "9", "--seed", "11", "--no-serve"]);
+        assert_success(&out);
+        out
+    }
+}
+
+fn gatehouse(db: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gatehouse"))
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .env_remove("GATEHOUSE_DB")
+        .output()
+        .expect("the gatehouse binary runs")
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn assert_success(out: &Output) {
+    assert!(out.status.success(), "exit {:?}\nstdout:\n{}\nstderr:\n{}", out.status.code(), stdout(out), stderr(out));
+}
+
+fn read_json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).expect("recording written");
+    serde_json::from_str(&text).expect("recording is JSON")
+}
+
+#[test]
+fn demo_summarises_every_gate_kind_and_leaves_gates_pending_for_a_reviewer() {
+    let s = Scratch::new();
+    let summary = stdout(&s.demo("g.db"));
+    for kind in GATE_KINDS {
+        assert!(summary.contains(kind), "the summary does not mention {kind}:\n{summary}");
+    }
+    for part in ["Runs by status", "Decisions by type", "Agent capability ratings", "head hash", "expired question"] {
+        assert!(summary.contains(part), "the summary lacks {part:?}:\n{summary}");
+    }
+    let server = common::Server::start(&s.path("g.db"));
+    let pending = server.run(&["gates", "list", "--status", "pending"]);
+    assert_success(&pending);
+    let listed = stdout(&pending);
+    let rows = listed.lines().filter(|l| l.starts_with("gate_")).count();
+    assert!(rows >= 5, "expected a realistic queue of pending gates:\n{listed}");
+    assert!(listed.contains("Which Stripe API key should I use"), "{listed}");
+    // The demo already swept the question it let expire; nothing else is due.
+    let sweep = s.run("g.db", &["sweep"]);
+    assert_success(&sweep);
+    assert!(stdout(&sweep).starts_with("nothing to expire"), "{}", stdout(&sweep));
+}
+
+#[test]
+fn the_same_seed_produces_the_same_workload() {
+    let s = Scratch::new();
+    // Ids, timestamps, hashes and paths differ by nature; everything counted must not.
+    let counted = |out: &Output| -> Vec<String> {
+        let text = stdout(out);
+        let start = text.find("The database now holds:").expect("summary present");
+        text[start..]
+            .lines()
+            .filter(|l| !l.contains("hash") && !l.starts_with("Database:"))
+            .map(str::to_owned)
+            .collect()
+    };
+    let first = counted(&s.demo("a.db"));
+    let second = counted(&s.demo("b.db"));
+    assert_eq!(first, second);
+}
+
+#[test]
+fn audit_verify_passes_after_the_demo_and_exits_1_naming_an_event_whose_body_was_tampered_with() {
+    let s = Scratch::new();
+    s.demo("g.db");
+    let intact = s.run("g.db", &["audit", "verify"]);
+    assert_success(&intact);
+    assert!(stdout(&intact).contains("audit log intact"), "{}", stdout(&intact));
+
+    let conn = rusqlite::Connection::open(s.path("g.db")).expect("open the database directly");
+    let (seq, body): (i64, String) = conn
+        .query_row(
+            "SELECT seq, body FROM events WHERE body LIKE '%Which Stripe API key%' ORDER BY seq LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .expect("the Stripe question is logged");
+    let forged = body.replacen("Which Stripe API key", "Which Strype API key", 1);
+    conn.execute("UPDATE events SET body = ? WHERE seq = ?", rusqlite::params![forged, seq]).expect("tamper");
+    drop(conn);
+
+    let out = s.run("g.db", &["audit", "verify"]);
+    assert_eq!(out.status.code(), Some(1), "stdout:\n{}\nstderr:\n{}", stdout(&out), stderr(&out));
+    let report = stdout(&out);
+    assert!(report.contains(&format!("event {seq} was altered")), "{report}");
+    assert!(report.contains("FAILED"), "{report}");
+}
+
+#[test]
+fn export_all_imported_into_a_fresh_database_exports_the_same_runs_and_events() {
+    let s = Scratch::new();
+    s.demo("source.db");
+    let first = s.path("first.json");
+    let second = s.path("second.json");
+    assert_success(&s.run("source.db", &["export", "--all", "-o", first.to_str().expect("utf-8 path")]));
+
+    let imported = s.run("copy.db", &["import", first.to_str().expect("utf-8 path")]);
+    assert_success(&imported);
+    assert!(stdout(&imported).contains("runs:    12"), "{}", stdout(&imported));
+    assert_success(&s.run("copy.db", &["export", "--all", "-o", second.to_str().expect("utf-8 path")]));
+
+    let (mut a, mut b) = (read_json(&first), read_json(&second));
+    for recording in [&mut a, &mut b] {
+        recording.as_object_mut().expect("a JSON object").remove("exported_at");
+    }
+    assert_eq!(a["runs"].as_array().map(Vec::len), Some(12));
+    assert!(a["events"].as_array().is_some_and(|e| e.len() > 100));
+    assert_eq!(a, b);
+}
+
+#[test]
+fn export_takes_the_run_as_a_positional_argument_too() {
+    let s = Scratch::new();
+    s.demo("g.db");
+    let all = s.path("all.json");
+    assert_success(&s.run("g.db", &["export", "--all", "-o", all.to_str().expect("utf-8 path")]));
+    let run = read_json(&all)["runs"][0]["run"]["id"].as_str().expect("a run id").to_owned();
+    let one = s.path("one.json");
+    assert_success(&s.run("g.db", &["export", &run, "-o", one.to_str().expect("utf-8 path")]));
+    let recording = read_json(&one);
+    assert_eq!(recording["runs"].as_array().map(Vec::len), Some(1));
+    assert_eq!(recording["runs"][0]["run"]["id"], run.as_str());
+    let both = s.run("g.db", &["export", &run, "--all"]);
+    assert_eq!(both.status.code(), Some(2), "one scope at a time");
+}
+
+#[test]
+fn importing_a_malformed_file_exits_3_saying_it_is_not_a_recording() {
+    let s = Scratch::new();
+    let bad = s.path("bad.json");
+    std::fs::write(&bad, r#"{"format": "gatehouse-recording", "runs": ["#).expect("write");
+    let out = s.run("g.db", &["import", bad.to_str().expect("utf-8 path")]);
+    assert_eq!(out.status.code(), Some(3));
+    let err = stderr(&out);
+    assert!(err.starts_with("error: "), "{err}");
+    assert!(err.contains("is not a Gatehouse recording"), "{err}");
+    assert!(err.contains("caused by:"), "the parser's reason should follow: {err}");
+}
+
+#[test]
+fn exporting_an_unknown_run_exits_3_saying_there_is_no_such_run() {
+    let s = Scratch::new();
+    let out = s.run("g.db", &["export", "--run", "run_does_not_exist"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(stdout(&out).is_empty(), "nothing half-written to stdout");
+    let err = stderr(&out);
+    assert!(err.contains("no run with id `run_does_not_exist`"), "{err}");
+}
+
+#[test]
+fn replay_prints_one_line_per_event_and_the_final_state_without_a_database() {
+    let s = Scratch::new();
+    s.demo("g.db");
+    let file = s.path("all.json");
+    assert_success(&s.run("g.db", &["export", "--all", "-o", file.to_str().expect("utf-8 path")]));
+    let events = read_json(&file)["events"].as_array().map(Vec::len).expect("events");
+
+    let out = s.run("never-created.db", &["replay", file.to_str().expect("utf-8 path")]);
+    assert_success(&out);
+    let text = stdout(&out);
+    let lines = text.lines().filter(|l| l.starts_with("20")).count();
+    assert_eq!(lines, events, "one line per event");
+    assert!(text.contains(&format!("replayed {events} events of 12 runs")), "{text}");
+    assert!(text.contains("gate_expired") && text.contains("resolution_refused"), "{text}");
+    assert!(!s.path("never-created.db").exists(), "replay must not create a database");
+}
+
+#[test]
+fn retention_purge_removes_finished_runs_and_the_audit_still_verifies() {
+    let s = Scratch::new();
+    s.demo("g.db");
+    let out = s.run("g.db", &["retention", "purge", "--older-than-days", "0"]);
+    assert_success(&out);
+    let text = stdout(&out);
+    assert!(text.contains("purged ") && text.contains("Release api-gateway 2.14.0"), "{text}");
+    let server = common::Server::start(&s.path("g.db"));
+    let finished = stdout(&server.run(&["runs", "list", "--status", "completed"]));
+    assert!(finished.starts_with("no runs match"), "{finished}");
+    let audit = s.run("g.db", &["audit", "verify"]);
+    assert_success(&audit);
+    assert!(!stdout(&audit).contains("purged events:      0"), "{}", stdout(&audit));
+}
+
+#[test]
+fn keep_going_trickles_new_gates_until_the_time_is_up() {
+    let s = Scratch::new();
+    let out = s.run("g.db", &["demo", "--runs", "1", "--seed", "5", "--keep-going", "2", "--no-serve"]);
+    assert_success(&out);
+    let text = stdout(&out);
+    assert!(text.contains("--runs 1 raised to 12"), "{text}");
+    let opened = text.lines().filter(|l| l.contains("] opened")).count();
+    assert!((1..=3).contains(&opened), "about one gate a second:\n{text}");
+}
+
+#[test]
+fn listing_an_empty_database_suggests_the_demo() {
+    let s = Scratch::new();
+    let server = common::Server::start(&s.path("g.db"));
+    let out = server.run(&["gates", "list"]);
+    assert_success(&out);
+    assert!(stdout(&out).contains("gatehouse demo"), "{}", stdout(&out));
+}
+
+#[test]
+fn an_unknown_status_is_a_usage_error_listing_the_possible_values() {
+    let s = Scratch::new();
+    let out = s.run("g.db", &["gates", "list", "--status", "waiting"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("pending, resolved, expired, cancelled"), "{}", stderr(&out));
+}
+
+#[test]
+fn openapi_prints_the_document_the_server_serves_without_touching_a_database() {
+    let s = Scratch::new();
+    let out = s.run("g.db", &["openapi"]);
+    assert_success(&out);
+    let printed: Value = serde_json::from_str(&stdout(&out)).expect("the document is JSON");
+    let served = serde_json::to_value(gatehouse_server::openapi()).expect("the server's document");
+    assert_eq!(printed, served);
+    assert!(printed["paths"]["/api/hitl/runs/{run_id}/gates"]["post"].is_object());
+    assert!(!s.path("g.db").exists(), "printing the document opened a database");
+}

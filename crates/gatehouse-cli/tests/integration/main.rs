@@ -1,0 +1,13 @@
+//! The `gatehouse` command's integration tests: the built binary run as a user
+//! runs it.
+//!
+//! They build as one test binary; a binary per file linked the whole
+//! dependency tree once per file.
+
+mod common;
+
+mod cli;
+mod mcp_stdio;
+mod serve_and_ask;
+mod team_server;
+mod tls_and_scoped_tokens;

@@ -1,0 +1,168 @@
+//! The collaborative state around gates: turns under the handoff
+//! protocol, shared context with history, plans with revisions, progress,
+//! quality scoring, ratings, and the resumable event stream.
+
+use crate::common;
+
+use std::time::Duration;
+
+use common::Fixture;
+use gatehouse_engine::decision::DecisionAction;
+use gatehouse_engine::gate::GateSpec;
+use gatehouse_engine::plan::{Plan, PlanOperation, TaskStatus};
+use gatehouse_engine::run::HandoffProtocol;
+use gatehouse_engine::scoring::{QualityScore, ScoreVerdict};
+use gatehouse_engine::store::EventFilter;
+use gatehouse_engine::{DecisionInput, EngineError, GateStatus, NewGate, NewRun, NewTurn, Role};
+use serde_json::json;
+
+#[test]
+fn the_handoff_protocol_requires_a_human_after_max_agent_turns() {
+    let f = Fixture::new();
+    let protocol = HandoffProtocol { max_consecutive_agent_turns: Some(2), auto_approve_threshold: None };
+    let run = f.run_with(NewRun { agent: "writer".into(), protocol, ..NewRun::default() });
+    f.engine.add_turn(&run.id, NewTurn::new(Role::Agent, "draft 1"), "writer").unwrap();
+    f.engine.add_turn(&run.id, NewTurn::new(Role::Agent, "draft 2"), "writer").unwrap();
+    let err = f.engine.add_turn(&run.id, NewTurn::new(Role::Agent, "draft 3"), "writer").unwrap_err();
+    assert!(matches!(err, EngineError::HandoffRequired { turns: 2, .. }), "{err:?}");
+    f.engine.add_turn(&run.id, NewTurn::new(Role::Human, "tighten the intro"), "alice").unwrap();
+    let t = f.engine.add_turn(&run.id, NewTurn::new(Role::Agent, "draft 3"), "writer").unwrap();
+    assert_eq!(t.index, 4);
+    assert_eq!(f.engine.turns(&run.id).unwrap().len(), 4);
+}
+
+#[test]
+fn shared_context_keeps_every_set_and_delete_with_actor_and_old_value() {
+    let f = Fixture::new();
+    let run = f.run("agent-BC");
+    f.engine.context_set(&run.id, "objective", json!("Evaluate data pipeline design"), "human-alice").unwrap();
+    let old =
+        f.engine.context_set(&run.id, "objective", json!("Evaluate and optimize data pipeline"), "agent-BC").unwrap();
+    assert_eq!(old, Some(json!("Evaluate data pipeline design")));
+    f.engine.context_delete(&run.id, "objective", "human-alice").unwrap();
+    assert!(f.engine.context(&run.id).unwrap().is_empty());
+    let history = f.engine.context_history(&run.id).unwrap();
+    let summary: Vec<_> = history.iter().map(|c| (c.actor.as_str(), c.old.is_some(), c.new.is_some())).collect();
+    assert_eq!(summary, [("human-alice", false, true), ("agent-BC", true, true), ("human-alice", true, false)]);
+    let missing = f.engine.context_delete(&run.id, "objective", "x").unwrap_err();
+    assert!(matches!(missing, EngineError::NotFound { what: "context key", .. }));
+}
+
+#[test]
+fn plan_revisions_keep_a_change_log_and_reject_cycles_without_storing_them() {
+    let f = Fixture::new();
+    let run = f.run("lead");
+    let seed: Plan = serde_json::from_value(json!({
+        "tasks": [
+            {"task_id": "task_001", "description": "Analyze", "status": "completed", "dependencies": []},
+            {"task_id": "task_002", "description": "Write app.py", "status": "in_progress", "dependencies": ["task_001"]},
+            {"task_id": "task_003", "description": "Test app.py", "dependencies": ["task_002"]}
+        ]
+    }))
+    .unwrap();
+    f.engine.plan_apply(&run.id, PlanOperation::Replace { plan: seed }, "lead").unwrap();
+    let rev = f
+        .engine
+        .plan_apply(
+            &run.id,
+            PlanOperation::AssignTask { task_id: "task_003".into(), agent_name: "tester".into() },
+            "alice",
+        )
+        .unwrap();
+    assert_eq!(rev.revision, 2);
+    assert!(rev.change_log.iter().any(|l| l.contains("assigned to tester")), "{:?}", rev.change_log);
+    let cycle = PlanOperation::SetDependencies { task_id: "task_001".into(), dependencies: vec!["task_003".into()] };
+    assert!(matches!(f.engine.plan_apply(&run.id, cycle, "lead").unwrap_err(), EngineError::Plan(_)));
+    assert_eq!(f.engine.plan_revisions(&run.id).unwrap().len(), 2);
+    let progress = f.engine.progress(&run.id).unwrap();
+    assert_eq!((progress.total, progress.completed), (3, 1));
+    let done = PlanOperation::UpdateTask {
+        task_id: "task_002".into(),
+        status: Some(TaskStatus::Completed),
+        metadata: Default::default(),
+    };
+    f.engine.plan_apply(&run.id, done, "coder").unwrap();
+    assert!((f.engine.progress(&run.id).unwrap().percentage() - 200.0 / 3.0).abs() < 1e-6);
+}
+
+#[test]
+fn a_quality_gate_passes_at_the_required_score_and_ratings_blend_approvals_and_scores() {
+    let f = Fixture::new();
+    let protocol = HandoffProtocol { max_consecutive_agent_turns: None, auto_approve_threshold: Some(4.5) };
+    let run = f.run_with(NewRun { agent: "critic".into(), protocol, ..NewRun::default() });
+    let spec = |id: &str| GateSpec::QualityScore {
+        deliverable_id: id.into(),
+        required_score: 3.0,
+        rubric: vec!["clarity".into()],
+    };
+    let gate = f.engine.open_gate(&run.id, NewGate::new(spec("doc-1"), "Score doc-1"), "critic").unwrap();
+    let score = QualityScore::new("doc-1", "alice", 3.0, f.engine.now()).unwrap().with_rubric("clarity", 3.0).unwrap();
+    let (decided, verdict) = f.engine.evaluate_quality_gate(&gate.id, score, Role::Human).unwrap();
+    assert_eq!(verdict, ScoreVerdict::Passes, "at the boundary the score passes");
+    assert_eq!(decided.decision.unwrap().action, DecisionAction::Approve);
+
+    // An agent's self-score below the auto-approve threshold only records the score.
+    let gate = f.engine.open_gate(&run.id, NewGate::new(spec("doc-2"), "Score doc-2"), "critic").unwrap();
+    let low = QualityScore::new("doc-2", "critic", 4.0, f.engine.now()).unwrap();
+    let (still, _) = f.engine.evaluate_quality_gate(&gate.id, low, Role::Agent).unwrap();
+    assert_eq!(still.status, GateStatus::Pending);
+    let high = QualityScore::new("doc-2", "critic", 4.8, f.engine.now()).unwrap();
+    let (passed, _) = f.engine.evaluate_quality_gate(&gate.id, high, Role::Agent).unwrap();
+    assert_eq!(passed.status, GateStatus::Resolved);
+
+    let rating = f.engine.rating("critic").unwrap();
+    assert_eq!((rating.decisions, rating.approvals, rating.scores), (1, 1, 3));
+    assert!(rating.effective_rating().unwrap() > 4.0);
+}
+
+#[test]
+fn a_subscriber_resumes_from_a_sequence_number_and_misses_nothing() {
+    let f = Fixture::new();
+    let run = f.run("agent");
+    for i in 0..5 {
+        f.engine.open_gate(&run.id, NewGate::question(format!("q{i}")), "agent").unwrap();
+    }
+    let all = f.engine.events_after(0, &EventFilter::default(), 1000).unwrap();
+    let resume_from = all[3].seq;
+    let mut sub = f.engine.subscribe(resume_from, EventFilter { run_id: Some(run.id.clone()), ..Default::default() });
+    let writer = {
+        let (engine, run_id) = (f.engine.clone(), run.id.clone());
+        std::thread::spawn(move || {
+            for i in 0..200 {
+                let g = engine.open_gate(&run_id, NewGate::question(format!("live {i}")), "agent").unwrap();
+                engine.resolve_gate(&g.id, DecisionInput::respond("ok"), "alice").unwrap();
+            }
+        })
+    };
+    writer.join().unwrap();
+    let head = f.engine.head_seq().unwrap();
+    let mut seen = Vec::new();
+    while let Some(e) = sub.next_timeout(Duration::from_millis(200)).unwrap() {
+        seen.push(e.seq);
+    }
+    let expected: Vec<u64> = (resume_from + 1..=head).collect();
+    assert_eq!(seen, expected, "gap-free and in order");
+}
+
+#[test]
+fn goal_review_refined_over_three_rounds_then_accepted() {
+    let f = Fixture::new();
+    let run = f.run("planner");
+    for round in 1..=3 {
+        let spec = GateSpec::GoalReview { goal: json!({"goal": format!("goal v{round}")}), round };
+        let g = f.engine.open_gate(&run.id, NewGate::new(spec, "Review the goal"), "planner").unwrap();
+        let input = DecisionInput {
+            text: Some(format!("refine {round}")),
+            ..DecisionInput::new(DecisionAction::NeedsRevision)
+        };
+        let d = f.engine.resolve_gate(&g.id, input, "alice").unwrap().decision.unwrap();
+        assert_eq!(d.action, DecisionAction::NeedsRevision);
+    }
+    let spec = GateSpec::GoalReview { goal: json!({"goal": "goal v4"}), round: 4 };
+    let g = f.engine.open_gate(&run.id, NewGate::new(spec, "Review the goal"), "planner").unwrap();
+    let accept: DecisionInput = serde_json::from_value(json!({"action": "accept"})).unwrap();
+    assert_eq!(
+        f.engine.resolve_gate(&g.id, accept, "alice").unwrap().decision.unwrap().action,
+        DecisionAction::Approve
+    );
+}

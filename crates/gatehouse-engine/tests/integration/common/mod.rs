@@ -1,0 +1,112 @@
+//! Shared test fixtures: a fresh engine with a manual clock, on a real
+//! SQLite file in a temporary directory, or, when the test command sets
+//! `GATEHOUSE_TEST_BACKEND=postgres`, in a schema of its own in the
+//! throwaway PostgreSQL cluster named by `GATEHOUSE_TEST_POSTGRES`. The
+//! same tests thus run against both backends.
+
+use std::sync::Arc;
+
+use chrono::{TimeZone, Utc};
+use gatehouse_engine::{Database, Engine, EngineConfig, ManualClock, NewRun, PgOptions, Run};
+use tempfile::TempDir;
+
+pub struct Fixture {
+    pub engine: Engine,
+    pub clock: ManualClock,
+    pub dir: TempDir,
+    database: Database,
+    schema: Option<String>,
+}
+
+/// The PostgreSQL URL of the test cluster, when the tests run on PostgreSQL.
+pub fn postgres_url() -> Option<String> {
+    match std::env::var("GATEHOUSE_TEST_BACKEND").as_deref() {
+        Ok("postgres") => Some(std::env::var("GATEHOUSE_TEST_POSTGRES").expect(
+            "GATEHOUSE_TEST_BACKEND=postgres needs GATEHOUSE_TEST_POSTGRES (scripts/postgres.sh start prints it)",
+        )),
+        Ok("sqlite") | Err(_) => None,
+        Ok(other) => panic!("GATEHOUSE_TEST_BACKEND is `{other}`; use sqlite or postgres"),
+    }
+}
+
+fn open(database: &Database, schema: &Option<String>, clock: &ManualClock) -> Engine {
+    let config =
+        EngineConfig { postgres: PgOptions { schema: schema.clone(), ..PgOptions::default() }, ..Default::default() };
+    Engine::open_database(database, config, Arc::new(clock.clone())).expect("open engine")
+}
+
+impl Fixture {
+    /// On the backend the test command chose.
+    pub fn new() -> Self {
+        match postgres_url() {
+            Some(url) => Self::on(Database::Postgres(url)),
+            None => Self::sqlite(),
+        }
+    }
+
+    /// On SQLite, whatever the test command chose (SQLite's own behaviour).
+    pub fn sqlite() -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        Self::with_dir(Database::Sqlite(dir.path().join("gatehouse.db")), dir)
+    }
+
+    fn on(database: Database) -> Self {
+        Self::with_dir(database, tempfile::tempdir().expect("temp dir"))
+    }
+
+    fn with_dir(database: Database, dir: TempDir) -> Self {
+        let clock = ManualClock::new(Utc.with_ymd_and_hms(2026, 11, 1, 9, 0, 0).unwrap());
+        let schema =
+            matches!(database, Database::Postgres(_)).then(|| format!("test_{}", uuid::Uuid::new_v4().simple()));
+        let engine = open(&database, &schema, &clock);
+        Self { engine, clock, dir, database, schema }
+    }
+
+    pub fn is_postgres(&self) -> bool {
+        matches!(self.database, Database::Postgres(_))
+    }
+
+    /// The SQLite file (SQLite fixtures only).
+    pub fn db_path(&self) -> std::path::PathBuf {
+        match &self.database {
+            Database::Sqlite(path) => path.clone(),
+            Database::Postgres(_) => panic!("db_path is for SQLite fixtures; use Fixture::sqlite()"),
+        }
+    }
+
+    /// Another engine on the same data, as a second process or server instance would open it.
+    pub fn open_again(&self) -> Engine {
+        open(&self.database, &self.schema, &self.clock)
+    }
+
+    /// Closes the engine and opens the same data again, as a restart would.
+    pub fn reopen(self) -> Self {
+        let Self { engine, clock, dir, database, schema } = self;
+        drop(engine);
+        let engine = open(&database, &schema, &clock);
+        Self { engine, clock, dir, database, schema }
+    }
+
+    /// Runs SQL on the stored data behind the engine's back (tampering tests).
+    pub fn tamper(&self, sql: &str) {
+        match &self.database {
+            Database::Sqlite(path) => rusqlite::Connection::open(path).unwrap().execute_batch(sql).unwrap(),
+            Database::Postgres(url) => {
+                let mut client = postgres::Client::connect(url, postgres::NoTls).expect("connect to the test cluster");
+                let schema = self.schema.as_deref().expect("a schema");
+                client.batch_execute(&format!("SET search_path TO \"{schema}\"; {sql}")).unwrap();
+            }
+        }
+    }
+
+    pub fn run(&self, agent: &str) -> Run {
+        self.engine
+            .create_run(NewRun { agent: agent.into(), title: format!("{agent}'s run"), ..NewRun::default() }, agent)
+            .expect("create run")
+    }
+
+    pub fn run_with(&self, new: NewRun) -> Run {
+        let agent = new.agent.clone();
+        self.engine.create_run(new, &agent).expect("create run")
+    }
+}

@@ -1,0 +1,223 @@
+//! Concurrency and durability against a real SQLite file: fifty reviewers
+//! racing for one gate, and a writer killed with SIGKILL mid-stream.
+
+use crate::common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Barrier};
+
+use common::Fixture;
+use gatehouse_engine::{DecisionInput, Engine, EngineConfig, EngineError, EventKind, GateId, NewGate, NewRun};
+
+#[test]
+fn fifty_reviewers_racing_for_one_gate_yield_one_winner_and_forty_nine_logged_conflicts() {
+    let f = Fixture::new();
+    let run = f.run("agent");
+    let gate = f.engine.open_gate(&run.id, NewGate::question("Deploy now?"), "agent").unwrap();
+    let barrier = Arc::new(Barrier::new(50));
+    let handles: Vec<_> = (0..50)
+        .map(|i| {
+            let (engine, gate_id, barrier) = (f.engine.clone(), gate.id.clone(), Arc::clone(&barrier));
+            std::thread::spawn(move || {
+                barrier.wait();
+                engine.resolve_gate(&gate_id, DecisionInput::respond(format!("answer {i}")), &format!("reviewer-{i}"))
+            })
+        })
+        .collect();
+    let results: Vec<_> = handles.into_iter().map(|h| h.join().expect("thread")).collect();
+    let winners: Vec<_> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
+    assert_eq!(winners.len(), 1);
+    let winner = winners[0].decision.as_ref().unwrap().decided_by.clone();
+    for r in results.iter().filter_map(|r| r.as_ref().err()) {
+        match r {
+            EngineError::GateClosed { resolved_by, .. } => assert_eq!(resolved_by.as_deref(), Some(winner.as_str())),
+            other => panic!("expected a conflict, got {other:?}"),
+        }
+    }
+    assert_eq!(results.iter().filter(|r| r.is_err()).count(), 49);
+
+    let events = f.engine.events_after(0, &Default::default(), 1000).unwrap();
+    let resolved = events.iter().filter(|e| matches!(e.body.kind, EventKind::GateResolved { .. })).count();
+    let refused: Vec<_> = events
+        .iter()
+        .filter_map(|e| match &e.body.kind {
+            EventKind::ResolutionRefused { attempted_by, .. } => Some(attempted_by.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!((resolved, refused.len()), (1, 49));
+    assert!(!refused.contains(&winner));
+    assert!(f.engine.verify_audit().unwrap().is_intact());
+}
+
+const CHILD_ENV: &str = "GATEHOUSE_CRASH_CHILD_DB";
+
+/// Not a test on its own: when re-executed with `CHILD_ENV` set, this
+/// becomes the child process that writes and acknowledges resolutions
+/// until it is killed.
+#[test]
+fn crash_child_writer() {
+    let Ok(path) = std::env::var(CHILD_ENV) else { return };
+    let engine = Engine::open(&path, EngineConfig::default()).expect("child opens db");
+    let run = engine.create_run(NewRun { agent: "crash-writer".into(), ..NewRun::default() }, "crash-writer").unwrap();
+    let stdout = std::io::stdout();
+    for i in 0.. {
+        let gate = engine.open_gate(&run.id, NewGate::question(format!("Question {i}")), "crash-writer").unwrap();
+        engine.resolve_gate(&gate.id, DecisionInput::respond(format!("answer {i}")), "reviewer").unwrap();
+        // Acknowledge only after resolve_gate returned, i.e. after commit.
+        let mut out = stdout.lock();
+        writeln!(out, "ack {}", gate.id).unwrap();
+        out.flush().unwrap();
+    }
+}
+
+#[test]
+fn every_resolution_acknowledged_before_sigkill_survives_and_the_database_is_intact() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("crash.db");
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "durability::crash_child_writer", "--nocapture", "--test-threads=1"])
+        .env(CHILD_ENV, &db)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn child writer");
+    let mut acked = Vec::new();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    while acked.len() < 300 {
+        let line = lines.next().expect("child ended early").unwrap();
+        if let Some(id) = line.strip_prefix("ack ") {
+            acked.push(GateId::from(id));
+        }
+    }
+    child.kill().expect("SIGKILL the child"); // Child::kill sends SIGKILL on Unix.
+    child.wait().unwrap();
+
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let check: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+    assert_eq!(check, "ok");
+    drop(conn);
+    let engine = Engine::open(&db, EngineConfig::default()).unwrap();
+    for id in &acked {
+        let gate = engine.gate(id).expect("acknowledged gate is stored");
+        assert_eq!(gate.decision.expect("its decision survived").decided_by, "reviewer");
+    }
+    assert!(engine.verify_audit().unwrap().is_intact());
+}
+
+#[test]
+fn an_older_gatehouse_refuses_a_database_from_a_newer_one_and_leaves_it_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("future.db");
+    drop(Engine::open(&db, EngineConfig::default()).unwrap());
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.pragma_update(None, "user_version", 99).unwrap();
+    drop(conn);
+    let err = Engine::open(&db, EngineConfig::default()).err().expect("refused");
+    assert!(matches!(err, EngineError::NewerDatabase { found: 99, .. }), "{err:?}");
+    assert!(err.to_string().contains("upgrade Gatehouse"));
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+    assert_eq!(version, 99);
+}
+
+#[test]
+fn a_subscriber_that_overflows_the_live_buffer_catches_up_from_disk_without_gaps() {
+    use gatehouse_engine::StoreOptions;
+    let dir = tempfile::tempdir().unwrap();
+    let config =
+        EngineConfig { store: StoreOptions { event_buffer: 16, ..StoreOptions::default() }, ..EngineConfig::default() };
+    let engine = Engine::open(dir.path().join("small-buffer.db"), config).unwrap();
+    let mut sub = engine.subscribe(0, Default::default());
+    let run = engine.create_run(NewRun { agent: "a".into(), ..NewRun::default() }, "a").unwrap();
+    for i in 0..100 {
+        engine.open_gate(&run.id, NewGate::question(format!("q{i}")), "a").unwrap();
+    }
+    let head = engine.head_seq().unwrap();
+    let mut seqs = Vec::new();
+    while let Some(e) = sub.next_timeout(std::time::Duration::from_millis(100)).unwrap() {
+        seqs.push(e.seq);
+    }
+    assert_eq!(seqs, (1..=head).collect::<Vec<_>>());
+}
+
+#[test]
+fn two_processes_sharing_a_file_continue_one_chain_and_see_each_others_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("shared.db");
+    let server = Engine::open(&db, EngineConfig::default()).unwrap();
+    let cli = Engine::open(&db, EngineConfig::default()).unwrap();
+    let run = server.create_run(NewRun { agent: "a".into(), ..NewRun::default() }, "a").unwrap();
+    let gate = server.open_gate(&run.id, NewGate::question("Deploy?"), "a").unwrap();
+    let mut live = server.live_events();
+
+    cli.resolve_gate(&gate.id, DecisionInput::respond("yes"), "alice").unwrap();
+    server.pick_up_external_events().unwrap();
+    let seen = live.try_recv().expect("the other process's event is published here");
+    assert!(matches!(seen.body.kind, EventKind::GateResolved { .. }), "{:?}", seen.body.kind);
+
+    // Both keep appending to the same gap-free chain.
+    server.open_gate(&run.id, NewGate::question("Again?"), "a").unwrap();
+    cli.open_gate(&run.id, NewGate::question("And again?"), "a").unwrap();
+    let report = server.verify_audit().unwrap();
+    assert!(report.is_intact(), "{:?}", report.problems);
+}
+
+#[test]
+fn a_failed_write_in_a_group_undoes_only_its_own_work() {
+    // Writes queued together commit as one group; a write that fails after
+    // storing rows and appending events must leave nothing, and its
+    // neighbours everything, on either backend and through either instance.
+    use gatehouse_engine::{EventBody, RunStatus, Store};
+    let f = Fixture::new();
+    let run = f.run("agent");
+    let instances = [f.engine.clone(), f.open_again()];
+    let barrier = Arc::new(Barrier::new(48));
+    let handles: Vec<_> = (0..48)
+        .map(|i| {
+            let (engine, run_id, barrier) = (instances[i % 2].clone(), run.id.clone(), Arc::clone(&barrier));
+            std::thread::spawn(move || {
+                barrier.wait();
+                engine.store().write(move |tx| {
+                    tx.put_context(&run_id, &format!("key-{i}"), Some(&serde_json::json!(i)))?;
+                    tx.append_event(EventBody {
+                        at: chrono::Utc::now(),
+                        run_id: Some(run_id.clone()),
+                        session_id: None,
+                        user_id: None,
+                        actor: format!("writer-{i}"),
+                        kind: EventKind::RunStatusChanged {
+                            from: RunStatus::Active,
+                            to: RunStatus::Active,
+                            reason: None,
+                        },
+                    })?;
+                    if i % 3 == 0 {
+                        return Err(EngineError::invalid("write", format!("writer {i} gives up")));
+                    }
+                    Ok(())
+                })
+            })
+        })
+        .collect();
+    for (i, handle) in handles.into_iter().enumerate() {
+        let result = handle.join().expect("thread");
+        assert_eq!(result.is_err(), i % 3 == 0, "writer {i}: {result:?}");
+    }
+
+    let kept: Vec<usize> = (0..48).filter(|i| i % 3 != 0).collect();
+    for engine in &instances {
+        let context = engine.context(&run.id).unwrap();
+        let keys: Vec<usize> = (0..48).filter(|i| context.contains_key(&format!("key-{i}"))).collect();
+        assert_eq!(keys, kept, "only the successful writers' context keys are stored");
+        let events = engine.events_after(0, &Default::default(), 1000).unwrap();
+        let mut writers: Vec<usize> =
+            events.iter().filter_map(|e| e.body.actor.strip_prefix("writer-")?.parse().ok()).collect();
+        writers.sort();
+        assert_eq!(writers, kept, "only the successful writers' events are logged");
+        let seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
+        assert_eq!(seqs, (1..=events.len() as u64).collect::<Vec<_>>(), "gap-free");
+        assert!(engine.verify_audit().unwrap().is_intact());
+    }
+}

@@ -1,0 +1,25 @@
+//! The engine's integration tests, one module per capability, on a real SQLite
+//! file (or, with `GATEHOUSE_TEST_BACKEND=postgres`, on PostgreSQL).
+//!
+//! They build as one test binary; a binary per file linked the whole
+//! dependency tree once per file.
+
+mod common;
+
+mod allow_rules;
+mod batched_actions;
+mod collaboration;
+mod control;
+mod deciders;
+mod durability;
+mod expiry_and_audit;
+mod gates;
+mod instances;
+mod metrics;
+mod payload_schema;
+mod recordings;
+mod response_forms;
+mod search;
+mod subagents;
+mod timeouts;
+mod token_scopes;

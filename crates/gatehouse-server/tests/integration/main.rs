@@ -1,0 +1,28 @@
+//! The server's integration tests, one module per part of the API: a real
+//! server on a loopback port for each test, driven over HTTP.
+//!
+//! They build as one test binary; a binary per file linked the whole
+//! dependency tree once per file.
+
+mod common;
+
+mod admin;
+mod agents;
+mod allow_rules;
+mod deciders;
+mod events;
+mod gates;
+mod guards;
+mod hitl;
+mod hitl_listings;
+mod instances;
+mod mcp;
+mod orchestrated;
+mod robustness;
+mod run_control;
+mod scoped_admin;
+mod scoped_tokens;
+mod search;
+mod subagents;
+mod tls;
+mod webhooks;
