@@ -53,6 +53,12 @@ impl DecisionAction {
     pub fn lets_agent_proceed(self) -> bool {
         matches!(self, Self::Approve | Self::Edit | Self::Respond | Self::Defer)
     }
+    /// Whether this decision judges what the agent proposed, and so counts in
+    /// its capability rating's approval rate. An answer to a question and a
+    /// deferral judge nothing: they leave the rating as it was.
+    pub fn judges_the_agent(self) -> bool {
+        !matches!(self, Self::Respond | Self::Defer)
+    }
     /// Whether this decision counts as an approval in an agent's capability
     /// rating: the proposal went ahead, as is or edited.
     pub fn counts_as_approval(self) -> bool {

@@ -151,7 +151,7 @@ impl<S: Store> Engine<S> {
                     }
                     if let Some(decision) = &gate.decision {
                         tx.insert_decision(decision)?;
-                        if decision.origin == DecisionOrigin::Human {
+                        if decision.origin == DecisionOrigin::Human && decision.action.judges_the_agent() {
                             let mut rating =
                                 tx.rating(&gate.agent)?.unwrap_or_else(|| CapabilityRating::new(&gate.agent));
                             rating.record_decision(decision.action.counts_as_approval());

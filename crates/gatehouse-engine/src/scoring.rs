@@ -163,7 +163,8 @@ pub fn rubric_average(rubric_scores: &BTreeMap<String, f64>) -> Option<f64> {
 pub struct CapabilityRating {
     /// The agent being rated.
     pub agent: String,
-    /// Human decisions on this agent's gates.
+    /// Human decisions that judged this agent's proposals (approve, edit, reject, send back,
+    /// retry); answers to its questions and deferrals judge nothing and are not counted.
     #[serde(default)]
     pub decisions: u64,
     /// How many of those decisions approved.
@@ -236,19 +237,22 @@ impl CapabilityRating {
 pub struct CapabilityRatingView {
     /// The agent being rated.
     pub agent: String,
-    /// See [`CapabilityRating::decisions`].
+    /// Human decisions that judged the agent's proposals; answers to its
+    /// questions and deferrals are not counted.
     pub decisions: u64,
-    /// See [`CapabilityRating::approvals`].
+    /// How many of those decisions approved (as proposed or edited).
     pub approvals: u64,
-    /// See [`CapabilityRating::scores`].
+    /// Quality scores received.
     pub scores: u64,
-    /// See [`CapabilityRating::score_sum`].
+    /// Sum of those scores.
     pub score_sum: f64,
-    /// See [`CapabilityRating::approval_rate`].
+    /// `approvals / decisions`; absent before the first decision.
     pub approval_rate: Option<f64>,
-    /// See [`CapabilityRating::average_score`].
+    /// Mean quality score (1 to 5); absent before the first score.
     pub average_score: Option<f64>,
-    /// See [`CapabilityRating::effective_rating`].
+    /// The rating, 1 to 5: the approval rate mapped to `1 + 4 × rate` and the
+    /// mean score, half each (either alone when only one is known); absent
+    /// with neither.
     pub effective_rating: Option<f64>,
 }
 

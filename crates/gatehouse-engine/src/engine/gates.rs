@@ -679,9 +679,11 @@ pub(crate) fn decide_gate(
         apply_plan_op(tx, &run, &PlanOperation::Replace { plan }, by, now)?;
     }
     if origin == DecisionOrigin::Human {
-        let mut rating = tx.rating(&gate.agent)?.unwrap_or_else(|| CapabilityRating::new(&gate.agent));
-        rating.record_decision(input.action.counts_as_approval());
-        tx.put_rating(&rating)?;
+        if input.action.judges_the_agent() {
+            let mut rating = tx.rating(&gate.agent)?.unwrap_or_else(|| CapabilityRating::new(&gate.agent));
+            rating.record_decision(input.action.counts_as_approval());
+            tx.put_rating(&rating)?;
+        }
         run.consecutive_agent_turns = 0;
         run.updated_at = now;
         tx.update_run(&run)?;

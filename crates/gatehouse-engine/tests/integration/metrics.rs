@@ -118,8 +118,8 @@ fn capability_ratings_reflect_the_human_decisions() {
     let m = f.engine.metrics().unwrap();
     let coder = m.capability_ratings.iter().find(|r| r.agent == "coder").expect("coder rated");
     assert_eq!((coder.decisions, coder.approvals), (3, 2), "two edits approve, one rejection does not");
-    let writer = m.capability_ratings.iter().find(|r| r.agent == "writer").expect("writer rated");
-    assert_eq!((writer.decisions, writer.approvals), (1, 0), "a response is a decision but not an approval");
+    // The writer's one human decision answered its question: that judges nothing, so it is not rated.
+    assert!(m.capability_ratings.iter().all(|r| r.agent != "writer"), "{:?}", m.capability_ratings);
 }
 
 #[test]

@@ -301,10 +301,11 @@ async fn metrics_report_rates_latencies_expiry_corrections_ratings_and_webhooks_
     assert_eq!(m["by_agent"][0]["hitl_rate"].as_f64(), Some(2.0 / 3.0));
     assert_eq!(m["expiry"], json!({"expired": 0, "closed": 3, "expiry_rate": 0.0}));
     assert_eq!(m["common_corrections"], json!([{"path": "/prompt", "count": 1}]));
+    // The edited payload judged the agent (an approval); the answered question did not.
     let rating = &m["capability_ratings"][0];
     assert_eq!(
         (rating["agent"].as_str(), rating["decisions"].as_u64(), rating["approvals"].as_u64()),
-        (Some("deployer"), Some(2), Some(1))
+        (Some("deployer"), Some(1), Some(1))
     );
     assert_eq!(m["webhooks"], json!({"delivered": 0, "failed": 0}));
     let resp = c.http.get(format!("http://{}/api/hitl/metrics", c.server.addr)).send().await.unwrap();

@@ -1189,37 +1189,40 @@ export interface components {
             agent: string;
             /**
              * Format: int64
-             * @description See [`CapabilityRating::decisions`].
+             * @description Human decisions that judged the agent's proposals; answers to its
+             *     questions and deferrals are not counted.
              */
             decisions: number;
             /**
              * Format: int64
-             * @description See [`CapabilityRating::approvals`].
+             * @description How many of those decisions approved (as proposed or edited).
              */
             approvals: number;
             /**
              * Format: int64
-             * @description See [`CapabilityRating::scores`].
+             * @description Quality scores received.
              */
             scores: number;
             /**
              * Format: double
-             * @description See [`CapabilityRating::score_sum`].
+             * @description Sum of those scores.
              */
             score_sum: number;
             /**
              * Format: double
-             * @description See [`CapabilityRating::approval_rate`].
+             * @description `approvals / decisions`; absent before the first decision.
              */
             approval_rate?: number | null;
             /**
              * Format: double
-             * @description See [`CapabilityRating::average_score`].
+             * @description Mean quality score (1 to 5); absent before the first score.
              */
             average_score?: number | null;
             /**
              * Format: double
-             * @description See [`CapabilityRating::effective_rating`].
+             * @description The rating, 1 to 5: the approval rate mapped to `1 + 4 × rate` and the
+             *     mean score, half each (either alone when only one is known); absent
+             *     with neither.
              */
             effective_rating?: number | null;
         };
