@@ -51,6 +51,7 @@ export type Action =
   | "view.runs"
   | "view.search"
   | "view.rules"
+  | "view.metrics"
   | "search.focus"
   | "search.next"
   | "search.previous"
@@ -114,6 +115,7 @@ export const BINDINGS: Readonly<Record<Action, Binding>> = {
   "view.runs": { label: "Show the runs", scope: "global", keys: ["2"] },
   "view.search": { label: "Show the search", scope: "global", keys: ["3"] },
   "view.rules": { label: "Show the allow-rules (live and past; revoke one)", scope: "global", keys: ["4"] },
+  "view.metrics": { label: "Show the metrics (HITL and auto-pass rates, latency, expiry, agent ratings)", scope: "global", keys: ["5"] },
   "search.focus": { label: "Search every gate, pending and past", scope: "global", keys: ["Mod+k"], whileTyping: true },
   "search.next": { label: "Next result (↓ in the search field)", scope: "search", keys: ["j", "ArrowDown"] },
   "search.previous": { label: "Previous result (↑ in the search field)", scope: "search", keys: ["k", "ArrowUp"] },
