@@ -77,7 +77,7 @@ test("a reviewer exports a run from the Runs view and imports the file into anot
   const file = testInfo.outputPath(download.suggestedFilename());
   await download.saveAs(file);
   expect(download.suggestedFilename()).toMatch(/\.json$/);
-  await expect(page.getByTestId("runs-notice")).toContainText(`Saved ${download.suggestedFilename()}`);
+  await expect(page.getByTestId("runs-notice")).toContainText(`Exported ${download.suggestedFilename()}`);
   const saved = JSON.parse(await readFile(file, "utf8")) as { runs: { run: { id: string } }[] };
   expect(saved.runs.map((r) => r.run.id)).toEqual([runId]);
 
@@ -101,4 +101,34 @@ test("a reviewer exports a run from the Runs view and imports the file into anot
   } finally {
     await second.stop();
   }
+});
+
+test("a reviewer exports a whole session, every run of it in one file, by keyboard", async ({ page, gatehouse }, testInfo) => {
+  const agentToken = await gatehouse.token("agent", "planner");
+  const start = (title: string) =>
+    gatehouse.call<{ run_id: string }>(agentToken, "POST", "/run", { run_input: { prompt: title }, title, session_id: "sess-launch" });
+  const first = (await start("Draft the launch plan")).run_id;
+  const second = (await start("Review the launch plan")).run_id;
+  const elsewhere = await gatehouse.agent(agentToken).startRun("Unrelated chores");
+
+  await signIn(page, gatehouse, await gatehouse.token("reviewer", "alice"));
+  await page.keyboard.press("2");
+  await page.locator(`[data-testid="run-row"][data-run-id="${second}"]`).click();
+  await expect(page.getByTestId("run-title")).toHaveText("Review the launch plan");
+  const button = page.getByTestId("recording-export-session");
+  await expect(button).toHaveAttribute("title", "Every run of session sess-launch in one recording");
+  await page.getByTestId("run-list").focus();
+  const [download] = await Promise.all([page.waitForEvent("download"), page.keyboard.press("x")]);
+  expect(download.suggestedFilename()).toMatch(/^gatehouse-session-sess-launch-\d{8}-\d{4}\.json$/);
+  const file = testInfo.outputPath(download.suggestedFilename());
+  await download.saveAs(file);
+  const saved = JSON.parse(await readFile(file, "utf8")) as { runs: { run: { id: string; session_id: string } }[] };
+  expect(saved.runs.map((r) => r.run.id).sort()).toEqual([first, second].sort());
+  expect(saved.runs.every((r) => r.run.session_id === "sess-launch")).toBe(true);
+  await expect(page.getByTestId("runs-notice")).toContainText("session sess-launch, 2 runs");
+
+  // A run outside any session offers no session export.
+  await page.locator(`[data-testid="run-row"][data-run-id="${elsewhere}"]`).click();
+  await expect(page.getByTestId("run-title")).toHaveText("Unrelated chores");
+  await expect(page.getByTestId("recording-export-session")).toHaveCount(0);
 });

@@ -67,6 +67,7 @@ export type Action =
   | "runs.plan"
   | "runs.send"
   | "runs.export"
+  | "runs.export-session"
   | "runs.import"
   | "runs.new"
   | "runs.replay"
@@ -135,6 +136,7 @@ export const BINDINGS: Readonly<Record<Action, Binding>> = {
   "runs.plan": { label: "Edit the run's plan", scope: "runs", keys: ["t"] },
   "runs.send": { label: "Send the instruction or agent being typed, or save the plan", scope: "runs", keys: ["Mod+Enter"], whileTyping: true },
   "runs.export": { label: "Export the run's recording", scope: "runs", keys: ["e"] },
+  "runs.export-session": { label: "Export the recording of the run's whole session (every run in it)", scope: "runs", keys: ["x"] },
   "runs.import": { label: "Import a recording", scope: "runs", keys: ["o"] },
   "runs.new": { label: "Start a supervised model run (Gatehouse calls the model)", scope: "runs", keys: ["g"] },
   "runs.replay": { label: "Replay the run step by step (or stop)", scope: "runs", keys: ["v"] },

@@ -43,6 +43,13 @@ export function exportRecording(api: Api, runId: string): Promise<Answer<Recordi
   return attempt("export the recording", () => api.GET("/api/hitl/runs/{run_id}/recording", { params: { path: { run_id: runId } } }));
 }
 
+/** Every run of a session as one recording, to save as a file. */
+export function exportSessionRecording(api: Api, sessionId: string): Promise<Answer<Recording>> {
+  return attempt("export the session's recording", () =>
+    api.GET("/api/hitl/sessions/{session_id}/recording", { params: { path: { session_id: sessionId } } }),
+  );
+}
+
 /** Imports a recording; the server checks it and refuses runs it already holds. */
 export function importRecording(api: Api, recording: Recording): Promise<Answer<ImportSummary>> {
   return attempt("import the recording", () => api.POST("/api/hitl/recordings", { body: recording }));

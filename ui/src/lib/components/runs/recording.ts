@@ -5,8 +5,11 @@
 
 import type { Recording } from "../../api/types";
 
-/** `gatehouse-run-<title>-<yyyymmdd-hhmm>.json`, safe on every file system. */
-export function recordingFileName(title: string, runId: string, now: Date): string {
+/**
+ * `gatehouse-run-<title>-<yyyymmdd-hhmm>.json` (`gatehouse-session-…` for a
+ * session's), safe on every file system; the id's tail without a title.
+ */
+export function recordingFileName(title: string, id: string, now: Date, of: "run" | "session" = "run"): string {
   const slug =
     title
       .normalize("NFKD")
@@ -16,10 +19,10 @@ export function recordingFileName(title: string, runId: string, now: Date): stri
       .replace(/[\s_]+/g, "-")
       .replace(/-+/g, "-")
       .slice(0, 40)
-      .replace(/-$/, "") || runId.slice(-12);
+      .replace(/-$/, "") || id.slice(-12);
   const p = (n: number) => String(n).padStart(2, "0");
   const stamp = `${now.getFullYear()}${p(now.getMonth() + 1)}${p(now.getDate())}-${p(now.getHours())}${p(now.getMinutes())}`;
-  return `gatehouse-run-${slug}-${stamp}.json`;
+  return `gatehouse-${of}-${slug}-${stamp}.json`;
 }
 
 /** A file's text as a recording, or why it is not one. */
@@ -42,4 +45,17 @@ export function parseRecording(text: string): { recording: Recording } | { probl
 export function importSentence(summary: { runs: string[]; gates: number; events: number }): string {
   const n = summary.runs.length;
   return `Imported ${n} run${n === 1 ? "" : "s"}, ${summary.gates} gate${summary.gates === 1 ? "" : "s"} and ${summary.events} event${summary.events === 1 ? "" : "s"}.`;
+}
+
+/**
+ * Saves a recording as a file: a download in a browser; in the desktop app
+ * the same download ends in the system's save dialog.
+ */
+export function saveRecording(name: string, recording: Recording, doc: Document = document): void {
+  const url = URL.createObjectURL(new Blob([JSON.stringify(recording, null, 2)], { type: "application/json" }));
+  const a = doc.createElement("a");
+  a.href = url;
+  a.download = name;
+  a.click();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }

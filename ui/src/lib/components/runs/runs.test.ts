@@ -97,6 +97,7 @@ describe("recordings", () => {
     const at = new Date(2026, 0, 2, 3, 4);
     expect(recordingFileName("Migrate the DB: phase 2!", "run_x", at)).toBe("gatehouse-run-migrate-the-db-phase-2-20260102-0304.json");
     expect(recordingFileName("???", "run_0193abcdef123456", at)).toBe("gatehouse-run-abcdef123456-20260102-0304.json");
+    expect(recordingFileName("sess-launch", "sess-launch", at, "session")).toBe("gatehouse-session-sess-launch-20260102-0304.json");
   });
 
   it("refuses a file that is not a recording, in words", () => {
