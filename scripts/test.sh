@@ -29,6 +29,8 @@ command -v WebKitWebDriver >/dev/null 2>&1 || need_apt+=(webkit2gtk-driver)
 command -v xvfb-run >/dev/null 2>&1 || need_apt+=(xvfb)
 command -v xauth >/dev/null 2>&1 || need_apt+=(xauth)
 command -v dbus-daemon >/dev/null 2>&1 || need_apt+=(dbus)
+# The desktop test answers the app's save dialog at the keyboard.
+command -v xdotool >/dev/null 2>&1 || need_apt+=(xdotool)
 # The team-server desktop test keeps its token in a real Secret Service:
 # GNOME Keyring on the test's private session bus; secret-tool reads it.
 command -v gnome-keyring-daemon >/dev/null 2>&1 || need_apt+=(gnome-keyring)

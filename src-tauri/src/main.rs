@@ -13,6 +13,7 @@
 mod alerts;
 mod backend;
 mod connection;
+mod downloads;
 mod events;
 mod memory;
 mod tray;
@@ -76,6 +77,7 @@ fn run(cli: Cli, started: Instant) -> Result<()> {
                 .build(),
         )
         .plugin(tauri_plugin_notification::init())
+        .plugin(tauri_plugin_dialog::init())
         .plugin(
             tauri_plugin_global_shortcut::Builder::new()
                 .with_handler(|app, _shortcut, event| {

@@ -2,7 +2,8 @@
 //! computer's or a team server), or the app's own connection page; brought
 //! to the front by the tray, the global shortcut, a notification or a
 //! second launch. Its title names the server. Closing it hides it; the app
-//! keeps serving agents until Quit.
+//! keeps serving agents until Quit. What it downloads (an export) ends in
+//! the save dialog (`downloads`).
 
 use std::time::Instant;
 
@@ -22,6 +23,7 @@ pub fn open<R: Runtime>(app: &AppHandle<R>, url: &str, server: &str, started: In
         .title(title(server))
         .inner_size(1200.0, 800.0)
         .min_inner_size(640.0, 420.0)
+        .on_download(crate::downloads::handler(app.clone()))
         .on_page_load(move |_, payload| {
             if payload.event() == PageLoadEvent::Finished {
                 tracing::info!(ms = started.elapsed().as_millis() as u64, "the window's page has loaded");

@@ -5,7 +5,9 @@
 //! approves it with the `a` key; the agent's long poll returns the decision.
 //! Each sync gate raises a desktop notification (received by a stand-in
 //! notification server on a private session bus), and clicking one opens
-//! its gate in the window. Screenshots land in `target/e2e-artifacts/`.
+//! its gate in the window. An export of the run's recording ends in the
+//! save dialog, answered through `xdotool`. Screenshots land in
+//! `target/e2e-artifacts/`.
 //!
 //! Needs a display (run under `xvfb-run -a`), `dbus-daemon` (Debian: dbus),
 //! `WebKitWebDriver` (Debian: webkit2gtk-driver) and `tauri-driver` (`cargo install tauri-driver
@@ -22,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use desktop::Desktop;
 use gatehouse_engine::{Engine, EngineConfig, TokenRole};
-use harness::{app_process, artifacts, real_user_files, Agent};
+use harness::{answer_save_dialog, app_process, artifacts, real_user_files, Agent};
 use serde_json::json;
 use webdriver::{By, Session};
 
@@ -124,6 +126,42 @@ fn a_gate_sent_by_an_agent_is_decided_in_the_desktop_window_and_the_agent_gets_t
     window.wait_for_text(By::Css("[data-testid=gate-text]"), "Which region", Duration::from_secs(10));
     assert!(!window.url().contains("gate="), "the link was dropped from the address: {}", window.url());
 
+    // Exporting the run's recording (Runs view, `e`) ends in the system's
+    // save dialog: saved where the reviewer types, or nothing at all when
+    // they cancel; the staged copy is gone either way.
+    window.press("\u{E00C}"); // Escape closes the open gate
+    window.press("2");
+    let run_row =
+        window.wait_for(By::Css(&format!("[data-testid=run-row][data-run-id='{run_id}']")), Duration::from_secs(10));
+    window.click(&run_row);
+    window.wait_for_text(By::Css("[data-testid=run-title]"), "desktop e2e", Duration::from_secs(10));
+    let saved_to = home.path().join("exports/Release 42.json");
+    std::fs::create_dir_all(saved_to.parent().expect("a folder")).expect("the exports folder");
+    window.press("e");
+    answer_save_dialog("Save recording", Some(&saved_to), Duration::from_secs(20));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !saved_to.is_file() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let recording: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&saved_to).expect("the recording was saved where the dialog said"))
+            .expect("the saved recording is JSON");
+    assert_eq!(recording["runs"][0]["run"]["id"], run_id.as_str(), "the selected run's recording was saved");
+    window.wait_for_text(
+        By::Css("[data-testid=runs-notice]"),
+        "Exported gatehouse-run-desktop-e2e-",
+        Duration::from_secs(5),
+    );
+    window.press("e");
+    answer_save_dialog("Save recording", None, Duration::from_secs(20));
+    let staging = home.path().join("cache/dev.gatehouse.desktop/exports");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while staged_files(&staging) > 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(staged_files(&staging), 0, "a staged export was left behind in {}", staging.display());
+    assert_eq!(std::fs::read_dir(saved_to.parent().unwrap()).unwrap().count(), 1, "a cancelled export saved a file");
+
     // Quitting (SIGTERM, as a session's logout sends) revokes the window's
     // token and saves the window's size and place. Ending the WebDriver
     // session instead would kill the app outright.
@@ -143,4 +181,10 @@ fn a_gate_sent_by_an_agent_is_decided_in_the_desktop_window_and_the_agent_gets_t
     drop(window);
 
     assert_eq!(before, real_user_files(), "the app touched the real user's data");
+}
+
+/// Files left in the app's export staging directory.
+fn staged_files(dir: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
+    entries.flatten().map(|e| if e.path().is_dir() { staged_files(&e.path()) } else { 1 }).sum()
 }

@@ -172,3 +172,40 @@ impl Agent {
         })
     }
 }
+
+/// Answers the app's save dialog (a GTK file chooser titled `title`) as a
+/// person at the keyboard does, through `xdotool` (Debian: xdotool): types
+/// `path` into its name field and presses Enter, or presses Escape when
+/// `path` is `None`. Waits up to `limit` for the dialog to appear.
+pub fn answer_save_dialog(title: &str, path: Option<&Path>, limit: Duration) {
+    let xdotool = |args: &[&str]| {
+        let out = Command::new("xdotool")
+            .args(args)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run xdotool ({e}); install it (Debian: xdotool)"));
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    let pattern = format!("^{title}$");
+    let deadline = Instant::now() + limit;
+    let window = loop {
+        let found = xdotool(&["search", "--onlyvisible", "--name", &pattern]);
+        if let Some(id) = found.lines().last().filter(|id| !id.is_empty()) {
+            break id.to_owned();
+        }
+        assert!(Instant::now() < deadline, "no window titled {title:?} appeared within {limit:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    // The dialog's name field has the focus, its suggested name selected.
+    xdotool(&["windowfocus", "--sync", &window]);
+    std::thread::sleep(Duration::from_millis(300));
+    match path {
+        Some(path) => {
+            xdotool(&["key", "--clearmodifiers", "ctrl+a"]);
+            xdotool(&["type", "--delay", "15", &path.to_string_lossy()]);
+            xdotool(&["key", "Return"]);
+        }
+        None => {
+            xdotool(&["key", "Escape"]);
+        }
+    }
+}
