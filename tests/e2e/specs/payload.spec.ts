@@ -108,3 +108,73 @@ test("reset to proposed undoes the reviewer's edits", async ({ page, gatehouse }
   expect(decided.decision?.action).toBe("approve");
   expect(decided.decision?.payload ?? null).toBeNull();
 });
+
+test("the payload's fields come from its schema: required and optional marked, a default added, reset to the example", async ({
+  page,
+  gatehouse,
+}) => {
+  const agent = gatehouse.agent(await gatehouse.token("agent", "painter"));
+  const runId = await agent.startRun("Posters");
+  const gate = await agent.openGate(runId, {
+    kind: "approval",
+    action: "generate_image",
+    mode: "sync",
+    text: "Generate this image?",
+    payload: { prompt: "a lighthouse at dusk", steps: 30 },
+    example_input: { prompt: "a cat", steps: 20, width: 512 },
+    payload_schema: {
+      type: "object",
+      properties: {
+        prompt: { type: "string", description: "What to draw" },
+        steps: { type: "integer" },
+        width: { type: "integer", default: 768, description: "Pixels across" },
+        seed: { type: ["integer", "null"] },
+      },
+      required: ["prompt", "steps"],
+    },
+  });
+  const waiting = agent.wait(gate.id);
+
+  await signIn(page, gatehouse, await gatehouse.token("reviewer", "alice"));
+  await page.keyboard.press("Enter");
+  const modal = page.getByTestId("resolution-modal");
+  await expect(modal).toHaveAttribute("data-gate-id", gate.id);
+  const fields = modal.getByTestId("payload-fields");
+  // An approval gate's schema marks its fields too: required ones first, present or not.
+  await expect(fields.getByTestId("required-field")).toHaveCount(2);
+  await expect(fields.locator('[data-field="prompt"]')).toContainText("required");
+  await expect(fields.locator('[data-field="prompt"]')).toContainText("What to draw");
+  await expect(fields.locator('[data-field="prompt"]')).toHaveAttribute("data-missing", "false");
+  await expect(fields.getByTestId("optional-field")).toHaveCount(2);
+  await expect(fields.locator('[data-field="seed"]')).toContainText("integer | null");
+  await expect(fields.locator('[data-field="width"]')).toHaveAttribute("data-missing", "true");
+
+  // The default of an optional field is one button away, by keyboard.
+  const addDefault = fields.getByTestId("field-add-default");
+  await expect(addDefault).toHaveCount(1);
+  await expect(addDefault).toHaveAccessibleName("Add width with its default, 768");
+  await addDefault.focus();
+  await page.keyboard.press("Enter");
+  await expect(fields.locator('[data-field="width"]')).toHaveAttribute("data-missing", "false");
+  await expect(modal.getByTestId("payload-edits")).toContainText("/width");
+
+  // Reset to the example, then to the proposal.
+  await modal.getByTestId("payload-reset-example").click();
+  await expect(modal.getByTestId("payload-input")).toContainText("a cat");
+  await expect(modal.getByTestId("payload-reset-example")).toBeDisabled();
+  await modal.getByTestId("payload-reset").click();
+  await expect(modal.getByTestId("payload-input")).toContainText("a lighthouse at dusk");
+  await expect(modal.getByTestId("payload-edits")).toHaveCount(0);
+
+  // A required field removed in an edit holds the approval back.
+  await page.keyboard.press("e");
+  await page.keyboard.press("Control+a");
+  await page.keyboard.insertText('{"prompt": "a lighthouse at dusk"}');
+  await expect(modal.getByTestId("payload-errors")).toContainText("steps");
+  await expect(fields.locator('[data-field="steps"]')).toHaveAttribute("data-missing", "true");
+  await page.keyboard.press("Control+a");
+  await page.keyboard.insertText('{"prompt": "a lighthouse at dusk", "steps": 30, "width": 768}');
+  await page.keyboard.press("Control+Enter");
+  const decided = await waiting;
+  expect(decided.decision).toMatchObject({ action: "edit", decided_by: "alice", payload: { width: 768 } });
+});

@@ -9,6 +9,8 @@ import {
   parseJson,
   pretty,
   valueAt,
+  schemaFields,
+  withField,
 } from "./payload";
 
 describe("JSON validation", () => {
@@ -136,5 +138,40 @@ describe("field positions", () => {
       ['"prompt": "a cat"', "cm-field-changed"],
       ['"seed": 1', "cm-field-added"],
     ]);
+  });
+});
+
+describe("the payload's fields from its schema", () => {
+  const schema = {
+    type: "object",
+    properties: {
+      prompt: { type: "string", description: "What to draw" },
+      width: { type: "integer", default: 512 },
+      seed: { type: ["integer", "null"] },
+      steps: { type: "integer" },
+    },
+    required: ["steps"],
+  };
+
+  it("lists required fields first (the schema's and the gate's), then optional ones, with type, description and default", () => {
+    expect(schemaFields(schema, ["prompt"])).toEqual([
+      { name: "prompt", required: true, type: "string", description: "What to draw" },
+      { name: "steps", required: true, type: "integer" },
+      { name: "width", required: false, type: "integer", default: 512 },
+      { name: "seed", required: false, type: "integer | null" },
+    ]);
+  });
+
+  it("keeps a required field the schema does not describe, and copes without a schema", () => {
+    expect(schemaFields(undefined, ["env"])).toEqual([{ name: "env", required: true }]);
+    expect(schemaFields({ type: "string" }, [])).toEqual([]);
+    expect(schemaFields({ properties: { a: true }, required: "a" }, [])).toEqual([{ name: "a", required: false }]);
+  });
+
+  it("adds a missing field with its default, and only to an object that lacks it", () => {
+    expect(JSON.parse(withField('{"prompt": "cat"}', "width", 512) ?? "null")).toEqual({ prompt: "cat", width: 512 });
+    expect(withField('{"width": 64}', "width", 512)).toBeNull();
+    expect(withField("[1, 2]", "width", 512)).toBeNull();
+    expect(withField("{not json", "width", 512)).toBeNull();
   });
 });

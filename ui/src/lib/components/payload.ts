@@ -249,3 +249,49 @@ export function highlightsFor(
   }
   return { example, payload };
 }
+
+/** One field the payload may have, from its JSON Schema and the gate's required fields. */
+export interface FieldInfo {
+  name: string;
+  required: boolean;
+  /** The schema's type, `string | null` for a union. */
+  type?: string;
+  description?: string;
+  /** The schema's default, when it gives one. */
+  default?: Json;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/**
+ * The payload's top-level fields: the schema's properties (required or
+ * optional, with type, description and default) and the gate's required
+ * fields besides; required ones first, each group in the schema's order.
+ */
+export function schemaFields(schema: unknown, required: readonly string[] = []): FieldInfo[] {
+  const props = isRecord(schema) && isRecord(schema.properties) ? schema.properties : {};
+  const schemaRequired = isRecord(schema) && Array.isArray(schema.required) ? schema.required.filter((r): r is string => typeof r === "string") : [];
+  const needed = new Set([...schemaRequired, ...required]);
+  const fields: FieldInfo[] = Object.entries(props).map(([name, raw]) => {
+    const p = isRecord(raw) ? raw : {};
+    const type = typeof p.type === "string" ? p.type : Array.isArray(p.type) ? p.type.filter((t) => typeof t === "string").join(" | ") : undefined;
+    return {
+      name,
+      required: needed.has(name),
+      ...(type ? { type } : {}),
+      ...(typeof p.description === "string" && p.description.trim() ? { description: p.description.trim() } : {}),
+      ...("default" in p ? { default: p.default as Json } : {}),
+    };
+  });
+  for (const name of needed) if (!(name in props)) fields.push({ name, required: true });
+  return [...fields.filter((f) => f.required), ...fields.filter((f) => !f.required)];
+}
+
+/** `text` with `name` set to `value` when the payload (an object) lacks it; `null` when it cannot be (bad JSON, not an object, already there). */
+export function withField(text: string, name: string, value: Json): string | null {
+  const parsed = parseJson(text);
+  if (!parsed.ok || !isRecord(parsed.value) || name in parsed.value) return null;
+  return pretty({ ...parsed.value, [name]: value });
+}
