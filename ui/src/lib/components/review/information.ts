@@ -4,6 +4,7 @@
 // (the request the agent is about to make) with `prompt` and `model`
 // replaced by the reviewer's.
 
+import type { ProvidersResponse } from "../../api/types";
 import type { Json } from "../payload";
 
 /** The request fields a reviewer may change. */
@@ -47,4 +48,29 @@ export function informationEdit(payload: unknown, proposed: RequestFields, chang
   if (changed.model.trim() !== proposed.model) edits.model = changed.model.trim();
   if (Object.keys(edits).length === 0) return undefined;
   return { ...(asObject(payload) ?? {}), ...edits };
+}
+
+/** What Gatehouse knows about a model: the provider that serves it and what it does. */
+export interface ModelSummary {
+  /** The tool name (`openai:gpt-4o-mini`). */
+  tool: string;
+  model: string;
+  provider: string;
+  /** The provider's wire protocol, in words ("openai compatible"). */
+  kind: string;
+  description: string;
+}
+
+/** Every model the configured providers serve. */
+export function knownModels(providers: ProvidersResponse | null | undefined): ModelSummary[] {
+  return (providers?.providers ?? []).flatMap((p) =>
+    p.tool_details.map((t) => ({ tool: t.name, model: t.model, provider: p.name, kind: p.kind.replace(/_/g, " "), description: t.description })),
+  );
+}
+
+/** The model a request names (by model id or tool name), if a provider serves it. */
+export function summaryOf(models: readonly ModelSummary[], name: string): ModelSummary | null {
+  const wanted = name.trim();
+  if (wanted === "") return null;
+  return models.find((m) => m.model === wanted || m.tool === wanted) ?? null;
 }

@@ -3,7 +3,7 @@ import { gate } from "../../test-fixtures";
 import type { Gate, GateSpec, RunState } from "../../api/types";
 import { buildDecision, EMPTY_DRAFT, primaryAction } from "../decision";
 import { goalText, previousRound } from "./goal";
-import { informationEdit, recommendedModel, requestFields, settingsRows } from "./information";
+import { informationEdit, knownModels, recommendedModel, requestFields, settingsRows, summaryOf } from "./information";
 import { actionLabels, allSafetyFlags, confidenceLevel, editsOwnPayload, hasOwnReview } from "./kinds";
 import { criteriaOf, overallScore, passes, requiredScore, scoreDraft, scoreOfKey, type CriterionDraft } from "./quality";
 import { responseEdit } from "./response";
@@ -157,3 +157,34 @@ describe("goal review", () => {
   });
 });
 
+
+describe("information review: the model summary", () => {
+  const providers = {
+    providers: [
+      { name: "scripted", kind: "scripted", tools: ["echo"], tool_details: [{ name: "echo", description: "Repeats the prompt", model: "echo-1" }] },
+      {
+        name: "openai",
+        kind: "openai_compatible",
+        endpoint: "https://api.example.com/v1",
+        tools: ["openai:gpt-4o-mini"],
+        tool_details: [{ name: "openai:gpt-4o-mini", description: "Chat completions", model: "gpt-4o-mini" }],
+      },
+    ],
+  };
+
+  it("lists every model the providers serve, with the provider and its protocol in words", () => {
+    expect(knownModels(providers)).toEqual([
+      { tool: "echo", model: "echo-1", provider: "scripted", kind: "scripted", description: "Repeats the prompt" },
+      { tool: "openai:gpt-4o-mini", model: "gpt-4o-mini", provider: "openai", kind: "openai compatible", description: "Chat completions" },
+    ]);
+    expect(knownModels(null)).toEqual([]);
+  });
+
+  it("finds a model by its id or its tool name, and nothing for an unknown or empty name", () => {
+    const models = knownModels(providers);
+    expect(summaryOf(models, "gpt-4o-mini")?.provider).toBe("openai");
+    expect(summaryOf(models, " openai:gpt-4o-mini ")?.model).toBe("gpt-4o-mini");
+    expect(summaryOf(models, "gpt-5")).toBeNull();
+    expect(summaryOf(models, "  ")).toBeNull();
+  });
+});
