@@ -59,6 +59,13 @@ test("an information review summarises the model, and the reviewer changes model
   await expect(review.getByTestId("model-unknown")).toHaveCount(0);
   await expect(summary).toContainText(`Served by ${other.provider}`);
   await expect(review.getByTestId("information-changed")).toContainText("prompt and model");
+  // Closed and opened again, the gate keeps the reviewer's changes.
+  await page.keyboard.press("Escape");
+  await expect(modal).toHaveCount(0);
+  await page.keyboard.press("Enter");
+  await expect(review.getByTestId("information-model")).toHaveValue(other.model);
+  await expect(review.getByTestId("information-prompt")).toHaveValue("Write a short, friendly tagline");
+  await expect(review.getByTestId("information-changed")).toContainText("prompt and model");
   await page.keyboard.press("Control+Enter");
   const decided = await waiting;
   expect(decided.decision).toMatchObject({

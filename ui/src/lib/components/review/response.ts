@@ -12,3 +12,10 @@ export function responseEdit(payload: unknown, audited: string, edited: string):
   const base = payload !== null && typeof payload === "object" && !Array.isArray(payload) ? (payload as Record<string, Json>) : {};
   return { ...base, audited: edited };
 }
+
+/** The audited text of an earlier edit (`responseEdit`'s result), if it holds one. */
+export function editedText(payload: unknown): string | undefined {
+  if (payload === null || typeof payload !== "object" || Array.isArray(payload)) return undefined;
+  const text = (payload as Record<string, unknown>).audited;
+  return typeof text === "string" ? text : undefined;
+}

@@ -6,7 +6,7 @@ import { goalText, previousRound } from "./goal";
 import { informationEdit, knownModels, recommendedModel, requestFields, settingsRows, summaryOf } from "./information";
 import { actionLabels, allSafetyFlags, confidenceLevel, editsOwnPayload, hasOwnReview } from "./kinds";
 import { criteriaOf, overallScore, passes, requiredScore, scoreDraft, scoreOfKey, type CriterionDraft } from "./quality";
-import { responseEdit } from "./response";
+import { editedText, responseEdit } from "./response";
 
 const NOW = new Date("2026-01-01T00:00:00Z");
 
@@ -39,6 +39,10 @@ describe("response review", () => {
   it("sends the edited text as `audited`, over an object payload", () => {
     expect(responseEdit(null, "same", "same")).toBeUndefined();
     expect(responseEdit(null, "old", "new")).toEqual({ audited: "new" });
+    // A reopened gate picks its earlier edit up again.
+    expect(editedText(responseEdit({ raw: "r" }, "old", "new"))).toBe("new");
+    expect(editedText(undefined)).toBeUndefined();
+    expect(editedText({ audited: 3 })).toBeUndefined();
     expect(responseEdit({ id: 7, audited: "old" }, "old", "new")).toEqual({ id: 7, audited: "new" });
     expect(responseEdit(["not", "an", "object"], "old", "new")).toEqual({ audited: "new" });
   });
