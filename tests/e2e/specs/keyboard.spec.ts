@@ -91,3 +91,49 @@ test("? lists every shortcut and / focuses the filter", async ({ page, gatehouse
   await page.keyboard.press("/");
   await expect(page.getByTestId("panel-filter")).toBeFocused();
 });
+
+test("a, r and e in the panel open the selected gate ready for that decision", async ({ page, gatehouse }) => {
+  const agent = gatehouse.agent(await gatehouse.token("agent", "ops"));
+  const runId = await agent.startRun("Weekly maintenance");
+  const approval = { kind: "approval", mode: "sync", text: "Restart the cache?", payload: { service: "cache" } } as const;
+  const first = await agent.openGate(runId, { ...approval, action: "restart" });
+  const second = await agent.openGate(runId, { ...approval, action: "rotate", text: "Rotate the keys?" });
+  const third = await agent.openGate(runId, { ...approval, action: "resize", text: "Resize the pool?", payload: { size: 4 } });
+  const decisions = [agent.wait(first.id), agent.wait(second.id), agent.wait(third.id)];
+
+  await signIn(page, gatehouse, await gatehouse.token("reviewer", "alice"));
+  const rows = page.getByTestId("blocker-row");
+  await expect(rows).toHaveCount(3);
+  const modal = page.getByTestId("resolution-modal");
+
+  // a: the gate opens with approval armed; nothing is sent until the reviewer confirms.
+  await expect(rows.nth(0)).toHaveAttribute("data-gate-id", first.id);
+  await page.keyboard.press("a");
+  await expect(modal).toHaveAttribute("data-gate-id", first.id);
+  await expect(modal.getByTestId("decide-approve")).toContainText("Confirm: approve");
+  expect((await gatehouse.call<{ gate: { status: string } }>(gatehouse.adminToken, "GET", `/gates/${first.id}`)).gate.status).toBe("pending");
+  await page.keyboard.press("Control+Enter");
+  expect((await decisions[0]!).decision).toMatchObject({ action: "approve", decided_by: "alice" });
+
+  // r: the reason box, then Ctrl+Enter rejects with the reason.
+  await expect(rows).toHaveCount(2);
+  await expect(rows.nth(0)).toHaveAttribute("data-gate-id", second.id);
+  await page.getByTestId("blocker-list").focus();
+  await page.keyboard.press("r");
+  await expect(modal).toHaveAttribute("data-gate-id", second.id);
+  await expect(modal.getByTestId("answer-input")).toBeFocused();
+  await page.keyboard.insertText("keys were rotated yesterday");
+  await page.keyboard.press("Control+Enter");
+  expect((await decisions[1]!).decision).toMatchObject({ action: "reject", text: "keys were rotated yesterday" });
+
+  // e: the payload editor, then approve with the edit.
+  await expect(rows).toHaveCount(1);
+  await page.getByTestId("blocker-list").focus();
+  await page.keyboard.press("e");
+  await expect(modal).toHaveAttribute("data-gate-id", third.id);
+  await expect(modal.getByTestId("payload-input")).toBeFocused();
+  await page.keyboard.press("Control+a");
+  await page.keyboard.insertText('{"size": 8}');
+  await page.keyboard.press("Control+Enter");
+  expect((await decisions[2]!).decision).toMatchObject({ action: "edit", payload: { size: 8 } });
+});

@@ -35,6 +35,7 @@ export type Action =
   | "panel.mark"
   | "panel.approve-marked"
   | "panel.reject-marked"
+  | "panel.edit"
   | "panel.clear-marks"
   | "gate.approve"
   | "gate.edit"
@@ -94,8 +95,17 @@ export const BINDINGS: Readonly<Record<Action, Binding>> = {
   "panel.open": { label: "Open the selected gate", scope: "panel", keys: ["Enter"] },
   "panel.filter": { label: "Filter the panel", scope: "global", keys: ["/"] },
   "panel.mark": { label: "Mark or unmark the gate for bulk review (also Ctrl-click; Shift-click marks a range)", scope: "panel", keys: ["x"] },
-  "panel.approve-marked": { label: "Approve every marked gate, each as its own decision", scope: "panel", keys: ["a"] },
-  "panel.reject-marked": { label: "Reject every marked gate (type a reason, then Enter)", scope: "panel", keys: ["r"] },
+  "panel.approve-marked": {
+    label: "Approve every marked gate, each as its own decision; with none marked, open the selected gate ready to approve",
+    scope: "panel",
+    keys: ["a"],
+  },
+  "panel.reject-marked": {
+    label: "Reject every marked gate (type a reason, then Enter); with none marked, open the selected gate to reject it",
+    scope: "panel",
+    keys: ["r"],
+  },
+  "panel.edit": { label: "Open the selected gate in its editor (payload, response, plan)", scope: "panel", keys: ["e"] },
   "panel.clear-marks": { label: "Unmark every gate", scope: "panel", keys: ["Escape"] },
   "gate.approve": { label: "Approve as proposed", scope: "modal", keys: ["a"] },
   "gate.edit": { label: "Edit the payload", scope: "modal", keys: ["e"] },
