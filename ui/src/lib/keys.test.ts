@@ -58,7 +58,8 @@ describe("the hotkey registry", () => {
     expect(keymap.match(key("r"), ["panel"])).toBe("panel.reject-marked");
     expect(keymap.match(key("x"), ["panel"])).toBe("panel.mark");
     expect(keymap.match(key("x"), ["modal"])).toBeNull();
-    expect(keymap.match(key("e"), ["panel", "global"])).toBeNull();
+    expect(keymap.match(key("e"), ["panel", "global"])).toBe("panel.edit");
+    expect(keymap.match(key("e"), ["global"])).toBeNull();
     expect(keymap.match(key("j"), ["modal"])).toBeNull();
   });
 
