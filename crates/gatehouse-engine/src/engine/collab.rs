@@ -131,7 +131,8 @@ impl<S: Store> Engine<S> {
     }
 
     /// Progress of a run: its plan's tasks when it has a plan, otherwise
-    /// its gates (closed of all opened); a completed run is complete.
+    /// its gates (decided or expired, of all opened; gates withdrawn by a
+    /// cancel count for neither); a completed run is complete.
     pub fn progress(&self, run_id: &RunId) -> Result<ProgressState> {
         self.store().read(|r| {
             let run = r.run(run_id)?.ok_or_else(|| crate::engine::runs::not_found_run(run_id))?;
@@ -139,7 +140,9 @@ impl<S: Store> Engine<S> {
                 Some(rev) => rev.plan.progress(),
                 None => {
                     let all = GateFilter { run_id: Some(run_id.clone()), ..GateFilter::default() };
-                    let total = r.count_gates(&all)?;
+                    let withdrawn =
+                        r.count_gates(&GateFilter { status: Some(GateStatus::Cancelled), ..all.clone() })?;
+                    let total = r.count_gates(&all)?.saturating_sub(withdrawn);
                     let pending = r.count_gates(&GateFilter { status: Some(GateStatus::Pending), ..all })?;
                     let total = u32::try_from(total).unwrap_or(u32::MAX);
                     let closed = total.saturating_sub(u32::try_from(pending).unwrap_or(u32::MAX));

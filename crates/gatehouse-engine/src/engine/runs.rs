@@ -367,11 +367,11 @@ pub(crate) fn set_status(
     let from = run.status;
     run.status = from.apply(t)?;
     run.updated_at = now;
-    if reason.is_some() {
+    // The reason belongs to the status it came with: a new status without
+    // one drops the old (a step's "stepped by", a pause's), an unchanged
+    // status keeps it.
+    if reason.is_some() || run.status != from {
         run.status_reason = reason.clone();
-    } else if matches!(run.status, RunStatus::Active | RunStatus::AwaitingHuman) {
-        // Back at work: why it was paused no longer applies.
-        run.status_reason = None;
     }
     tx.update_run(run)?;
     emit(tx, run, actor, now, EventKind::RunStatusChanged { from, to: run.status, reason })?;

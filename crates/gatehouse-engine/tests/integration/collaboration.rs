@@ -166,3 +166,20 @@ fn goal_review_refined_over_three_rounds_then_accepted() {
         DecisionAction::Approve
     );
 }
+
+#[test]
+fn without_a_plan_progress_counts_decided_gates_and_not_withdrawn_ones() {
+    let f = Fixture::new();
+    let run = f.run("coder");
+    let open = |text: &str| f.engine.open_gate(&run.id, NewGate::question(text), "coder").unwrap();
+    let (a, b, c) = (open("First?"), open("Second?"), open("Third?"));
+    f.engine.resolve_gate(&a.id, DecisionInput::respond("yes"), "alice").unwrap();
+    f.engine.cancel_gate(&b.id, "asked elsewhere", "coder").unwrap();
+    let progress = f.engine.progress(&run.id).unwrap();
+    assert_eq!((progress.completed, progress.total), (1, 2), "the withdrawn gate counts for neither");
+    // Cancelling the run withdraws the last gate: one of one decided, not three of three.
+    f.engine.cancel_run(&run.id, "alice", None).unwrap();
+    assert_eq!(f.engine.gate(&c.id).unwrap().status, GateStatus::Cancelled);
+    let progress = f.engine.progress(&run.id).unwrap();
+    assert_eq!((progress.completed, progress.total), (1, 1));
+}

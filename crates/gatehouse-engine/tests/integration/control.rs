@@ -45,6 +45,21 @@ fn step_mode_pauses_after_every_agent_turn_until_a_reviewer_steps() {
 }
 
 #[test]
+fn a_steps_reason_lasts_only_as_long_as_the_status_it_came_with() {
+    let f = Fixture::new();
+    let run = f.run_with(NewRun { agent: "coder".into(), step_mode: StepMode::Step, ..NewRun::default() });
+    f.engine.agent_turn(&run.id, agent_turn("wrote main.rs", json!(null)), "coder").unwrap();
+    let stepped = f.engine.step_run(&run.id, "alice").unwrap();
+    assert_eq!(stepped.status_reason.as_deref(), Some("stepped by alice"));
+    // A pause or a cancel without a reason of its own does not inherit the step's.
+    let paused = f.engine.pause_run(&run.id, "bob").unwrap();
+    assert_eq!((paused.status, paused.status_reason.as_deref()), (RunStatus::Paused, None));
+    f.engine.step_run(&run.id, "alice").unwrap();
+    let cancelled = f.engine.cancel_run(&run.id, "bob", None).unwrap();
+    assert_eq!((cancelled.status, cancelled.status_reason.as_deref()), (RunStatus::Cancelled, None));
+}
+
+#[test]
 fn only_a_paused_run_can_step() {
     let f = Fixture::new();
     let run = f.run("coder");

@@ -19,6 +19,8 @@ describe("a run's timeline", () => {
     expect(roles.get("BackendWorker-abc123")).toBe("agent");
     expect(roles.get("alice")).toBe("human");
     expect(roles.get("system")).toBe("system");
+    // The engine itself (step and breakpoint pauses, expiries) acts as `gatehouse`.
+    expect(roles.get("gatehouse")).toBe("system");
     expect(roles.get("ops-bot")).toBe("agent");
     expect(roles.get("helper-bot")).toBe("agent");
     expect(roles.get("bob")).toBe("human");

@@ -33,6 +33,8 @@ export interface Entry {
 export function knownRoles(run: Run | null, state: RunState | null): Map<string, Role> {
   const roles = new Map<string, Role>();
   roles.set("system", "system");
+  // The engine acts as `gatehouse` (step and breakpoint pauses, expiries).
+  roles.set("gatehouse", "system");
   if (run) {
     roles.set(run.agent, "agent");
     for (const p of run.participants) roles.set(p.name, p.role);
