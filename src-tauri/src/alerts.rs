@@ -16,10 +16,6 @@ use crate::events::{self, FeedError, Stream};
 use crate::tray::Tray;
 use crate::window;
 
-/// A burst of more new sync gates than this gets one summary notification
-/// after this many individual ones, not a wall of them.
-const NOTIFY_AT_MOST: usize = 3;
-
 /// The notification's extra field naming its gate.
 const GATE_ID: &str = "gate_id";
 /// The notification's extra field asking for the connection page on a click.
@@ -160,31 +156,36 @@ fn touches_gates(event: &Event) -> bool {
     )
 }
 
+/// One notification per gate, however many arrive at once (a sync gate
+/// holds its agent until someone answers, so none is folded into a
+/// summary): each names its agent and gate, and a click opens that gate.
 fn notify<R: Runtime>(app: &AppHandle<R>, gates: &[&Gate], what: &str) {
-    for gate in gates.iter().take(NOTIFY_AT_MOST) {
-        let shown = app
-            .notification()
-            .builder()
-            .title(plain(&format!("{} {what}", gate.agent)))
-            .body(plain(&gate.preview()))
-            .extra(GATE_ID, gate.id.to_string())
-            .show();
+    for note in notes(gates, what) {
+        let shown = app.notification().builder().title(note.title).body(note.body).extra(GATE_ID, note.gate_id).show();
         if let Err(e) = shown {
             tracing::warn!(error = %e, "cannot show a notification");
         }
     }
-    if gates.len() > NOTIFY_AT_MOST {
-        let more = gates.len() - NOTIFY_AT_MOST;
-        let shown = app
-            .notification()
-            .builder()
-            .title(format!("{more} more agents are waiting"))
-            .body("Open Gatehouse to see them in the panel.")
-            .show();
-        if let Err(e) = shown {
-            tracing::warn!(error = %e, "cannot show a notification");
-        }
-    }
+}
+
+/// What one notification says, and the gate its click opens.
+#[derive(Debug, PartialEq)]
+struct Note {
+    title: String,
+    body: String,
+    gate_id: String,
+}
+
+/// The notifications for `gates`, in order: "AGENT WHAT" over the gate's preview.
+fn notes(gates: &[&Gate], what: &str) -> Vec<Note> {
+    gates
+        .iter()
+        .map(|gate| Note {
+            title: plain(&format!("{} {what}", gate.agent)),
+            body: plain(&gate.preview()),
+            gate_id: gate.id.to_string(),
+        })
+        .collect()
 }
 
 /// Agents' text as plain text: Linux notification servers read a little
@@ -199,7 +200,26 @@ fn plain(text: &str) -> String {
 
 #[cfg(all(test, unix, not(target_os = "macos")))]
 mod tests {
-    use super::plain;
+    use super::{notes, plain};
+    use gatehouse_engine::{Engine, EngineConfig, NewGate, NewRun};
+
+    #[test]
+    fn every_gate_of_a_burst_gets_a_notification_of_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = Engine::open(dir.path().join("g.db"), EngineConfig::default()).unwrap();
+        let run = engine.create_run(NewRun { agent: "ops".into(), ..NewRun::default() }, "ops").unwrap();
+        let gates: Vec<_> = (1..=6)
+            .map(|i| {
+                engine.open_gate(&run.id, NewGate::question(format!("Restart <b>worker</b> {i}?")), "ops").unwrap()
+            })
+            .collect();
+        let shown = notes(&gates.iter().collect::<Vec<_>>(), "is waiting for you");
+        assert_eq!(shown.len(), 6);
+        let ids: Vec<_> = shown.iter().map(|n| n.gate_id.as_str()).collect();
+        assert_eq!(ids, gates.iter().map(|g| g.id.as_str()).collect::<Vec<_>>());
+        assert_eq!(shown[5].title, "ops is waiting for you");
+        assert_eq!(shown[5].body, "Restart &lt;b&gt;worker&lt;/b&gt; 6?");
+    }
 
     #[test]
     fn agents_markup_is_shown_as_text_in_linux_notifications() {

@@ -3,9 +3,9 @@
 //! directories; an agent opens a sync gate over HTTP and waits on it; the
 //! gate shows in the window's panel; the reviewer opens it with a click and
 //! approves it with the `a` key; the agent's long poll returns the decision.
-//! Each sync gate raises a desktop notification (received by a stand-in
-//! notification server on a private session bus), and clicking one opens
-//! its gate in the window. An export of the run's recording ends in the
+//! Each sync gate raises a desktop notification, each of a burst its own
+//! (received by a stand-in notification server on a private session bus),
+//! and clicking one opens its gate in the window. An export of the run's recording ends in the
 //! save dialog, answered through `xdotool`. Screenshots land in
 //! `target/e2e-artifacts/`.
 //!
@@ -125,6 +125,23 @@ fn a_gate_sent_by_an_agent_is_decided_in_the_desktop_window_and_the_agent_gets_t
     desktop.click(&notification);
     window.wait_for_text(By::Css("[data-testid=gate-text]"), "Which region", Duration::from_secs(10));
     assert!(!window.url().contains("gate="), "the link was dropped from the address: {}", window.url());
+
+    // A burst of sync gates: every one gets a notification of its own.
+    for i in 1..=6 {
+        agent.post(
+            &format!("/runs/{run_id}/gates"),
+            json!({"kind": "approval", "action": "restart", "mode": "sync", "text": format!("Restart worker {i}?")}),
+        );
+    }
+    for i in 1..=6 {
+        let shown = desktop.wait_for(&format!("Restart worker {i}?"), Duration::from_secs(10));
+        assert!(shown.actions.iter().any(|a| a == "default"), "a click opens the gate: {shown:?}");
+    }
+    assert!(
+        !desktop.shown().iter().any(|n| n.summary.contains("more agents")),
+        "a burst was folded into a summary: {:?}",
+        desktop.shown()
+    );
 
     // Exporting the run's recording (Runs view, `e`) ends in the system's
     // save dialog: saved where the reviewer types, or nothing at all when
