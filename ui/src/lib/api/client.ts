@@ -52,3 +52,21 @@ export function errorMessage(error: unknown, fallback = "the server refused the 
   const body = error as Partial<ApiErrorBody> | undefined;
   return typeof body?.message === "string" && body.message.length > 0 ? body.message : fallback;
 }
+
+/** What a call came to: its value, or a message to show (nothing throws). */
+export type Answer<T> = { ok: true; value: T } | { ok: false; message: string };
+
+/**
+ * Makes one API call `what` names ("list the rules"), as an answer: its
+ * data, else "Cannot list the rules (403): …" from the server's error, or
+ * "Cannot reach the server to list the rules: …" when the request failed.
+ */
+export async function attempt<T>(what: string, call: () => Promise<{ data?: T; error?: unknown; response: Response }>): Promise<Answer<T>> {
+  try {
+    const { data, error, response } = await call();
+    if (data !== undefined) return { ok: true, value: data };
+    return { ok: false, message: `Cannot ${what} (${response.status}): ${errorMessage(error)}` };
+  } catch (e) {
+    return { ok: false, message: `Cannot reach the server to ${what}: ${e instanceof Error ? e.message : String(e)}` };
+  }
+}

@@ -7,7 +7,7 @@
 // else must be equal. A pattern built from the gate's own arguments
 // escapes their stars, so it allows those arguments and nothing more.
 
-import { errorMessage, type Api } from "../../api/client";
+import { attempt, type Answer, type Api } from "../../api/client";
 import type { AllowRule, AllowRuleRequest, AllowRuleStatus, EventType, Gate, LogEvent } from "../../api/types";
 import { parseJson, type Json } from "../payload";
 
@@ -197,28 +197,17 @@ export function touchesRules(events: readonly LogEvent[]): boolean {
 /** Which rules the list shows. */
 export type RuleFilter = { status: AllowRuleStatus | "all"; agent: string };
 
-export type Answer<T> = { ok: true; value: T } | { ok: false; message: string };
-
 /** The rules matching `filter`, newest first. */
-export async function listRules(api: Api, filter: RuleFilter): Promise<Answer<AllowRule[]>> {
+export function listRules(api: Api, filter: RuleFilter): Promise<Answer<AllowRule[]>> {
   const agent = filter.agent.trim();
   const query = { status: filter.status, limit: 500, ...(agent ? { agent } : {}) };
-  try {
+  return attempt("list the rules", async () => {
     const { data, error, response } = await api.GET("/api/hitl/allow-rules", { params: { query } });
-    if (data !== undefined) return { ok: true, value: data.rules };
-    return { ok: false, message: `Cannot list the rules (${response.status}): ${errorMessage(error)}` };
-  } catch (e) {
-    return { ok: false, message: `Cannot reach the server to list the rules: ${e instanceof Error ? e.message : String(e)}` };
-  }
+    return { data: data?.rules, error, response };
+  });
 }
 
 /** Revokes a rule at once (a rule already revoked comes back as it is). */
-export async function revokeRule(api: Api, id: string): Promise<Answer<AllowRule>> {
-  try {
-    const { data, error, response } = await api.DELETE("/api/hitl/allow-rules/{rule_id}", { params: { path: { rule_id: id } } });
-    if (data !== undefined) return { ok: true, value: data };
-    return { ok: false, message: `Cannot revoke the rule (${response.status}): ${errorMessage(error)}` };
-  } catch (e) {
-    return { ok: false, message: `Cannot reach the server to revoke the rule: ${e instanceof Error ? e.message : String(e)}` };
-  }
+export function revokeRule(api: Api, id: string): Promise<Answer<AllowRule>> {
+  return attempt("revoke the rule", () => api.DELETE("/api/hitl/allow-rules/{rule_id}", { params: { path: { rule_id: id } } }));
 }

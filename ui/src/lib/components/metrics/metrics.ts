@@ -5,21 +5,13 @@
 // over the whole database); this module only loads them, decides when
 // they are stale, and turns them into labelled bars.
 
-import { errorMessage, type Api } from "../../api/client";
+import { attempt, type Answer, type Api } from "../../api/client";
 import type { GateKind, LogEvent, Metrics } from "../../api/types";
 import { KIND_LABELS } from "../../format";
 
-export type Answer<T> = { ok: true; value: T } | { ok: false; message: string };
-
 /** Loads the metrics (reviewers and admins with unscoped tokens only). */
-export async function loadMetrics(api: Api): Promise<Answer<Metrics>> {
-  try {
-    const { data, error, response } = await api.GET("/api/hitl/metrics");
-    if (data !== undefined) return { ok: true, value: data };
-    return { ok: false, message: `Cannot load the metrics (${response.status}): ${errorMessage(error)}` };
-  } catch (e) {
-    return { ok: false, message: `Cannot reach the server to load the metrics: ${e instanceof Error ? e.message : String(e)}` };
-  }
+export function loadMetrics(api: Api): Promise<Answer<Metrics>> {
+  return attempt("load the metrics", () => api.GET("/api/hitl/metrics"));
 }
 
 /** Events after which the figures may have changed: a gate opened or closed, a score given. */

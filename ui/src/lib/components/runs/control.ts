@@ -4,22 +4,10 @@
 // event log; exporting and importing recordings.
 // Each answers with the new run or a message to show; nothing throws.
 
-import { errorMessage, type Api } from "../../api/client";
+import { attempt, type Answer, type Api } from "../../api/client";
 import type { ImportSummary, Instruction, LogEvent, Plan, PlanRevision, Recording, Run, StepMode } from "../../api/types";
 
 export type Control = "pause" | "resume" | "cancel";
-
-export type Answer<T> = { ok: true; value: T } | { ok: false; message: string };
-
-async function attempt<T>(what: string, call: () => Promise<{ data?: T; error?: unknown; response: Response }>): Promise<Answer<T>> {
-  try {
-    const { data, error, response } = await call();
-    if (data !== undefined) return { ok: true, value: data };
-    return { ok: false, message: `Cannot ${what} (${response.status}): ${errorMessage(error)}` };
-  } catch (e) {
-    return { ok: false, message: `Cannot reach the server to ${what}: ${e instanceof Error ? e.message : String(e)}` };
-  }
-}
 
 /** Pauses, resumes or cancels a run. */
 export function controlRun(api: Api, runId: string, control: Control, reason?: string): Promise<Answer<Run>> {
