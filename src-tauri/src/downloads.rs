@@ -68,18 +68,10 @@ fn staging_dir<R: Runtime>(app: &AppHandle<R>) -> Option<PathBuf> {
     }
 }
 
-/// A new, empty directory in `base` that no other download shares.
+/// A new, empty directory in `base` that no other download shares (kept:
+/// the download's own handler removes it once the file has gone).
 fn tempdir_in(base: &Path) -> std::io::Result<PathBuf> {
-    let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos();
-    for attempt in 0..100u32 {
-        let dir = base.join(format!("{stamp:x}-{attempt}"));
-        match std::fs::create_dir(&dir) {
-            Ok(()) => return Ok(dir),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e),
-        }
-    }
-    Err(std::io::Error::other("no free staging directory"))
+    Ok(tempfile::Builder::new().prefix("export-").tempdir_in(base)?.keep())
 }
 
 /// The file name the page gave (WebKit's suggestion, in its default
