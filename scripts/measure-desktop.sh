@@ -5,12 +5,18 @@
 # starts) after IDLE seconds. Each run uses a fresh database and fresh data
 # directories. Needs a display: `xvfb-run -a scripts/measure-desktop.sh`.
 #   RUNS=5 IDLE=10 scripts/measure-desktop.sh    (APP=PATH measures another build)
+#   FLOOR=1 scripts/measure-desktop.sh            the platform's floor: scripts/webkit-floor.c,
+#                                                 the smallest WebKitGTK window with the app's settings
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${RUNS:-5}
 idle=${IDLE:-10}
 app=${APP:-}
-if [ -z "$app" ]; then
+if [ -n "${FLOOR:-}" ]; then
+  mkdir -p target
+  cc -O2 -Wall -Werror scripts/webkit-floor.c -o target/webkit-floor $(pkg-config --cflags --libs webkit2gtk-4.1)
+  app=target/webkit-floor
+elif [ -z "$app" ]; then
   cargo build --release --locked -q -p gatehouse-desktop
   app=target/release/gatehouse-desktop
 fi
