@@ -82,7 +82,7 @@ impl GateKind {
     ];
 }
 
-/// Whether the asking agent stops (seed 002's SYNC/ASYNC, seed 003's advisory).
+/// Whether the asking agent stops: sync waits for the answer, async carries on, advisory welcomes input it does not need.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -307,7 +307,7 @@ impl GateSpec {
     }
 }
 
-/// Where in the agent's work the gate arose (seed 002's task context).
+/// Where in the agent's work the gate arose: its task context.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct GateContext {
@@ -322,7 +322,7 @@ pub struct GateContext {
     pub step: Option<String>,
 }
 
-/// How many distinct reviewers must agree (seed 003's consensus building).
+/// How many distinct reviewers must agree before the gate is decided.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Quorum {

@@ -15,7 +15,7 @@ use crate::policy::HitlConfig;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
-    /// Created, not yet started (seed 004's `queued`).
+    /// Created, not yet started (queued).
     #[serde(alias = "queued")]
     Created,
     /// Agents are working.
@@ -141,7 +141,7 @@ pub struct Participant {
     pub role: Role,
 }
 
-/// Turn-taking rules (seed 000's handoff protocol).
+/// Turn-taking rules between a run's agents: its handoff protocol.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct HandoffProtocol {
@@ -155,7 +155,7 @@ pub struct HandoffProtocol {
     pub auto_approve_threshold: Option<f64>,
 }
 
-/// Step-through control of a run (seed 003's execution modes).
+/// Step-through control of a run: its execution mode.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -270,7 +270,7 @@ pub struct Instruction {
     pub at: DateTime<Utc>,
 }
 
-/// A run's intervention state (seed 003 §9.3): what is kept between turns.
+/// A run's intervention state: what is kept between turns.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct RunControl {
@@ -365,12 +365,12 @@ pub struct Run {
     pub hitl_config: HitlConfig,
     /// Turn-taking rules.
     pub protocol: HandoffProtocol,
-    /// Seed 003's execution mode of its plan.
+    /// How the run's plan is executed.
     pub execution_mode: ExecutionMode,
     /// Step-through control.
     pub step_mode: StepMode,
     /// Breakpoints, pending reviewer instructions and the next-agent
-    /// override (seed 003's intervention points).
+    /// override: where a reviewer intervenes.
     #[serde(default)]
     pub control: RunControl,
     /// The input it was started with (redacted).

@@ -18,7 +18,7 @@ use crate::run::{Run, RunStatus};
 use crate::scoring::CapabilityRating;
 use crate::store::{EventFilter, GateFilter, Store, WriteTx};
 
-/// One change of a shared-context key (seed 000's audited key-value store).
+/// One change of a key in a run's shared context, an audited key-value store.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ContextChange {

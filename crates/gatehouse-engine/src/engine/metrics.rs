@@ -62,7 +62,7 @@ pub struct GateRates {
     pub waited_for_human: u64,
     /// Gates a person decided.
     pub human_decided: u64,
-    /// `waited_for_human / gates` (seed 004's HITL rate); absent without gates.
+    /// `waited_for_human / gates`, the HITL rate; absent without gates.
     pub hitl_rate: Option<f64>,
     /// `auto_passed / gates`; absent without gates. With `hitl_rate` it sums to 1.
     pub auto_pass_rate: Option<f64>,
@@ -92,7 +92,7 @@ pub struct AgentMetrics {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct KindMetrics {
-    /// The gate kind (seed 004's review type).
+    /// The gate kind, i.e. the review type.
     pub kind: GateKind,
     /// Its gates' figures.
     #[serde(flatten)]
@@ -113,7 +113,7 @@ pub struct ExpiryMetrics {
     pub expiry_rate: Option<f64>,
 }
 
-/// Seed 004's review metrics over the whole database.
+/// The review metrics over the whole database.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Metrics {

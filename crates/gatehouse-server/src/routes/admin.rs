@@ -270,7 +270,7 @@ pub async fn verify_audit(State(state): State<AppState>, caller: Caller) -> ApiR
     Ok(Json(state.engine(|e| e.verify_audit()).await?))
 }
 
-/// Seed 004's review metrics plus this server's webhook deliveries.
+/// The review metrics plus this server's webhook deliveries.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct MetricsResponse {
     /// The engine's figures.

@@ -302,7 +302,7 @@ fn required(field: &str, value: &str) -> ApiResult<()> {
     Ok(())
 }
 
-/// Seed 003's `request_approval(action, context, timeout)`.
+/// An agent's `request_approval(action, context, timeout)`.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct RequestApproval {
     /// The action to approve, e.g. `deploy build 42 to prod`.
@@ -340,7 +340,7 @@ pub async fn request_approval(
     call_tool(state, caller, run_id, gate, wait).await
 }
 
-/// Seed 003's `escalate_to_human(issue, urgency, required_expertise)`.
+/// An agent's escalation: `escalate_to_human(issue, urgency, required_expertise)`.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct EscalateToHuman {
     /// What the agent cannot resolve (markdown).
@@ -383,7 +383,7 @@ pub async fn escalate_to_human(
     call_tool(state, caller, run_id, gate, wait).await
 }
 
-/// Seed 003's `request_feedback(artifact, questions)`.
+/// An agent's `request_feedback(artifact, questions)`.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct RequestFeedback {
     /// The artifact to look at (markdown: a draft, a diff, a report).

@@ -57,7 +57,7 @@ pub struct PlanView {
     pub progress: ProgressState,
 }
 
-/// Reads the run's plan with its revisions (seed 003's `plan_read`).
+/// Reads the run's plan with its revisions.
 #[utoipa::path(get, path = "/runs/{run_id}/plan", tag = "collaboration", params(("run_id" = String, Path, description = "The run")),
     responses((status = 200, body = PlanView), (status = 403, body = ApiErrorBody), (status = 404, body = ApiErrorBody)))]
 pub async fn read_plan(

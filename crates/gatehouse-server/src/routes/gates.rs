@@ -402,7 +402,7 @@ pub struct ScoreReply {
     pub verdict: ScoreVerdict,
 }
 
-/// Seed 000's `evaluate_at_gate`: scores a quality gate's deliverable. A
+/// Scores a quality gate's deliverable against its rubric. A
 /// reviewer's score decides the gate (approve when it passes, needs
 /// revision when not). An agent's score (its own run's gate) decides it
 /// only when the run's handoff protocol has an auto-approve threshold the

@@ -58,14 +58,14 @@ pub(crate) async fn visible_run(state: &AppState, caller: &Caller, run_id: &RunI
     state.engine_checked(move |e| caller.run(e, &id)).await
 }
 
-/// Seed 004's start request.
+/// A request to start a run.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct StartRunRequest {
     /// The run's input, stored redacted. When it names a `tool` (one of
-    /// `GET /providers`' tools, or seed 004's `agent_tool_config`),
+    /// `GET /providers`' tools, as in an `agent_tool_config`),
     /// Gatehouse drives that provider itself: `prompt` (required),
     /// `system`, `inputs` (further payload fields), `collaborate` (`true`,
-    /// or `{"goal": bool, "plan": bool}`: seed 001's goal and plan rounds
+    /// or `{"goal": bool, "plan": bool}`: goal and plan review rounds
     /// first) and `assessment` (your own information step's `confidence`,
     /// `reasons`, `safety_flags`, `recommended_settings`). Otherwise an
     /// agent drives the run.
@@ -105,12 +105,12 @@ pub struct StartRunRequest {
     pub parent_run_id: Option<String>,
 }
 
-/// Seed 004's answer to starting a run.
+/// The answer to starting a run.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct StartRunResponse {
     /// The new run.
     pub run_id: RunId,
-    /// `created` (seed 004's `queued`).
+    /// `created`: queued, not yet started.
     pub status: RunStatus,
     /// Always "HITL run started successfully".
     pub message: String,
@@ -199,7 +199,7 @@ pub async fn start_run(
     Ok((StatusCode::CREATED, Json(body)))
 }
 
-/// Seed 004's run status.
+/// A run's status, progress and pending checkpoints.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct RunStatusResponse {
     /// The run.

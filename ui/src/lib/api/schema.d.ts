@@ -204,7 +204,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Seed 000's `evaluate_at_gate`: scores a quality gate's deliverable. A
+         * Scores a quality gate's deliverable against its rubric. A
          *     reviewer's score decides the gate (approve when it passes, needs
          *     revision when not). An agent's score (its own run's gate) decides it
          *     only when the run's handoff protocol has an auto-approve threshold the
@@ -712,7 +712,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Reads the run's plan with its revisions (seed 003's `plan_read`). */
+        /** Reads the run's plan with its revisions. */
         get: operations["read_plan"];
         put?: never;
         /**
@@ -1098,11 +1098,11 @@ export interface components {
          */
         ApiErrorCode: "unauthorized" | "forbidden" | "not_found" | "conflict" | "payload_too_large" | "invalid" | "internal";
         /**
-         * @description What a reviewer does with a checkpoint (seed 004's three actions).
+         * @description What a reviewer does with a checkpoint: approve, edit or reject.
          * @enum {string}
          */
         ApproveAction: "approve" | "edit" | "reject";
-        /** @description Seed 004's approval request. */
+        /** @description A reviewer's decision on a run's checkpoint. */
         ApproveRequest: {
             /** @description The checkpoint: a gate id of this run. */
             approval_id: string;
@@ -1147,7 +1147,7 @@ export interface components {
             problems: string[];
         };
         /**
-         * @description Whether the asking agent stops (seed 002's SYNC/ASYNC, seed 003's advisory).
+         * @description Whether the asking agent stops: sync waits for the answer, async carries on, advisory welcomes input it does not need.
          * @enum {string}
          */
         BlockingMode: "sync" | "async" | "advisory";
@@ -1236,7 +1236,7 @@ export interface components {
             /** @description The run's result (stored redacted). */
             result?: unknown;
         };
-        /** @description One change of a shared-context key (seed 000's audited key-value store). */
+        /** @description One change of a key in a run's shared context, an audited key-value store. */
         ContextChange: {
             /** @description The key. */
             key: string;
@@ -1414,7 +1414,7 @@ export interface components {
          * @enum {string}
          */
         DirectiveAction: "continue" | "paused" | "cancelled" | "finished";
-        /** @description Seed 003's `escalate_to_human(issue, urgency, required_expertise)`. */
+        /** @description An agent's escalation: `escalate_to_human(issue, urgency, required_expertise)`. */
         EscalateToHuman: components["schemas"]["ToolOptions"] & {
             /** @description What the agent cannot resolve (markdown). */
             issue: string;
@@ -1812,7 +1812,7 @@ export interface components {
              */
             closed_at?: string | null;
         };
-        /** @description Where in the agent's work the gate arose (seed 002's task context). */
+        /** @description Where in the agent's work the gate arose: its task context. */
         GateContext: {
             /** @description The plan task, if any. */
             task_id?: string | null;
@@ -1924,7 +1924,7 @@ export interface components {
             human_decided: number;
             /**
              * Format: double
-             * @description `waited_for_human / gates` (seed 004's HITL rate); absent without gates.
+             * @description `waited_for_human / gates`, the HITL rate; absent without gates.
              */
             hitl_rate?: number | null;
             /**
@@ -2055,7 +2055,7 @@ export interface components {
             /** @description Who may decide it (reviewers, `role:NAME`); anyone when empty. */
             deciders?: string[];
         };
-        /** @description Turn-taking rules (seed 000's handoff protocol). */
+        /** @description Turn-taking rules between a run's agents: its handoff protocol. */
         HandoffProtocol: {
             /**
              * Format: int32
@@ -2126,7 +2126,7 @@ export interface components {
         };
         /** @description Review figures for one gate kind. */
         KindMetrics: components["schemas"]["GateRates"] & {
-            /** @description The gate kind (seed 004's review type). */
+            /** @description The gate kind, i.e. the review type. */
             kind: components["schemas"]["GateKind"];
             /**
              * Format: double
@@ -2134,7 +2134,7 @@ export interface components {
              */
             avg_human_latency_ms?: number | null;
         };
-        /** @description Seed 004's review metrics over the whole database. */
+        /** @description The review metrics over the whole database. */
         Metrics: {
             /**
              * Format: date-time
@@ -2162,7 +2162,7 @@ export interface components {
             /** @description Every agent's capability rating. */
             capability_ratings: components["schemas"]["CapabilityRatingView"][];
         };
-        /** @description Seed 004's review metrics plus this server's webhook deliveries. */
+        /** @description The review metrics plus this server's webhook deliveries. */
         MetricsResponse: components["schemas"]["Metrics"] & {
             /** @description Webhook deliveries since this server started. */
             webhooks: components["schemas"]["WebhookStats"];
@@ -2538,7 +2538,7 @@ export interface components {
              */
             at?: string;
         };
-        /** @description How many distinct reviewers must agree (seed 003's consensus building). */
+        /** @description How many distinct reviewers must agree before the gate is decided. */
         Quorum: {
             /**
              * Format: int32
@@ -2587,7 +2587,7 @@ export interface components {
             /** @enum {string} */
             scope: "all";
         };
-        /** @description Seed 003's `request_approval(action, context, timeout)`. */
+        /** @description An agent's `request_approval(action, context, timeout)`. */
         RequestApproval: components["schemas"]["ToolOptions"] & {
             /** @description The action to approve, e.g. `deploy build 42 to prod`. */
             action: string;
@@ -2596,7 +2596,7 @@ export interface components {
             /** @description Markdown explaining the request; defaults to naming the action. */
             text?: string | null;
         };
-        /** @description Seed 003's `request_feedback(artifact, questions)`. */
+        /** @description An agent's `request_feedback(artifact, questions)`. */
         RequestFeedback: components["schemas"]["ToolOptions"] & {
             /** @description The artifact to look at (markdown: a draft, a diff, a report). */
             artifact: string;
@@ -2651,13 +2651,13 @@ export interface components {
             hitl_config: components["schemas"]["HitlConfig"];
             /** @description Turn-taking rules. */
             protocol: components["schemas"]["HandoffProtocol"];
-            /** @description Seed 003's execution mode of its plan. */
+            /** @description How the run's plan is executed. */
             execution_mode: components["schemas"]["ExecutionMode"];
             /** @description Step-through control. */
             step_mode: components["schemas"]["StepMode"];
             /**
              * @description Breakpoints, pending reviewer instructions and the next-agent
-             *     override (seed 003's intervention points).
+             *     override: where a reviewer intervenes.
              */
             control?: components["schemas"]["RunControl"];
             /** @description The input it was started with (redacted). */
@@ -2685,7 +2685,7 @@ export interface components {
              */
             updated_at: string;
         };
-        /** @description A run's intervention state (seed 003 §9.3): what is kept between turns. */
+        /** @description A run's intervention state: what is kept between turns. */
         RunControl: {
             /** @description Conditions that pause the run in breakpoint mode. */
             breakpoints?: components["schemas"]["Breakpoint"][];
@@ -2745,7 +2745,7 @@ export interface components {
          * @enum {string}
          */
         RunStatus: "created" | "active" | "awaiting_human" | "paused" | "completed" | "failed" | "cancelled";
-        /** @description Seed 004's run status. */
+        /** @description A run's status, progress and pending checkpoints. */
         RunStatusResponse: {
             /** @description The run. */
             run_id: components["schemas"]["RunId"];
@@ -2841,14 +2841,14 @@ export interface components {
             /** @description Whether it matched the search. */
             matched: boolean;
         };
-        /** @description Seed 004's start request. */
+        /** @description A request to start a run. */
         StartRunRequest: {
             /**
              * @description The run's input, stored redacted. When it names a `tool` (one of
-             *     `GET /providers`' tools, or seed 004's `agent_tool_config`),
+             *     `GET /providers`' tools, as in an `agent_tool_config`),
              *     Gatehouse drives that provider itself: `prompt` (required),
              *     `system`, `inputs` (further payload fields), `collaborate` (`true`,
-             *     or `{"goal": bool, "plan": bool}`: seed 001's goal and plan rounds
+             *     or `{"goal": bool, "plan": bool}`: goal and plan review rounds
              *     first) and `assessment` (your own information step's `confidence`,
              *     `reasons`, `safety_flags`, `recommended_settings`). Otherwise an
              *     agent drives the run.
@@ -2879,11 +2879,11 @@ export interface components {
              */
             parent_run_id?: string | null;
         };
-        /** @description Seed 004's answer to starting a run. */
+        /** @description The answer to starting a run. */
         StartRunResponse: {
             /** @description The new run. */
             run_id: components["schemas"]["RunId"];
-            /** @description `created` (seed 004's `queued`). */
+            /** @description `created`: queued, not yet started. */
             status: components["schemas"]["RunStatus"];
             /** @description Always "HITL run started successfully". */
             message: string;
@@ -2893,7 +2893,7 @@ export interface components {
             orchestrated: boolean;
         };
         /**
-         * @description Step-through control of a run (seed 003's execution modes).
+         * @description Step-through control of a run: its execution mode.
          * @enum {string}
          */
         StepMode: "continuous" | "step" | "breakpoint";

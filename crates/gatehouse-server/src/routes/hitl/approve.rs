@@ -15,7 +15,7 @@ use crate::error::{ApiError, ApiErrorBody, ApiResult};
 use crate::json::ApiJson;
 use crate::state::AppState;
 
-/// What a reviewer does with a checkpoint (seed 004's three actions).
+/// What a reviewer does with a checkpoint: approve, edit or reject.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ApproveAction {
@@ -27,7 +27,7 @@ pub enum ApproveAction {
     Reject,
 }
 
-/// Seed 004's approval request.
+/// A reviewer's decision on a run's checkpoint.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct ApproveRequest {
     /// The checkpoint: a gate id of this run.
