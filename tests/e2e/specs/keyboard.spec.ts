@@ -137,3 +137,44 @@ test("a, r and e in the panel open the selected gate ready for that decision", a
   await page.keyboard.press("Control+Enter");
   expect((await decisions[2]!).decision).toMatchObject({ action: "edit", payload: { size: 8 } });
 });
+
+test("Esc leaves a field outside a gate, so the view keys work again; a search field is cleared first", async ({ page, gatehouse }) => {
+  await signIn(page, gatehouse, await gatehouse.token("reviewer", "alice"));
+
+  // The rules view puts focus on its first menu, where digits pick options.
+  await page.keyboard.press("4");
+  const which = page.getByTestId("rules-status-filter");
+  await expect(which).toBeFocused();
+  await page.keyboard.press("5");
+  await expect(page.getByTestId("rules-view")).toBeVisible();
+  await page.keyboard.press("Escape");
+  await expect(which).not.toBeFocused();
+  await page.keyboard.press("5");
+  await expect(page.getByTestId("metrics-view")).toBeVisible();
+
+  // The search field: the first Esc clears the text, the second leaves the field.
+  await page.keyboard.press("3");
+  const field = page.getByTestId("search-input");
+  await expect(field).toBeFocused();
+  await page.keyboard.type("deploy 1");
+  await page.keyboard.press("Escape");
+  await expect(field).toHaveValue("");
+  await expect(field).toBeFocused();
+  await page.keyboard.press("Escape");
+  await expect(field).not.toBeFocused();
+  await page.keyboard.press("1");
+  await expect(page.getByTestId("search-view")).toHaveCount(0);
+
+  // The panel's filter: Esc clears it, Esc again leaves it, and j/k move in the panel.
+  await page.keyboard.press("/");
+  const filter = page.getByTestId("panel-filter");
+  await page.keyboard.type("nothing matches this");
+  await page.keyboard.press("Escape");
+  await expect(filter).toHaveValue("");
+  await page.keyboard.press("Escape");
+  await expect(filter).not.toBeFocused();
+
+  // The shortcuts list says so.
+  await page.keyboard.press("?");
+  await expect(page.getByTestId("shortcut-row").and(page.locator("[data-action='field.leave']"))).toContainText("Leave the field");
+});
