@@ -50,6 +50,7 @@ export type StartRunRequest = Schemas["StartRunRequest"];
 export type StepMode = Schemas["StepMode"];
 export type TaskStatus = Schemas["TaskStatus"];
 export type Turn = Schemas["Turn"];
+export type Vote = Schemas["Vote"];
 /** An event without its place in the log (as recordings hold them). */
 export type EventBody = Schemas["EventBody"];
 /** One event of the log, as the event stream sends it (`data` of each message). */

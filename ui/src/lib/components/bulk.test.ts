@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createApi } from "../api/client";
-import { jsonResponse, summary } from "../test-fixtures";
+import { gate, jsonResponse, summary } from "../test-fixtures";
 import { decideEach, keepPending, markRange, summarize, toggleMark } from "./bulk";
 
 describe("bulk review", () => {
@@ -22,22 +22,29 @@ describe("bulk review", () => {
       baseUrl: "http://gatehouse.test",
       fetch: async (request) => {
         const id = new URL(request.url).pathname.split("/")[4]!;
+        // After a 409 the gate is read, to say how it closed.
+        if (request.method === "GET") return jsonResponse(200, { gate: gate({ id, status: id === "e" ? "expired" : "resolved" }) });
         seen.push(`${id} ${JSON.stringify(await request.json())}`);
         if (id === "b") return jsonResponse(409, { code: "conflict", message: "gone", resolved_by: "bob", resolved_at: "2026-01-01T00:00:00Z" });
         if (id === "c") return jsonResponse(422, { code: "invalid", message: "action: question gates take respond or defer" });
+        if (id === "e") return jsonResponse(409, { code: "conflict", message: "expired", resolved_at: "2026-01-01T00:00:00Z" });
+        if (id === "q") return jsonResponse(200, gate({ id, quorum: { required: 2 }, votes: [{ reviewer: "alice", action: "approve", at: "2026-01-01T00:00:00Z" }] }));
         return jsonResponse(200, { id, status: "resolved" });
       },
     });
-    const results = await decideEach(api, ["a", "b", "c", "d"], { action: "approve" }, 2);
+    const results = await decideEach(api, ["a", "b", "c", "d", "e", "q"], { action: "approve" }, 2);
     expect(results.map((r) => [r.gateId, r.outcome.kind])).toEqual([
       ["a", "resolved"],
       ["b", "conflict"],
       ["c", "refused"],
       ["d", "resolved"],
+      ["e", "conflict"],
+      ["q", "voted"],
     ]);
-    expect(seen.sort()).toEqual(['a {"action":"approve"}', 'b {"action":"approve"}', 'c {"action":"approve"}', 'd {"action":"approve"}']);
+    expect(seen.sort()).toEqual(["a", "b", "c", "d", "e", "q"].map((id) => `${id} {"action":"approve"}`));
     expect(summarize("Approved", results, (id) => `gate ${id}`)).toBe(
-      "Approved 2 gates. 1 already decided: gate b (by bob). 1 refused: gate c: action: question gates take respond or defer.",
+      "Approved 2 gates. 1 vote counted on gates that wait for more. 2 already decided: gate b (by bob), gate e (expired). " +
+        "1 refused: gate c: action: question gates take respond or defer.",
     );
   });
 });

@@ -5,7 +5,7 @@
 
 import type { Api } from "../api/client";
 import type { DecisionInput, GateSummary } from "../api/types";
-import { submitDecision, type Outcome } from "./resolution";
+import { submitDecision, type Conflict, type Outcome } from "./resolution";
 
 /** Marks `id`, or unmarks it when it was marked. */
 export function toggleMark(marked: ReadonlySet<string>, id: string): Set<string> {
@@ -55,10 +55,13 @@ export async function decideEach(api: Api, gateIds: readonly string[], input: De
 export function summarize(verb: string, results: readonly BulkResult[], label: (gateId: string) => string): string {
   const done = results.filter((r) => r.outcome.kind === "resolved").length;
   const parts = [`${verb} ${done} gate${done === 1 ? "" : "s"}.`];
+  // A quorum gate takes each approval as one vote and may still wait for others.
+  const votes = results.filter((r) => r.outcome.kind === "voted").length;
+  if (votes > 0) parts.push(`${votes} vote${votes === 1 ? "" : "s"} counted on gates that wait for more.`);
   const conflicts = results.filter((r) => r.outcome.kind === "conflict");
   if (conflicts.length > 0) {
-    const who = conflicts.map((r) => `${label(r.gateId)} (by ${r.outcome.kind === "conflict" ? (r.outcome.resolvedBy ?? "someone else") : ""})`);
-    parts.push(`${conflicts.length} already decided: ${who.join(", ")}.`);
+    const how = conflicts.map((r) => `${label(r.gateId)} (${r.outcome.kind === "conflict" ? closedFirst(r.outcome) : ""})`);
+    parts.push(`${conflicts.length} already decided: ${how.join(", ")}.`);
   }
   const refused = results.filter((r) => r.outcome.kind === "refused");
   if (refused.length > 0) {
@@ -66,4 +69,11 @@ export function summarize(verb: string, results: readonly BulkResult[], label: (
     parts.push(`${refused.length} refused: ${why.join("; ")}.`);
   }
   return parts.join(" ");
+}
+
+/** How a gate closed before the bulk decision reached it: "by bob", "expired", "withdrawn". */
+function closedFirst(conflict: Conflict): string {
+  if (conflict.gateStatus === "expired") return "expired";
+  if (conflict.gateStatus === "cancelled") return "withdrawn";
+  return `by ${conflict.resolvedBy ?? "someone else"}`;
 }

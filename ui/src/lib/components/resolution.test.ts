@@ -2,19 +2,31 @@ import { describe, expect, it } from "vitest";
 import { createApi } from "../api/client";
 import { gate, jsonResponse } from "../test-fixtures";
 import { EMPTY_DRAFT } from "./decision";
-import { afterOutcome, canDecide, conflictSentence, Drafts, submitDecision, type Submission } from "./resolution";
+import type { Gate } from "../api/types";
+import { afterOutcome, canDecide, conflictSentence, Drafts, submitDecision, type Conflict, type Submission } from "./resolution";
 
-function serverAnswering(status: number, body: unknown) {
+/** A server answering the decision with `status` and `body`, and a read of the gate with `current` (404 without). */
+function serverAnswering(status: number, body: unknown, current?: Gate) {
   const requests: Request[] = [];
   const api = createApi("secret", {
     baseUrl: "http://gatehouse.test",
     fetch: async (request) => {
       requests.push(request);
+      if (request.method === "GET") {
+        return current ? jsonResponse(200, { gate: current }) : jsonResponse(404, { code: "not_found", message: "no such gate" });
+      }
       return jsonResponse(status, body);
     },
   });
   return { api, requests };
 }
+
+const conflictBody = {
+  code: "conflict",
+  message: "gate gate_1 is already resolved by alice",
+  resolved_by: "alice",
+  resolved_at: "2026-01-01T00:05:00Z",
+};
 
 describe("submitting a decision", () => {
   it("posts the decision to the gate with the reviewer's token", async () => {
@@ -28,27 +40,52 @@ describe("submitting a decision", () => {
   });
 
   it("names who resolved the gate first and when, on 409", async () => {
-    const { api } = serverAnswering(409, {
-      code: "conflict",
-      message: "gate gate_1 is already resolved by alice",
-      resolved_by: "alice",
-      resolved_at: "2026-01-01T00:05:00Z",
-    });
+    const current = gate({ status: "resolved", closed_at: "2026-01-01T00:05:00Z" });
+    const { api } = serverAnswering(409, conflictBody, current);
     const outcome = await submitDecision(api, "gate_1", { action: "respond", text: "MySQL" });
     expect(outcome).toEqual({
       kind: "conflict",
       message: "gate gate_1 is already resolved by alice",
+      gateStatus: "resolved",
       resolvedBy: "alice",
       resolvedAt: "2026-01-01T00:05:00Z",
     });
-    expect(conflictSentence("alice", "2026-01-01T00:05:00Z", (iso) => iso)).toBe(
-      "alice resolved this gate at 2026-01-01T00:05:00Z.",
+    expect(conflictSentence(outcome as Conflict, (iso) => iso)).toBe("alice resolved this gate at 2026-01-01T00:05:00Z.");
+    const unknown: Conflict = { kind: "conflict", message: "taken", gateStatus: "resolved", resolvedBy: null, resolvedAt: null };
+    expect(conflictSentence(unknown, (iso) => iso)).toBe("Someone else resolved this gate first.");
+  });
+
+  it("says an expired gate expired, and when, rather than that someone resolved it", async () => {
+    const current = gate({ status: "expired", closed_at: "2026-01-01T00:30:00Z", status_reason: "expired after 30m" });
+    const body = { code: "conflict", message: "gate gate_1 is already expired (since 2026-01-01T00:30:00Z)", resolved_at: "2026-01-01T00:30:00Z" };
+    const { api } = serverAnswering(409, body, current);
+    const outcome = await submitDecision(api, "gate_1", { action: "approve" });
+    expect(outcome).toMatchObject({ kind: "conflict", gateStatus: "expired", resolvedBy: null, resolvedAt: "2026-01-01T00:30:00Z" });
+    expect(conflictSentence(outcome as Conflict, (iso) => iso)).toBe(
+      "This gate expired at 2026-01-01T00:30:00Z, before your decision reached it.",
     );
-    expect(conflictSentence(null, null, (iso) => iso)).toBe("Someone else resolved this gate first.");
+    const withdrawn: Conflict = { ...(outcome as Conflict), gateStatus: "cancelled" };
+    expect(conflictSentence(withdrawn, (iso) => iso)).toBe("This gate was withdrawn at 2026-01-01T00:30:00Z, before your decision reached it.");
+  });
+
+  it("counts a vote on a quorum gate that still waits, and tells a second vote by the same reviewer apart", async () => {
+    const vote = { reviewer: "alice", action: "approve" as const, at: "2026-01-01T00:02:00Z" };
+    const waiting = gate({ allowed_actions: ["approve", "reject"], quorum: { required: 2, rejections_to_reject: 1 }, votes: [vote] });
+    const counted = await submitDecision(serverAnswering(200, waiting).api, "gate_1", { action: "approve" }, "alice");
+    expect(counted).toEqual({ kind: "voted", gate: waiting });
+
+    const twice = serverAnswering(409, { code: "conflict", message: "alice has already voted on gate gate_1" }, waiting);
+    expect(await submitDecision(twice.api, "gate_1", { action: "approve" }, "alice")).toEqual({ kind: "already_voted", gate: waiting, vote });
+    // Someone else refused on a gate still open is the server's refusal, never "someone resolved it".
+    const other = await submitDecision(twice.api, "gate_1", { action: "approve" }, "bob");
+    expect(other).toEqual({ kind: "refused", status: 409, message: "alice has already voted on gate gate_1" });
+
+    const decided = gate({ ...waiting, status: "resolved", votes: [vote, { ...vote, reviewer: "bob" }] });
+    expect((await submitDecision(serverAnswering(200, decided).api, "gate_1", { action: "approve" }, "bob")).kind).toBe("resolved");
   });
 
   it("keeps the reviewer's unsent text after a conflict, and stops further decisions", async () => {
-    const { api } = serverAnswering(409, { code: "conflict", message: "taken", resolved_by: "alice" });
+    const { api } = serverAnswering(409, { code: "conflict", message: "taken", resolved_by: "alice" }, gate({ status: "resolved" }));
     const before: Submission = { draft: { ...EMPTY_DRAFT, text: "Use the staging database" }, busy: true, outcome: null };
     const after = afterOutcome(before, await submitDecision(api, "gate_1", { action: "respond", text: "x" }));
     expect(after.draft.text).toBe("Use the staging database");

@@ -1,31 +1,47 @@
 // Submitting a decision and what the modal shows afterwards. The first
-// resolver wins: a 409 names who resolved the gate and when, and the
-// reviewer's unsent text stays on screen (seed 002: no input lost).
+// resolver wins: a 409 says what closed the gate first (who resolved it
+// and when, or that it expired or was withdrawn), and the reviewer's unsent
+// text stays on screen (seed 002: no input lost). On a quorum gate an
+// answer is one vote: the gate may still be pending after it, and a second
+// vote by the same reviewer is refused.
 
 import { errorMessage, type Api } from "../api/client";
-import type { DecisionInput, Gate } from "../api/types";
+import type { ApiErrorBody, DecisionInput, Gate, GateStatus, Vote } from "../api/types";
 import type { Draft } from "./decision";
+import { voteOf } from "./quorum";
+
+/** What closed a gate before this reviewer's decision reached it. */
+export interface Conflict {
+  kind: "conflict";
+  message: string;
+  /** How it closed: resolved, expired or cancelled; null when the gate could not be read. */
+  gateStatus: Exclude<GateStatus, "pending"> | null;
+  resolvedBy: string | null;
+  /** When it was resolved, expired or withdrawn. */
+  resolvedAt: string | null;
+}
 
 export type Outcome =
+  /** Decided (or, for a gate of several actions, the actions chosen were). */
   | { kind: "resolved"; gate: Gate }
-  | { kind: "conflict"; message: string; resolvedBy: string | null; resolvedAt: string | null }
+  /** A quorum gate counted the vote and waits for more. */
+  | { kind: "voted"; gate: Gate }
+  /** A quorum gate refused a second vote from the same reviewer. */
+  | { kind: "already_voted"; gate: Gate; vote: Vote }
+  | Conflict
   | { kind: "refused"; status: number; message: string; field?: string };
 
-/** Sends a decision and classifies the answer. */
-export async function submitDecision(api: Api, gateId: string, input: DecisionInput): Promise<Outcome> {
+/** Sends a decision as `me` (the signed-in reviewer, when known) and classifies the answer. */
+export async function submitDecision(api: Api, gateId: string, input: DecisionInput, me: string | null = null): Promise<Outcome> {
   try {
     const { data, error, response } = await api.POST("/api/hitl/gates/{gate_id}/resolve", {
       params: { path: { gate_id: gateId } },
       body: input,
     });
-    if (data !== undefined) return { kind: "resolved", gate: data };
+    if (data !== undefined) return data.quorum && data.status === "pending" ? { kind: "voted", gate: data } : { kind: "resolved", gate: data };
     if (response.status === 409) {
-      return {
-        kind: "conflict",
-        message: errorMessage(error, "Someone else resolved this gate first."),
-        resolvedBy: error?.resolved_by ?? null,
-        resolvedAt: error?.resolved_at ?? null,
-      };
+      // The body names who and when, not what happened: the gate as it is now says.
+      return conflictOf(error, await currentGate(api, gateId), me);
     }
     const message = errorMessage(error);
     // A 422 names the field first ("response.percent: must be ..."), as the server writes it.
@@ -34,6 +50,34 @@ export async function submitDecision(api: Api, gateId: string, input: DecisionIn
   } catch (e) {
     return { kind: "refused", status: 0, message: `Cannot reach the server: ${e instanceof Error ? e.message : e}` };
   }
+}
+
+/** The gate as the server has it now; undefined when it cannot be read. */
+async function currentGate(api: Api, gateId: string): Promise<Gate | undefined> {
+  try {
+    return (await api.GET("/api/hitl/gates/{gate_id}", { params: { path: { gate_id: gateId } } })).data?.gate;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A 409 explained by the gate as it is now (`current`; undefined when it could not be read). */
+export function conflictOf(error: ApiErrorBody | undefined, current: Gate | undefined, me: string | null): Outcome {
+  const message = errorMessage(error, "The gate was closed first.");
+  const status = current?.status;
+  if (status === "pending") {
+    // Still open: this reviewer's vote is in already, or something else (a paused run) refused it.
+    const vote = current && voteOf(current, me);
+    return current && vote ? { kind: "already_voted", gate: current, vote } : { kind: "refused", status: 409, message };
+  }
+  const resolvedBy = error?.resolved_by ?? current?.decision?.decided_by ?? null;
+  return {
+    kind: "conflict",
+    message,
+    gateStatus: status ?? (resolvedBy !== null ? "resolved" : null),
+    resolvedBy,
+    resolvedAt: error?.resolved_at ?? current?.closed_at ?? null,
+  };
 }
 
 /** The modal's state around a submission. */
@@ -54,13 +98,26 @@ export function afterOutcome(state: Submission, outcome: Outcome): Submission {
 
 /** Whether the gate can still be decided from this modal. */
 export function canDecide(state: Submission): boolean {
-  return !state.busy && state.outcome?.kind !== "conflict" && state.outcome?.kind !== "resolved";
+  // Only a refusal leaves the reviewer something to send again.
+  return !state.busy && (state.outcome === null || state.outcome.kind === "refused");
 }
 
-/** Who closed the gate first, in a sentence. */
-export function conflictSentence(resolvedBy: string | null, resolvedAt: string | null, when: (iso: string) => string): string {
-  const who = resolvedBy ? `${resolvedBy}` : "Someone else";
-  return resolvedAt ? `${who} resolved this gate at ${when(resolvedAt)}.` : `${who} resolved this gate first.`;
+/** What closed the gate first, in a sentence: who resolved it and when, or when it expired or was withdrawn. */
+export function conflictSentence(conflict: Conflict, when: (iso: string) => string): string {
+  const at = conflict.resolvedAt;
+  switch (conflict.gateStatus) {
+    case "resolved": {
+      const who = conflict.resolvedBy ?? "Someone else";
+      return at ? `${who} resolved this gate at ${when(at)}.` : `${who} resolved this gate first.`;
+    }
+    case "expired":
+      return at ? `This gate expired at ${when(at)}, before your decision reached it.` : "This gate expired before your decision reached it.";
+    case "cancelled":
+      return at ? `This gate was withdrawn at ${when(at)}, before your decision reached it.` : "This gate was withdrawn before your decision reached it.";
+    case null:
+      // The gate could not be read: the server's own words.
+      return conflict.message;
+  }
 }
 
 /** Drafts per gate, so closing the modal and coming back keeps what was typed. */
