@@ -92,6 +92,45 @@ test("? lists every shortcut and / focuses the filter", async ({ page, gatehouse
   await expect(page.getByTestId("panel-filter")).toBeFocused();
 });
 
+test("? lists the shortcuts from an open gate too, without the view keys, and closing the list returns to the gate", async ({
+  page,
+  gatehouse,
+}) => {
+  const agent = gatehouse.agent(await gatehouse.token("agent", "ops"));
+  const runId = await agent.startRun("Weekly maintenance");
+  const gate = await agent.openGate(runId, { kind: "approval", action: "restart", mode: "sync", text: "Restart the cache?" });
+  await signIn(page, gatehouse, await gatehouse.token("reviewer", "alice"));
+  await page.keyboard.press("Enter");
+  const modal = page.getByTestId("resolution-modal");
+  await expect(modal).toHaveAttribute("data-gate-id", gate.id);
+  await expect(modal.getByTestId("decide-approve")).toBeEnabled();
+
+  // ? in the gate: the list, headed truthfully (the view keys are not for an open gate).
+  await page.keyboard.press("?");
+  const shortcuts = page.getByTestId("shortcuts-dialog");
+  await expect(shortcuts).toBeVisible();
+  await expect(shortcuts.getByRole("heading", { name: "Anywhere, an open gate included" })).toBeVisible();
+  await expect(shortcuts.getByRole("heading", { name: "In every view (not in an open gate)" })).toBeVisible();
+  await expect(shortcuts.getByRole("heading", { name: "In an open gate", exact: true })).toBeVisible();
+
+  // Esc closes the list, not the gate; focus is back in the gate, so its keys work.
+  await page.keyboard.press("Escape");
+  await expect(shortcuts).toHaveCount(0);
+  await expect(modal).toHaveAttribute("data-gate-id", gate.id);
+  await expect(modal).toBeFocused();
+  // A digit stays the gate's (no option here, so nothing): the view does not switch.
+  await page.keyboard.press("2");
+  await expect(modal).toBeVisible();
+  await expect(page.getByTestId("tab-desk")).toHaveAttribute("aria-selected", "true");
+  await page.keyboard.press("r");
+  await expect(modal.getByTestId("answer-input")).toBeFocused();
+
+  // Typed in a field, ? is just a character.
+  await page.keyboard.type("why?");
+  await expect(modal.getByTestId("answer-input")).toHaveValue("why?");
+  await expect(shortcuts).toHaveCount(0);
+});
+
 test("a, r and e in the panel open the selected gate ready for that decision", async ({ page, gatehouse }) => {
   const agent = gatehouse.agent(await gatehouse.token("agent", "ops"));
   const runId = await agent.startRun("Weekly maintenance");

@@ -52,7 +52,7 @@ describe("the hotkey registry", () => {
     expect(keymap.match(key("r"), ["modal"])).toBe("gate.reject");
     expect(keymap.match(key("Escape"), ["modal"])).toBe("gate.close");
     expect(keymap.match(key("/"), ["global"])).toBe("panel.filter");
-    expect(keymap.match(key("?"), ["global"])).toBe("help.shortcuts");
+    expect(keymap.match(key("?"), ["anywhere"])).toBe("help.shortcuts");
     // In the panel, a and r decide the gates marked for bulk review, x marks one.
     expect(keymap.match(key("a"), ["panel", "global"])).toBe("panel.approve-marked");
     expect(keymap.match(key("r"), ["panel"])).toBe("panel.reject-marked");
@@ -71,10 +71,21 @@ describe("the hotkey registry", () => {
     expect(keymap.match(key("r"), ["global", "runs"])).toBe("runs.resume");
     expect(keymap.match(key("2"), ["global", "panel"])).toBe("view.runs");
     expect(keymap.match(key("2"), ["modal"])).toBe("review.score");
-    // "?" is global, so the runs view may not take it; nor may one scope take a key twice.
+    // "?" works anywhere, so the runs view may not take it; nor may one scope take a key twice.
     expect(() => createKeymap("other", { "runs.pause": ["?"] })).toThrow(/\? \((runs.pause, help.shortcuts|help.shortcuts, runs.pause)\)/);
     expect(() => createKeymap("other", { "runs.pause": ["j"] })).toThrow(/j \(runs.next, runs.pause\)/);
     expect(() => createKeymap("other", { "gate.retry": ["1"] })).toThrow(/1 \(gate.retry, review.score\)/);
+  });
+
+  it("opens the shortcuts with ? from an open gate too, where digits still score rather than switch views", () => {
+    const keymap = createKeymap("other");
+    expect(keymap.match(key("?"), ["anywhere", "modal"])).toBe("help.shortcuts");
+    expect(keymap.match(key("?"), ["anywhere", "global", "panel"])).toBe("help.shortcuts");
+    expect(keymap.match(key("2"), ["anywhere", "modal"])).toBe("review.score");
+    expect(keymap.match(key("/"), ["anywhere", "modal"])).toBeNull();
+    // So no key of an open gate may take "?".
+    expect(() => createKeymap("other", { "gate.retry": ["?"] })).toThrow(/\? \((gate.retry, help.shortcuts|help.shortcuts, gate.retry)\)/);
+    expect(worksWhileTyping("help.shortcuts")).toBe(false);
   });
 
   it("treats a shifted letter as the letter, and Ctrl+j as something else", () => {

@@ -13,18 +13,22 @@
 
 export type Platform = "mac" | "other";
 
-/** Where an action applies. */
-export type Scope = "global" | "panel" | "runs" | "search" | "modal";
+/**
+ * Where an action applies: "anywhere" is every view and an open gate;
+ * "global" is every view but not an open gate, whose single keys (digits
+ * score and choose options there) are its own.
+ */
+export type Scope = "anywhere" | "global" | "panel" | "runs" | "search" | "modal";
 
 /**
  * The scopes active together: the desk (panel), the runs view, the search
  * view, or an open gate. Keys must be unique within each.
  */
 export const CONTEXTS: readonly (readonly Scope[])[] = [
-  ["global", "panel"],
-  ["global", "runs"],
-  ["global", "search"],
-  ["modal"],
+  ["anywhere", "global", "panel"],
+  ["anywhere", "global", "runs"],
+  ["anywhere", "global", "search"],
+  ["anywhere", "modal"],
 ];
 
 export type Action =
@@ -152,7 +156,7 @@ export const BINDINGS: Readonly<Record<Action, Binding>> = {
   "runs.replay": { label: "Replay the run step by step (or stop)", scope: "runs", keys: ["v"] },
   "runs.replay-next": { label: "Replay: next step", scope: "runs", keys: ["."] },
   "runs.replay-back": { label: "Replay: one step back", scope: "runs", keys: [","] },
-  "help.shortcuts": { label: "Show every shortcut", scope: "global", keys: ["?"] },
+  "help.shortcuts": { label: "Show every shortcut", scope: "anywhere", keys: ["?"] },
 };
 
 export const ACTIONS = Object.keys(BINDINGS) as Action[];
