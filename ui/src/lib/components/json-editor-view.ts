@@ -71,8 +71,10 @@ export function mountJsonEditor(parent: HTMLElement, options: JsonEditorOptions)
         readonly ? [] : linter(jsonParseLinter(), { delay: 250 }),
         keymap.of([...editorKeys, ...historyKeymap]),
         highlightField,
+        // Read-only, but still editable in CodeMirror's sense (focusable, with
+        // a caret): a long example is then reached by Tab and scrolled, read
+        // and selected with the keys, which a non-editable view refuses.
         EditorState.readOnly.of(readonly),
-        EditorView.editable.of(!readonly),
         EditorView.lineWrapping,
         EditorView.contentAttributes.of({ "aria-label": label, "data-testid": testid }),
         EditorView.updateListener.of((u) => {
