@@ -78,6 +78,8 @@ fn run(cli: Cli, started: Instant) -> Result<()> {
         )
         .plugin(tauri_plugin_notification::init())
         .plugin(tauri_plugin_dialog::init())
+        // Links that would take the window away open in the browser (`window`).
+        .plugin(tauri_plugin_opener::init())
         .plugin(
             tauri_plugin_global_shortcut::Builder::new()
                 .with_handler(|app, _shortcut, event| {

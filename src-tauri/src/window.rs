@@ -4,12 +4,20 @@
 //! second launch. Its title names the server. Closing it hides it; the app
 //! keeps serving agents until Quit. What it downloads (an export) ends in
 //! the save dialog (`downloads`).
+//!
+//! The window only ever shows the server it was sent to and the app's own
+//! connection page. A link in an agent's text, or anything else that would
+//! take the window elsewhere or open another one, opens in the reviewer's
+//! browser instead: an agent cannot put its own page in a window titled
+//! Gatehouse, and the reviewer's unsent work stays where it was.
 
+use std::sync::Mutex;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use tauri::webview::PageLoadEvent;
+use tauri::webview::{NewWindowResponse, PageLoadEvent};
 use tauri::{AppHandle, Manager, Runtime, Url, WebviewUrl, WebviewWindowBuilder, WindowEvent};
+use tauri_plugin_opener::OpenerExt;
 
 /// The window's label.
 pub const MAIN: &str = "main";
@@ -19,11 +27,19 @@ pub const MAIN: &str = "main";
 /// (never the address, which holds the token).
 pub fn open<R: Runtime>(app: &AppHandle<R>, url: &str, server: &str, started: Instant) -> Result<()> {
     let url = Url::parse(url).context("the server's address is not a URL")?;
+    app.manage(Destination(Mutex::new(Some(url.clone()))));
+    let navigating = app.clone();
+    let opening = app.clone();
     let window = WebviewWindowBuilder::new(app, MAIN, WebviewUrl::External(url))
         .title(title(server))
         .inner_size(1200.0, 800.0)
         .min_inner_size(640.0, 420.0)
         .on_download(crate::downloads::handler(app.clone()))
+        .on_navigation(move |url| stays(&navigating, url))
+        .on_new_window(move |url, _| {
+            elsewhere(&opening, &url);
+            NewWindowResponse::Deny
+        })
         .on_page_load(move |_, payload| {
             if payload.event() == PageLoadEvent::Finished {
                 tracing::info!(ms = started.elapsed().as_millis() as u64, "the window's page has loaded");
@@ -114,10 +130,78 @@ fn go<R: Runtime>(app: &AppHandle<R>, url: &str) {
     let Some(window) = app.get_webview_window(MAIN) else { return };
     match Url::parse(url) {
         Ok(url) => {
+            if let Some(destination) = app.try_state::<Destination>() {
+                *destination.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(url.clone());
+            }
             if let Err(e) = window.navigate(url) {
                 tracing::warn!(error = %e, "cannot load the window's new address");
             }
         }
         Err(e) => tracing::warn!(error = %e, "the window's new address is not a URL"),
+    }
+}
+
+/// The page the app last sent the window to: a server's UI or the
+/// connection page. The window may move within that site, nowhere else.
+struct Destination(Mutex<Option<Url>>);
+
+/// Whether the window may load `url`: the site the app sent it to, or the
+/// connection page. Anything else opens in the reviewer's browser.
+fn stays<R: Runtime>(app: &AppHandle<R>, url: &Url) -> bool {
+    let sent_to = app.try_state::<Destination>().and_then(|d| d.0.lock().unwrap_or_else(|e| e.into_inner()).clone());
+    let page = Url::parse(crate::connection::page::URL).ok();
+    if [sent_to, page].iter().flatten().any(|site| same_site(site, url)) {
+        return true;
+    }
+    elsewhere(app, url);
+    false
+}
+
+/// Scheme, host and port: what the window's site is. A `blob:` address (an
+/// export the page made) belongs to the site that made it.
+fn same_site(site: &Url, url: &Url) -> bool {
+    let inner = (url.scheme() == "blob").then(|| Url::parse(url.path()).ok()).flatten();
+    let url = inner.as_ref().unwrap_or(url);
+    site.scheme() == url.scheme()
+        && site.host_str() == url.host_str()
+        && site.port_or_known_default() == url.port_or_known_default()
+}
+
+/// Hands a web or mail address to the reviewer's browser or mail app; drops
+/// any other (`file:`, `data:`, custom schemes), which a link has no
+/// business opening outside the window.
+fn elsewhere<R: Runtime>(app: &AppHandle<R>, url: &Url) {
+    if !matches!(url.scheme(), "http" | "https" | "mailto") {
+        tracing::warn!(scheme = url.scheme(), "the window did not open an address of this kind");
+        return;
+    }
+    tracing::info!("a link from the page opens in the default browser");
+    if let Err(e) = app.opener().open_url(url.as_str(), None::<&str>) {
+        tracing::warn!(error = %e, "cannot open the link in the default browser");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{same_site, Url};
+
+    fn url(s: &str) -> Url {
+        Url::parse(s).expect("a URL")
+    }
+
+    #[test]
+    fn the_window_stays_on_the_site_it_was_sent_to() {
+        let server = url("http://127.0.0.1:43123/#token=secret");
+        assert!(same_site(&server, &url("http://127.0.0.1:43123/#gate=g1")));
+        assert!(same_site(&server, &url("blob:http://127.0.0.1:43123/6f1c-4d")), "the page's own exports");
+        assert!(!same_site(&server, &url("http://127.0.0.1:43124/")), "another port is another site");
+        assert!(!same_site(&server, &url("https://127.0.0.1:43123/")), "another scheme is another site");
+        assert!(!same_site(&server, &url("http://evil.example/login")));
+        assert!(!same_site(&server, &url("blob:http://evil.example/6f1c")));
+        let page = url("gatehouse://localhost/");
+        assert!(same_site(&page, &url("gatehouse://localhost/index.html")));
+        assert!(!same_site(&page, &url("gatehouse://elsewhere/")));
+        let team = url("https://gatehouse.example.com/");
+        assert!(same_site(&team, &url("https://gatehouse.example.com:443/#gate=g2")), "the default port is the port");
     }
 }

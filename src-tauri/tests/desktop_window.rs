@@ -6,8 +6,10 @@
 //! Each sync gate raises a desktop notification, each of a burst its own
 //! (received by a stand-in notification server on a private session bus),
 //! and clicking one opens its gate in the window. An export of the run's recording ends in the
-//! save dialog, answered through `xdotool`. Screenshots land in
-//! `target/e2e-artifacts/`.
+//! save dialog, answered through `xdotool`. A link in an agent's text, and
+//! the page trying to go elsewhere, open in the browser (a stand-in
+//! `xdg-open` records them) while the window stays on Gatehouse.
+//! Screenshots land in `target/e2e-artifacts/`.
 //!
 //! Needs a display (run under `xvfb-run -a`), `dbus-daemon` (Debian: dbus),
 //! `WebKitWebDriver` (Debian: webkit2gtk-driver) and `tauri-driver` (`cargo install tauri-driver
@@ -48,7 +50,17 @@ fn a_gate_sent_by_an_agent_is_decided_in_the_desktop_window_and_the_agent_gets_t
     // notifications land there, and a Gatehouse the developer is running
     // cannot take this launch over as a second instance.
     let desktop = Desktop::start();
-    let (_driver, wd) = harness::start_driver(home.path(), &db, desktop.address(), REVIEWER, &[]);
+    // The reviewer's browser: a stand-in `xdg-open` first on the app's PATH
+    // notes each address it is asked to open.
+    let browser_log = home.path().join("opened-in-browser");
+    let bin = home.path().join("bin");
+    std::fs::create_dir_all(&bin).expect("a bin directory");
+    let xdg_open = bin.join("xdg-open");
+    std::fs::write(&xdg_open, format!("#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{}'\n", browser_log.display()))
+        .expect("the stand-in xdg-open");
+    std::fs::set_permissions(&xdg_open, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("executable");
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let (_driver, wd) = harness::start_driver(home.path(), &db, desktop.address(), REVIEWER, &[("PATH", &path)]);
 
     let launched = Instant::now();
     let window =
@@ -179,6 +191,31 @@ fn a_gate_sent_by_an_agent_is_decided_in_the_desktop_window_and_the_agent_gets_t
     assert_eq!(staged_files(&staging), 0, "a staged export was left behind in {}", staging.display());
     assert_eq!(std::fs::read_dir(saved_to.parent().unwrap()).unwrap().count(), 1, "a cancelled export saved a file");
 
+    // A link in an agent's text opens in the browser; the window stays on
+    // the gate. So does the page itself trying to go elsewhere.
+    window.press("1");
+    let linked = agent.post(
+        &format!("/runs/{run_id}/gates"),
+        json!({"kind": "question", "mode": "async", "text": "Read [the runbook](https://wiki.example.com/runbook) first. Which region?"}),
+    );
+    let linked_row = window.wait_for(
+        By::Css(&format!("[data-gate-id='{}']", linked["gate_id"].as_str().unwrap_or("?"))),
+        Duration::from_secs(10),
+    );
+    window.click(&linked_row);
+    let link = window.wait_for(By::Css("[data-testid=gate-text] a"), Duration::from_secs(10));
+    window.click(&link);
+    let browsed = wait_for_line(&browser_log, "https://wiki.example.com/runbook", Duration::from_secs(10));
+    assert_eq!(browsed, ["https://wiki.example.com/runbook"], "the link went to the browser, once");
+    window.script("window.location.href = 'https://wiki.example.com/elsewhere'; return null;");
+    wait_for_line(&browser_log, "https://wiki.example.com/elsewhere", Duration::from_secs(10));
+    window.script("window.location.href = 'file:///etc/passwd'; return null;");
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(window.url().starts_with(&origin), "the window left Gatehouse: {}", window.url());
+    window.wait_for_text(By::Css("[data-testid=gate-text]"), "Which region?", Duration::from_secs(5));
+    let browsed = std::fs::read_to_string(&browser_log).unwrap_or_default();
+    assert!(!browsed.contains("file:"), "a file address was handed to the browser: {browsed}");
+
     // Quitting (SIGTERM, as a session's logout sends) revokes the window's
     // token and saves the window's size and place. Ending the WebDriver
     // session instead would kill the app outright.
@@ -198,6 +235,19 @@ fn a_gate_sent_by_an_agent_is_decided_in_the_desktop_window_and_the_agent_gets_t
     drop(window);
 
     assert_eq!(before, real_user_files(), "the app touched the real user's data");
+}
+
+/// Waits up to `limit` for `file` to hold the line `wanted`; returns its lines.
+fn wait_for_line(file: &Path, wanted: &str, limit: Duration) -> Vec<String> {
+    let deadline = Instant::now() + limit;
+    loop {
+        let lines: Vec<String> = std::fs::read_to_string(file).unwrap_or_default().lines().map(str::to_owned).collect();
+        if lines.iter().any(|l| l == wanted) {
+            return lines;
+        }
+        assert!(Instant::now() < deadline, "{wanted} was not opened in the browser within {limit:?}: {lines:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 /// Files left in the app's export staging directory.

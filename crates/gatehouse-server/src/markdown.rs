@@ -4,7 +4,9 @@
 //! Raw HTML in an agent's markdown is never interpreted: it is shown as
 //! code, exactly as sent, so the reviewer sees what the agent tried and an
 //! unclosed `<style>` or `<math>` cannot hide the rest of the message.
-//! ammonia then cleans the result anyway (defence in depth).
+//! ammonia then cleans the result anyway (defence in depth). Links open in
+//! a new tab (the desktop window hands them to the browser), so following
+//! one never takes the reviewer's page, or their unsent work, away.
 
 use std::collections::HashSet;
 
@@ -30,6 +32,7 @@ pub fn render(markdown: &str) -> String {
         .tags(tags)
         .url_schemes(HashSet::from(["http", "https", "mailto"]))
         .link_rel(Some("noopener noreferrer nofollow"))
+        .set_tag_attribute_value("a", "target", "_blank")
         .clean(&unsafe_html)
         .to_string()
 }
@@ -63,6 +66,17 @@ mod tests {
                 let found = if bad == "on" { tag.contains(" on") } else { tag.contains(bad) };
                 assert!(!found, "{bad} survived as markup in {tag}: {html}");
             }
+        }
+    }
+
+    #[test]
+    fn links_open_elsewhere_and_tell_the_target_nothing() {
+        let html = render("See [the runbook](https://wiki.example/runbook) and <https://status.example>.");
+        let links: Vec<String> = markup(&html).into_iter().filter(|t| t.starts_with("<a ")).collect();
+        assert_eq!(links.len(), 2, "{html}");
+        for link in links {
+            assert!(link.contains("target=\"_blank\""), "{link}");
+            assert!(link.contains("rel=\"noopener noreferrer nofollow\""), "{link}");
         }
     }
 
