@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatAge, outcomeLabel, previewOf, shortId, timeKey, truncate } from "./format";
+import { formatAge, formatClock, formatUntil, outcomeLabel, previewOf, shortId, timeKey, truncate } from "./format";
 
 const NOW = Date.parse("2026-01-01T12:00:00Z");
 const ago = (seconds: number) => new Date(NOW - seconds * 1000).toISOString();
@@ -29,6 +29,35 @@ describe("formatAge", () => {
     expect(formatAge(new Date(NOW - 7200_000), NOW)).toBe("2h ago");
     expect(formatAge(NOW - 600_000, NOW)).toBe("10m ago");
     expect(formatAge("not a time", NOW)).toBe("");
+  });
+});
+
+describe("formatUntil", () => {
+  const ahead = (seconds: number) => new Date(NOW + seconds * 1000).toISOString();
+
+  it("counts down in whole units, hours with their minutes", () => {
+    expect(formatUntil(ahead(4 * 60 + 59), NOW)).toBe("in 4m");
+    expect(formatUntil(ahead(60), NOW)).toBe("in 1m");
+    expect(formatUntil(ahead(80 * 60), NOW)).toBe("in 1h 20m");
+    expect(formatUntil(ahead(2 * 3600), NOW)).toBe("in 2h");
+    expect(formatUntil(ahead(3 * 24 * 3600 + 5), NOW)).toBe("in 3d");
+  });
+
+  it("does not count the last seconds, and says now once the time has passed", () => {
+    expect(formatUntil(ahead(59), NOW)).toBe("in under a minute");
+    expect(formatUntil(ahead(0), NOW)).toBe("now");
+    expect(formatUntil(ahead(-30), NOW)).toBe("now");
+    expect(formatUntil("not a time", NOW)).toBe("");
+  });
+});
+
+describe("formatClock", () => {
+  it("gives the time alone today and the date with it on another day", () => {
+    const today = formatClock(new Date(NOW + 60_000).toISOString(), NOW);
+    const later = formatClock(new Date(NOW + 3 * 24 * 3600_000).toISOString(), NOW);
+    expect(today).toMatch(/^\d{1,2}[:.]\d{2}( ?[AP]M)?$/i);
+    expect(later.length).toBeGreaterThan(today.length);
+    expect(formatClock("not a time", NOW)).toBe("not a time");
   });
 });
 

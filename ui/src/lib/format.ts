@@ -24,6 +24,35 @@ export function formatAge(then: string | number | Date, now: number = Date.now()
 }
 
 /**
+ * How long until `then`, for deadlines: "in 4m", "in 1h 20m", "in 3d";
+ * "in under a minute" at the end (the page's clock ticks every few
+ * seconds, so counting seconds would lag), and "now" once it has passed
+ * (the server applies the deadline on its next sweep).
+ */
+export function formatUntil(then: string, now: number = Date.now()): string {
+  const at = Date.parse(then);
+  if (Number.isNaN(at)) return "";
+  const seconds = Math.floor((at - now) / 1000);
+  if (seconds <= 0) return "now";
+  if (seconds < 60) return "in under a minute";
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `in ${minutes}m`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 24) return minutes % 60 === 0 ? `in ${hours}h` : `in ${hours}h ${minutes % 60}m`;
+  return `in ${Math.floor(hours / 24)}d`;
+}
+
+/** A time of day for people ("14:05"), with the date when it is not today. */
+export function formatClock(iso: string, now: number = Date.now()): string {
+  const at = new Date(iso);
+  if (Number.isNaN(at.getTime())) return iso;
+  const today = at.toDateString() === new Date(now).toDateString();
+  return today
+    ? at.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" })
+    : at.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+}
+
+/**
  * A gate's one-line preview, exactly as the server makes it: the first
  * non-blank line, cut to 50 characters (Unicode code points, not UTF-16
  * units, so an emoji is never split) with an ellipsis when cut.
