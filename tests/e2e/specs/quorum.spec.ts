@@ -32,7 +32,7 @@ test("a quorum gate counts each approval, waits in the panel until the quorum is
 
   // Her vote is counted, not taken for the decision: the gate is still listed and the desk says 1 of 2.
   await expect(modal).toHaveCount(0);
-  await expect(page.getByTestId("notice")).toHaveText("Vote counted: 1 of 2 approvals; it waits for 1 more approval.");
+  await expect(page.getByTestId("notice")).toHaveText("Vote counted: 1 of 2 approvals.");
   await expect(rows).toHaveCount(1);
   await expect(page.getByTestId("blocker-count")).toHaveText("1");
   const stored = await gatehouse.call<{ gate: { status: string } }>(gatehouse.adminToken, "GET", `/gates/${gate.id}`);

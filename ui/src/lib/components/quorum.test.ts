@@ -5,12 +5,12 @@ import { approvalsSentence, rejectionRule, tallyOf, voteCountedSentence, voteOf,
 const at = "2026-01-01T00:02:00Z";
 
 describe("a quorum gate's tally", () => {
-  it("counts approvals against the quorum and says how many more it waits for", () => {
+  it("counts approvals against the quorum", () => {
     const waiting = gate({ quorum: { required: 2, rejections_to_reject: 1 }, votes: [{ reviewer: "alice", action: "approve", at }] });
     const tally = tallyOf(waiting)!;
     expect(approvalsSentence(tally)).toBe("1 of 2 approvals");
     expect(rejectionRule(tally)).toBe("any rejection rejects it");
-    expect(voteCountedSentence(waiting)).toBe("Vote counted: 1 of 2 approvals; it waits for 1 more approval.");
+    expect(voteCountedSentence(waiting)).toBe("Vote counted: 1 of 2 approvals.");
   });
 
   it("counts rejections when several are needed to reject", () => {

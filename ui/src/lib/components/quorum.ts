@@ -38,12 +38,10 @@ export function rejectionRule(t: Tally): string {
   return `${t.rejectionsToReject} rejections reject it (${t.rejections} so far)`;
 }
 
-/** What the desk says after a vote that left the gate waiting: "Vote counted: 1 of 2 approvals; it waits for 1 more approval." */
+/** What the desk says after a vote that left the gate waiting (short: it sits in the header): "Vote counted: 1 of 2 approvals." */
 export function voteCountedSentence(gate: Pick<Gate, "quorum" | "votes">): string {
   const t = tallyOf(gate);
-  if (t === null) return "Vote counted.";
-  const missing = Math.max(t.required - t.approvals, 0);
-  return `Vote counted: ${approvalsSentence(t)}; it waits for ${missing} more approval${missing === 1 ? "" : "s"}.`;
+  return t === null ? "Vote counted." : `Vote counted: ${approvalsSentence(t)}.`;
 }
 
 /** The vote `me` cast on this gate, if any. */
