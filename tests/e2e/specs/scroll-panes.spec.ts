@@ -1,6 +1,6 @@
 // Long read-only panes in the resolution modal scroll by keyboard: the
 // raw and audited text of a response review, the run's recent turns and
-// the example JSON each take focus with Tab (named, with a visible focus)
+// the example JSON and a batch action's arguments each take focus with Tab (named, with a visible focus)
 // and scroll with Page Down and the arrows. The example stays read-only.
 
 import type { Locator, Page } from "@playwright/test";
@@ -97,4 +97,27 @@ test("the read-only example JSON is reached by Tab and scrolled by keys, and sta
   await page.keyboard.type("xyz");
   await expect(content).not.toContainText("xyz");
   expect(await content.innerText()).toBe(text);
+});
+
+test("a long argument list of one of several actions is reached by Tab and scrolled", async ({ page, gatehouse }) => {
+  const agent = gatehouse.agent(await gatehouse.token("agent", "coder"));
+  const runId = await agent.startRun("Batch");
+  const files = Array.from({ length: 80 }, (_, i) => `src/module_${i + 1}.rs`);
+  await agent.openGate(runId, {
+    kind: "approval",
+    mode: "sync",
+    text: "Two tool calls",
+    actions: [
+      { id: "call_1", name: "write_files", args: { files }, allowed_actions: ["approve", "reject"] },
+      { id: "call_2", name: "shell", args: { cmd: "cargo test" }, allowed_actions: ["approve", "reject"] },
+    ],
+  });
+  await signIn(page, gatehouse, await gatehouse.token("reviewer", "alice"));
+  await page.keyboard.press("Enter");
+  const args = page.getByTestId("resolution-modal").getByRole("region", { name: "Arguments of write_files" });
+  await expect(args).toContainText("src/module_80.rs");
+  await tabTo(page, args, 60);
+  expect(await args.evaluate((el) => el.scrollTop)).toBe(0);
+  await page.keyboard.press("PageDown");
+  await expect.poll(() => args.evaluate((el) => el.scrollTop)).toBeGreaterThan(0);
 });
