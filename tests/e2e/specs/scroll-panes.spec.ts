@@ -1,7 +1,8 @@
 // Long read-only panes in the resolution modal scroll by keyboard: the
-// raw and audited text of a response review, the run's recent turns and
-// the example JSON and a batch action's arguments each take focus with Tab (named, with a visible focus)
-// and scroll with Page Down and the arrows. The example stays read-only.
+// raw and audited text of a response review, the run's recent turns, the
+// example JSON and a batch action's arguments each take focus with Tab
+// (named, with a visible focus) and scroll with Page Down and the arrows.
+// The example stays read-only.
 
 import type { Locator, Page } from "@playwright/test";
 import { expect, signIn, test } from "../support/fixtures";
