@@ -1,6 +1,7 @@
 // Gates an agent opens over HTTP appear in the blocker panel: the count,
 // the 50-character preview, the agent's name and the SYNC / ASYNC /
-// ADVISORY badge, in panel order, live from the event stream.
+// ADVISORY badge, in panel order, live from the event stream; a gate that
+// expires unanswered leaves with a notice.
 
 import { expect, signIn, test } from "../support/fixtures";
 
@@ -64,4 +65,21 @@ test("gates an agent opens over HTTP appear in the blocker panel with count, pre
   await expect(panel.getByTestId("blocker-count")).toHaveText("2");
   await expect(panel.locator(`[data-gate-id="${async_.id}"]`)).toHaveCount(0);
   await expect(page).toHaveTitle("(2) Gatehouse");
+});
+
+test("a gate that expires unanswered leaves the panel with a notice saying so", async ({ page, gatehouse }) => {
+  const agent = gatehouse.agent(await gatehouse.token("agent", "builder-bot"));
+  const runId = await agent.startRun("Release 1.5");
+  // On a run of its own: the sync gate's expiry fails its run, withdrawing that run's other gates.
+  const keep = await agent.openGate(await agent.startRun("Docs"), { kind: "question", mode: "async", text: "Anything for the changelog?" });
+  await signIn(page, gatehouse, await gatehouse.token("reviewer", "alice"));
+  await expect(page.getByTestId("blocker-row")).toHaveCount(1);
+
+  const lapsing = await agent.openGate(runId, { kind: "question", mode: "sync", text: "Tag the release now?", expires_in_secs: 1 });
+  await expect(page.locator(`[data-testid=blocker-row][data-gate-id='${lapsing.id}']`)).toHaveCount(1);
+  await expect.poll(async () => (await agent.wait(lapsing.id, 5)).status, { timeout: 15_000 }).toBe("expired");
+
+  await expect(page.getByTestId("notice")).toHaveText(/^“Tag the release now\?” expired after \d+s without resolution\.$/);
+  await expect(page.getByTestId("blocker-row")).toHaveCount(1);
+  await expect(page.locator(`[data-testid=blocker-row][data-gate-id='${keep.id}']`)).toHaveCount(1);
 });

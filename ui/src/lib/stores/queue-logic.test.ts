@@ -4,6 +4,8 @@ import {
   applyEvents,
   changeOf,
   compareGates,
+  expiredOf,
+  expiryNotice,
   facets,
   filterGates,
   keepSelection,
@@ -171,5 +173,23 @@ describe("selection", () => {
   it("selects the first gate when none was selected, and none when the list is empty", () => {
     expect(keepSelection([], [a, b], null)).toBe("a");
     expect(keepSelection([a], [], "a")).toBeNull();
+  });
+});
+
+describe("gates that lapse unanswered", () => {
+  it("are named from the listed gates, with the server's reason, and nothing else closed counts", () => {
+    const listed = [summary({ id: "g1", preview: "Which region?" }), summary({ id: "g2", preview: "Ship it?" }), summary({ id: "g3" })];
+    const { closed } = applyEvents(listed, [expired("g2"), resolved("g1"), cancelled("g3"), expired("elsewhere")]);
+    const lapsed = expiredOf(listed, closed);
+    expect(lapsed.map((l) => l.gate.id)).toEqual(["g2"]);
+    expect(expiryNotice(lapsed)).toBe("“Ship it?” no answer in 24 h.");
+  });
+
+  it("say one gate by its preview and several by their count", () => {
+    const listed = [summary({ id: "g1" }), summary({ id: "g2" })];
+    expect(expiryNotice(expiredOf(listed, applyEvents(listed, [expired("g1"), expired("g2")]).closed))).toBe(
+      "2 gates expired without resolution.",
+    );
+    expect(expiryNotice([])).toBeNull();
   });
 });

@@ -227,3 +227,28 @@ export function keepSelection(
   }
   return after[Math.min(Math.max(oldIndex, 0), after.length - 1)]!.id;
 }
+
+/** A listed gate that expired unanswered, with why (the server's words). */
+export interface Lapsed {
+  gate: GateSummary;
+  reason: string;
+}
+
+/** The gates of `listed` that `closed` says expired, in panel order. */
+export function expiredOf(listed: readonly GateSummary[], closed: readonly Closed[]): Lapsed[] {
+  const reasons = new Map(closed.filter((c) => c.how === "expired").map((c) => [c.gateId, c.reason ?? "expired"]));
+  if (reasons.size === 0) return [];
+  return listed.filter((g) => reasons.has(g.id)).map((gate) => ({ gate, reason: reasons.get(gate.id)! }));
+}
+
+/**
+ * What the desk says when listed gates expire unanswered (seed 002: an
+ * expired blocker is shown, not just dropped): one gate by its preview and
+ * the server's reason, several by their count.
+ */
+export function expiryNotice(lapsed: readonly Lapsed[]): string | null {
+  if (lapsed.length === 0) return null;
+  if (lapsed.length > 1) return `${lapsed.length} gates expired without resolution.`;
+  const [{ gate, reason }] = lapsed as [Lapsed];
+  return `“${gate.preview}” ${reason}.`;
+}

@@ -13,7 +13,7 @@
 import { eventsUrl, errorMessage, type Api } from "../api/client";
 import type { GateList, GateSummary, LogEvent } from "../api/types";
 import { openEventStream, type EventSourceFactory, type EventStream } from "./event-stream";
-import { applyEvents, compareGates, QUEUE_EVENTS, type Closed } from "./queue-logic";
+import { applyEvents, compareGates, expiredOf, QUEUE_EVENTS, type Closed, type Lapsed } from "./queue-logic";
 import { RUN_EVENTS } from "./runs-logic";
 import { RULE_EVENTS } from "../components/allow/allow";
 
@@ -58,6 +58,7 @@ export class QueueStore {
   #sinceRefetch: LogEvent[] | null = null;
   #stopped = false;
   #listeners = new Set<(events: readonly LogEvent[]) => void>();
+  #expiryListeners = new Set<(expired: readonly Lapsed[]) => void>();
 
   constructor(deps: QueueDeps) {
     this.#deps = deps;
@@ -111,6 +112,12 @@ export class QueueStore {
     return () => this.#listeners.delete(listener);
   }
 
+  /** Tells `listener` of listed gates that expired unanswered (each batch's); returns the unsubscribe. */
+  onExpired(listener: (expired: readonly Lapsed[]) => void): () => void {
+    this.#expiryListeners.add(listener);
+    return () => this.#expiryListeners.delete(listener);
+  }
+
   /** Applies events now (tests; the stream batches them). */
   receive(events: LogEvent[]): void {
     this.#incoming.push(...events);
@@ -123,12 +130,14 @@ export class QueueStore {
     const batch = this.#incoming;
     this.#incoming = [];
     this.#sinceRefetch?.push(...batch);
-    const before = this.gates.length;
-    const { queue, closed } = applyEvents(this.gates, batch);
+    const listed = this.gates;
+    const { queue, closed } = applyEvents(listed, batch);
     this.gates = queue;
-    this.total = Math.max(0, this.total + (queue.length - before));
+    this.total = Math.max(0, this.total + (queue.length - listed.length));
     this.#closeAll(closed);
     for (const listener of this.#listeners) listener(batch);
+    const lapsed = expiredOf(listed, closed);
+    if (lapsed.length > 0) for (const listener of this.#expiryListeners) listener(lapsed);
   }
 
   async #load(limit = QUEUE_LIMIT): Promise<GateList | null> {

@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import { createApi } from "../api/client";
 import type { GateSummary } from "../api/types";
-import { cancelled, gate, jsonResponse, opened, resolved, summary } from "../test-fixtures";
+import { cancelled, expired, gate, jsonResponse, opened, resolved, summary } from "../test-fixtures";
 import { openEventStream } from "./event-stream";
 import { FakeEventSource } from "./fake-event-source";
 import { QueueStore, STREAM_EVENTS } from "./queue.svelte";
@@ -98,6 +98,23 @@ describe("the queue store", () => {
     expect(queue.total).toBe(0);
     expect(queue.closed.get("g1")).toMatchObject({ how: "resolved", by: "carol", at: "2026-01-01T00:09:00Z" });
     expect(queue.closed.get("g2")).toMatchObject({ how: "cancelled" });
+  });
+
+  it("tells its expiry listeners of listed gates that expired, and not of others", async () => {
+    const queue = store(server({ gates: [summary({ id: "g1", preview: "Which region?" }), summary({ id: "g2" })], total: 2 }).api);
+    await queue.start();
+    const heard: string[][] = [];
+    const stop = queue.onExpired((lapsed) => heard.push(lapsed.map((l) => `${l.gate.preview}: ${l.reason}`)));
+    const es = FakeEventSource.latest();
+    es.open();
+    es.send(resolved("g2"));
+    es.send(expired("g1"));
+    es.send(expired("never-listed"));
+    expect(heard).toEqual([["Which region?: no answer in 24 h"]]);
+    stop();
+    es.send(opened(gate({ id: "g3" })));
+    es.send(expired("g3"));
+    expect(heard).toHaveLength(1);
   });
 
   it("refetches after a gap and replays what arrived meanwhile on top", async () => {
