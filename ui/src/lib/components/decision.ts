@@ -6,6 +6,8 @@
 import type { AllowRuleRequest, DecisionAction, DecisionInput, QualityScore } from "../api/types";
 import type { Action } from "../keys";
 import type { Json } from "./payload";
+import type { Choice } from "./batch/batch";
+import type { CriterionDraft } from "./review/quality";
 
 export const ACTION_LABELS: Record<DecisionAction, string> = {
   approve: "Approve",
@@ -61,6 +63,12 @@ export interface Draft {
   payloadText?: string;
   /** A quality gate's score. */
   quality?: ScoreDraft;
+  /** A quality gate's scores and justifications so far, kept so a reopened gate shows them again. */
+  criteria?: CriterionDraft[];
+  /** A response form's fields as typed, kept so a reopened gate shows them again. */
+  formEntries?: Record<string, string | boolean>;
+  /** A gate of several actions: the choices not yet sent, by action id, kept for a reopened gate. */
+  choices?: [string, Choice][];
   /** A gate with a response form: the filled answer, or what is wrong with it. */
   form?: { value: Json } | { problem: string };
   /** "Always allow" chosen with an approval: the rule to send with it, or why it cannot be sent. */

@@ -3,6 +3,7 @@
 
 import type { ScoreDraft } from "../decision";
 import type { Json } from "../payload";
+import type { CriterionDraft } from "./quality";
 
 export interface ReviewContribution {
   /** The payload an `edit` decision sends, when the reviewer changed something. */
@@ -12,6 +13,8 @@ export interface ReviewContribution {
   /** Why, when invalid. */
   problem?: string;
   quality?: ScoreDraft;
+  /** A quality gate's scores and justifications so far, kept for a reopened gate. */
+  criteria?: CriterionDraft[];
 }
 
 export const NO_CONTRIBUTION: ReviewContribution = { invalid: false };

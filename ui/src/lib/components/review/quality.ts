@@ -27,6 +27,15 @@ export function criteriaOf(spec: GateSpec): CriterionDraft[] {
   return names.map((name) => ({ name, score: null, justification: "" }));
 }
 
+/** `fresh` criteria with the scores and justifications `saved` holds for the same names (a reopened gate). */
+export function withSaved(fresh: CriterionDraft[], saved: readonly CriterionDraft[] | undefined): CriterionDraft[] {
+  const byName = new Map((saved ?? []).map((c) => [c.name, c]));
+  return fresh.map((c) => {
+    const kept = byName.get(c.name);
+    return kept ? { ...c, score: kept.score, justification: kept.justification } : c;
+  });
+}
+
 export function requiredScore(spec: GateSpec): number {
   return spec.kind === "quality_score" && typeof spec.required_score === "number" ? spec.required_score : DEFAULT_REQUIRED;
 }

@@ -5,7 +5,7 @@ import { buildDecision, EMPTY_DRAFT, primaryAction } from "../decision";
 import { goalText, previousRound } from "./goal";
 import { informationEdit, knownModels, recommendedModel, requestFields, settingsRows, summaryOf } from "./information";
 import { actionLabels, allSafetyFlags, confidenceLevel, editsOwnPayload, hasOwnReview } from "./kinds";
-import { criteriaOf, overallScore, passes, requiredScore, scoreDraft, scoreOfKey, type CriterionDraft } from "./quality";
+import { criteriaOf, overallScore, passes, requiredScore, scoreDraft, scoreOfKey, withSaved, type CriterionDraft } from "./quality";
 import { editedText, responseEdit } from "./response";
 
 const NOW = new Date("2026-01-01T00:00:00Z");
@@ -190,5 +190,23 @@ describe("information review: the model summary", () => {
     expect(summaryOf(models, " openai:gpt-4o-mini ")?.model).toBe("gpt-4o-mini");
     expect(summaryOf(models, "gpt-5")).toBeNull();
     expect(summaryOf(models, "  ")).toBeNull();
+  });
+});
+
+describe("a quality gate reopened", () => {
+  it("takes back the scores and justifications given to criteria of the same name, and no others", () => {
+    const fresh: CriterionDraft[] = [
+      { name: "Accuracy", score: null, justification: "" },
+      { name: "Clarity", score: null, justification: "" },
+    ];
+    const saved: CriterionDraft[] = [
+      { name: "Accuracy", score: 4, justification: "checked" },
+      { name: "Tone", score: 1, justification: "not in this rubric" },
+    ];
+    expect(withSaved(fresh, saved)).toEqual([
+      { name: "Accuracy", score: 4, justification: "checked" },
+      { name: "Clarity", score: null, justification: "" },
+    ]);
+    expect(withSaved(fresh, undefined)).toEqual(fresh);
   });
 });
