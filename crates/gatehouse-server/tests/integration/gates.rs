@@ -236,8 +236,8 @@ async fn the_detail_view_renders_markdown_inertly_and_diffs_the_payload() {
     );
     assert!(html.contains("&lt;a href=\"https://ok.example\" onclick=\"steal()\"&gt;"), "{html}");
     assert!(
-        html.contains(r#"<a rel="noopener noreferrer nofollow">docs</a>"#),
-        "the markdown link stays, inert: {html}"
+        html.contains(r#"<a target="_blank" rel="noopener noreferrer nofollow">docs</a>"#),
+        "the markdown link stays, inert (no address): {html}"
     );
     assert_eq!(detail["gate"]["text"], text, "the stored text is kept as sent");
     let changes = detail["payload_diff"]["changes"].as_array().unwrap();
