@@ -35,11 +35,15 @@ export function formatUntil(then: string, now: number = Date.now()): string {
   const seconds = Math.floor((at - now) / 1000);
   if (seconds <= 0) return "now";
   if (seconds < 60) return "in under a minute";
-  const minutes = Math.floor(seconds / 60);
-  if (minutes < 60) return `in ${minutes}m`;
+  return `in ${formatMinutes(Math.floor(seconds / 60))}`;
+}
+
+/** A span of whole minutes for people: "10m", "2h", "1h 30m", "3d" (whole days, rounded down). */
+export function formatMinutes(minutes: number): string {
+  if (minutes < 60) return `${minutes}m`;
   const hours = Math.floor(minutes / 60);
-  if (hours < 24) return minutes % 60 === 0 ? `in ${hours}h` : `in ${hours}h ${minutes % 60}m`;
-  return `in ${Math.floor(hours / 24)}d`;
+  if (hours < 24) return minutes % 60 === 0 ? `${hours}h` : `${hours}h ${minutes % 60}m`;
+  return `${Math.floor(hours / 24)}d`;
 }
 
 /** A time of day for people ("14:05"), with the date when it is not today. */

@@ -4,6 +4,7 @@
 // deadline is near enough for the panel to flag it.
 
 import type { Gate } from "../api/types";
+import { formatMinutes } from "../format";
 
 /** How near a deadline must be for the panel's row to show it. */
 export const NEAR_DEADLINE_MS = 15 * 60_000;
@@ -47,12 +48,7 @@ export function fallbackOf(gate: Pick<Gate, "on_timeout" | "mode" | "created_at"
 /** A wait for people: "45s", "10m", "2h", "1h 30m", "3d". */
 function formatWait(ms: number): string {
   const seconds = Math.max(Math.round(ms / 1000), 1);
-  if (seconds < 60) return `${seconds}s`;
-  const minutes = Math.round(seconds / 60);
-  if (minutes < 60) return `${minutes}m`;
-  const hours = Math.floor(minutes / 60);
-  if (hours < 24) return minutes % 60 === 0 ? `${hours}h` : `${hours}h ${minutes % 60}m`;
-  return `${Math.round(hours / 24)}d`;
+  return seconds < 60 ? `${seconds}s` : formatMinutes(Math.round(seconds / 60));
 }
 
 /**
