@@ -5,9 +5,15 @@
 use std::borrow::Cow;
 
 use regex::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use thiserror::Error;
+
+/// Fields of requests and records that hold JSON Schemas: their property names describe a form
+/// or a tool's input (a `password` field is a question, not a secret), so
+/// [`Redactor::redact_record`] checks only their strings.
+pub const SCHEMA_FIELDS: &[&str] = &["response_schema", "payload_schema"];
 
 /// Text that replaces a secret.
 pub const DEFAULT_REPLACEMENT: &str = "[REDACTED]";
@@ -21,16 +27,36 @@ pub const DEFAULT_KEY_PATTERNS: &[&str] = &[
 /// Built-in value patterns, applied in order. When a match has a capture group named
 /// `secret` that took part, only that group is replaced (keeping e.g. `Bearer `, `password=`
 /// or `https://user:`); otherwise the whole match is. URL credentials come before `key=value`
-/// assignments so `https://x-access-token:tok@host` keeps its `@host`.
+/// assignments so `https://x-access-token:tok@host` keeps its `@host`. Each needs a prefix or
+/// shape that ordinary text lacks, so ids, UUIDs, hex digests and prose are left alone.
 pub const DEFAULT_VALUE_PATTERNS: &[&str] = &[
+    // `Authorization: Bearer ...` and any bearer token.
     r"\b[Bb]earer\s+(?P<secret>[A-Za-z0-9\-._~+/]{8,}=*)",
+    // `Authorization: Basic ...` (and Digest, Token) header values.
+    r#"(?i)\bauthorization["']?\s*[:=]\s*["']?(?:basic|digest|token)\s+(?P<secret>[^\s"',;]+)"#,
+    // A bare `Basic` credential that looks encoded (padded).
+    r"\bBasic\s+(?P<secret>[A-Za-z0-9+/]{8,}={1,2})",
+    // OpenAI (`sk-`, `sk-proj-`) and Anthropic (`sk-ant-`) keys.
     r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}",
+    // Stripe secret and restricted keys, live or test, and webhook secrets.
+    r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}",
+    r"\bwhsec_[A-Za-z0-9]{16,}",
+    // AWS access key ids.
     r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
+    // GitHub tokens (`ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_`) and fine-grained ones.
     r"\bgh[pousr]_[A-Za-z0-9]{20,}",
     r"\bgithub_pat_[A-Za-z0-9_]{22,}",
-    r"\bxox[baprs]-[A-Za-z0-9-]{10,}",
+    // Slack tokens (`xoxb-`, `xoxp-`, ...).
+    r"\bxox[a-z]-[A-Za-z0-9-]{10,}",
+    // Google API keys.
+    r"\bAIza[0-9A-Za-z_-]{30,}",
+    // JSON Web Tokens: a base64url JSON header and payload, and a signature.
+    r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*",
+    // Passwords in URLs.
     r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@]*:(?P<secret>[^\s/@]+)@",
-    r#"(?i)\b(?:[a-z0-9]+[_-])*(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token|refresh[_-]?token|auth[_-]?token)["']?\s*[=:]\s*["']?(?P<secret>[^\s"'&]+)"#,
+    // `password=...`, `api_key: ...`, `aws_secret_access_key = ...` and their kin.
+    r#"(?i)\b(?:[a-z0-9]+[_-])*(?:password|passwd|pwd|secret|secret[_-]?(?:access[_-]?)?key|api[_-]?key|access[_-]?token|refresh[_-]?token|auth[_-]?token|client[_-]?secret|private[_-]?key)["']?\s*[=:]\s*["']?(?P<secret>[^\s"'&,;]+)"#,
+    // PEM private key blocks (the body, up to the end line or the end of the text).
     r"(?s)-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----(?P<secret>.*?)(?:-----END|$)",
 ];
 
@@ -197,6 +223,61 @@ impl Redactor {
         }
     }
 
+    /// Redacts every string of a record a client sent (a request, a recording), returning it
+    /// unchanged when nothing matched. Object keys are checked too: no field of a request is
+    /// named like a secret, so only free-form JSON (payloads, arguments, metadata) meets them;
+    /// JSON Schemas (under [`SCHEMA_FIELDS`]) name fields rather than hold values, so only
+    /// their strings are checked.
+    pub fn redact_record<T: Serialize + DeserializeOwned>(&self, record: T) -> Result<T, serde_json::Error> {
+        let mut value = serde_json::to_value(&record)?;
+        if !self.redact_record_in_place(&mut value) {
+            return Ok(record);
+        }
+        serde_json::from_value(value)
+    }
+
+    fn redact_record_in_place(&self, v: &mut Value) -> bool {
+        match v {
+            Value::Array(items) => {
+                items.iter_mut().fold(false, |changed, item| self.redact_record_in_place(item) | changed)
+            }
+            Value::Object(map) => {
+                let mut changed = false;
+                for (key, item) in map.iter_mut() {
+                    changed |= if SCHEMA_FIELDS.contains(&key.as_str()) {
+                        self.redact_strings_in_place(item)
+                    } else if self.is_secret_key(key) {
+                        self.blank(item)
+                    } else {
+                        self.redact_record_in_place(item)
+                    };
+                }
+                changed
+            }
+            _ => self.redact_strings_in_place(v),
+        }
+    }
+
+    /// Applies the value patterns to every string in `v`, keys aside.
+    fn redact_strings_in_place(&self, v: &mut Value) -> bool {
+        match v {
+            Value::String(s) => match self.redact_str(s) {
+                Cow::Borrowed(_) => false,
+                Cow::Owned(new) => {
+                    *s = new;
+                    true
+                }
+            },
+            Value::Array(items) => {
+                items.iter_mut().fold(false, |changed, item| self.redact_strings_in_place(item) | changed)
+            }
+            Value::Object(map) => {
+                map.values_mut().fold(false, |changed, item| self.redact_strings_in_place(item) | changed)
+            }
+            Value::Null | Value::Bool(_) | Value::Number(_) => false,
+        }
+    }
+
     /// Replaces a value under a secret key wholesale; null carries no secret and is kept.
     fn blank(&self, v: &mut Value) -> bool {
         match v {
@@ -208,6 +289,18 @@ impl Redactor {
             }
         }
     }
+}
+
+/// How an idempotency key is stored and looked up: its SHA-256, in hex. An agent may put
+/// anything in a key (a secret too), and it only ever needs to be compared.
+pub fn idempotency_digest(key: &str) -> String {
+    use sha2::{Digest, Sha256};
+    hex::encode(Sha256::digest(key.as_bytes()))
+}
+
+/// Whether `key` is already an [`idempotency_digest`] (a recording exported by this version).
+pub fn is_idempotency_digest(key: &str) -> bool {
+    key.len() == 64 && key.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
 fn compile(pattern: &str, case_insensitive: bool) -> Result<Regex, RedactError> {
@@ -277,6 +370,127 @@ mod tests {
             ("ghp_abcdefghijklmnopqrstuvwxyz0123", "[REDACTED]"),
             ("token xoxb-1234567890-abcdef", "token [REDACTED]"),
         ]);
+    }
+
+    #[test]
+    fn every_provider_key_family_is_redacted() {
+        check(&[
+            ("openai sk-abcdefghijklmnop1234", "openai [REDACTED]"),
+            ("openai sk-proj-Abc123_def456-ghi789xyz", "openai [REDACTED]"),
+            ("anthropic sk-ant-api03-abcdefghijklmnop", "anthropic [REDACTED]"),
+            ("stripe sk_live_51HabcDEF0123456789 ok", "stripe [REDACTED] ok"),
+            ("stripe rk_live_51HabcDEF0123456789 ok", "stripe [REDACTED] ok"),
+            ("stripe sk_test_4eC39HqLyjWDarjtT1zdp7dc", "stripe [REDACTED]"),
+            ("stripe rk_test_4eC39HqLyjWDarjtT1zdp7dc", "stripe [REDACTED]"),
+            ("aws AKIAIOSFODNN7EXAMPLE.", "aws [REDACTED]."),
+            ("aws ASIAIOSFODNN7EXAMPLE", "aws [REDACTED]"),
+            ("github ghp_abcdefghijklmnopqrstuvwxyz0123", "github [REDACTED]"),
+            ("github gho_abcdefghijklmnopqrstuvwxyz0123", "github [REDACTED]"),
+            ("github github_pat_11ABCDEFG0abcdefghijklmnop_qrstuv", "github [REDACTED]"),
+            ("slack xoxb-1234567890-abcdef", "slack [REDACTED]"),
+            ("slack xoxp-1234567890-abcdef", "slack [REDACTED]"),
+            ("slack xoxe-1234567890-abcdef", "slack [REDACTED]"),
+            ("google AIzaSyA-abcdefghijklmnopqrstuvwxyz01234", "google [REDACTED]"),
+        ]);
+    }
+
+    #[test]
+    fn aws_secret_keys_are_redacted_where_they_are_assigned() {
+        check(&[
+            ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws_secret_access_key = [REDACTED]"),
+            ("AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "AWS_SECRET_ACCESS_KEY=[REDACTED]"),
+            ("secret_key: wJalrXUtnFEMI/K7MDENG", "secret_key: [REDACTED]"),
+        ]);
+    }
+
+    #[test]
+    fn bare_json_web_tokens_are_redacted() {
+        let jwt = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U";
+        check(&[
+            (&format!("session {jwt} expired"), "session [REDACTED] expired"),
+            ("unsigned eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0. end", "unsigned [REDACTED] end"),
+        ]);
+    }
+
+    #[test]
+    fn authorization_headers_keep_their_scheme() {
+        check(&[
+            ("Authorization: Basic dXNlcjpwYXNz", "Authorization: Basic [REDACTED]"),
+            (r#"{"authorization": "basic dXNlcjpwYXNz"}"#, r#"{"authorization": "basic [REDACTED]"}"#),
+            ("curl -H 'Authorization: Bearer abcdef123456'", "curl -H 'Authorization: Bearer [REDACTED]'"),
+            ("Authorization: Token 0123456789abcdef", "Authorization: Token [REDACTED]"),
+            ("header Basic YWxhZGRpbjpvcGVuc2VzYW1l= sent", "header Basic [REDACTED] sent"),
+        ]);
+    }
+
+    #[test]
+    fn key_value_secrets_are_redacted_in_every_spelling() {
+        check(&[
+            ("api_key: abc123def", "api_key: [REDACTED]"),
+            ("API-KEY=abc123def", "API-KEY=[REDACTED]"),
+            ("apikey=\"abc123def\"", "apikey=\"[REDACTED]\""),
+            ("client_secret=abc, next", "client_secret=[REDACTED], next"),
+            ("DB_PASSWORD=hunter2;", "DB_PASSWORD=[REDACTED];"),
+            ("auth_token: t0k3n", "auth_token: [REDACTED]"),
+        ]);
+    }
+
+    #[test]
+    fn ids_hashes_and_ordinary_words_are_left_alone() {
+        let red = Redactor::default();
+        let kept = [
+            "0192f0c4-7b1e-7c3a-9d2e-5f6a7b8c9d0e",
+            "550e8400-e29b-41d4-a716-446655440000",
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+            "da39a3ee5e6b4b0d3255bfef95601890afd80709",
+            "run 0192f0c4-7b1e-7c3a-9d2e-5f6a7b8c9d0e gate_id task_001 step-2",
+            "Basic understanding of the deploy; basic auth is off",
+            "the password policy, the secret sauce, an api key rotation plan, token budget",
+            "sk-learn, ask_live_demo, xox, AIza, eyJ, github_pat_ short",
+            "https://example.com:8443/path?x=1 and mailto:a@b.c",
+            "lg:thread-42:interrupt-7:1",
+            "Bearer of bad news",
+            "[REDACTED]",
+        ];
+        for text in kept {
+            assert!(matches!(red.redact_str(text), Cow::Borrowed(_)), "redacted: {text}");
+        }
+    }
+
+    #[test]
+    fn a_redacted_text_keeps_its_ordinary_words() {
+        let out =
+            Redactor::default().redact_str("Rotate the staging key sk-proj-Abc123_def456-ghi789xyz before Friday");
+        assert_eq!(out, "Rotate the staging key [REDACTED] before Friday");
+    }
+
+    #[test]
+    fn records_are_redacted_in_every_string_but_their_schemas_keep_their_fields() {
+        let record = json!({
+            "title": "deploy with sk-proj-Abc123_def456-ghi789xyz",
+            "context": {"task_id": "t1", "step": "password=hunter2"},
+            "options": [{"title": "use AKIAIOSFODNN7EXAMPLE"}],
+            "payload": {"api_key": "k"},
+            "response_schema": {"properties": {"password": {"type": "string", "description": "Bearer abcdefgh1234"}}},
+        });
+        let out = Redactor::default().redact_record(record).expect("still a record");
+        let expected = json!({
+            "title": "deploy with [REDACTED]",
+            "context": {"task_id": "t1", "step": "password=[REDACTED]"},
+            "options": [{"title": "use [REDACTED]"}],
+            "payload": {"api_key": "[REDACTED]"},
+            "response_schema": {"properties": {"password": {"type": "string", "description": "Bearer [REDACTED]"}}},
+        });
+        assert_eq!(out, expected);
+    }
+
+    #[test]
+    fn idempotency_keys_are_digested_the_same_way_every_time() {
+        let key = idempotency_digest("sk-proj-Abc123_def456-ghi789xyz");
+        assert_eq!(key, idempotency_digest("sk-proj-Abc123_def456-ghi789xyz"));
+        assert_ne!(key, idempotency_digest("another key"));
+        assert!(is_idempotency_digest(&key) && !is_idempotency_digest("lg:thread:1"));
+        assert!(matches!(Redactor::default().redact_str(&key), Cow::Borrowed(_)));
     }
 
     #[test]
