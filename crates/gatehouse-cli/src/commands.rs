@@ -3,7 +3,6 @@
 //! over one engine call that explains its result in plain words.
 
 use std::collections::{BTreeMap, HashMap};
-use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -11,7 +10,9 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::Args;
 use gatehouse_engine::event::{EventBody, EventKind};
-use gatehouse_engine::{Engine, Gate, GateId, Recording, RecordingScope, Replay, RunFilter, RunId, RunStatus};
+use gatehouse_engine::{
+    private_files, Engine, Gate, GateId, Recording, RecordingScope, Replay, RunFilter, RunId, RunStatus,
+};
 
 use crate::out::outln;
 use crate::table::{short, snake, Table};
@@ -81,7 +82,9 @@ pub fn export(engine: &Engine, args: &ExportArgs) -> Result<()> {
         .with_context(|| format!("cannot export {what} (`gatehouse runs list` shows the runs and their sessions)"))?;
     match &args.output {
         Some(path) => {
-            let file = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+            // A recording holds every payload and decision: readable only by its owner.
+            let file = private_files::create_private_file(path)
+                .with_context(|| format!("cannot create {}", path.display()))?;
             write_json(BufWriter::new(file), &recording).with_context(|| format!("cannot write {}", path.display()))?;
             let gates: usize = recording.runs.iter().map(|r| r.gates.len()).sum();
             outln!(

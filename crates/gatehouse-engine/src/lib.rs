@@ -24,8 +24,10 @@ pub mod event;
 pub mod form;
 pub mod gate;
 pub mod ids;
+pub mod oversight;
 pub mod plan;
 pub mod policy;
+pub mod private_files;
 pub mod recording;
 pub mod redact;
 pub mod run;
@@ -45,6 +47,7 @@ pub use gate::{
     PresetOption, Priority, ProposedAction, Quorum, TimeoutFallback,
 };
 pub use ids::{AllowRuleId, Clock, GateId, ManualClock, RunId, SystemClock};
+pub use oversight::{Oversight, ReviewFloor, Weakening};
 pub use recording::{Recording, RecordingScope, Replay};
 pub use run::{
     Breakpoint, Directive, DirectiveAction, Instruction, NewRun, NewTurn, Role, Run, RunControl, RunStatus, StepMode,

@@ -8,6 +8,7 @@ mod common;
 
 mod cli;
 mod mcp_stdio;
+mod private_files;
 mod serve_and_ask;
 mod team_server;
 mod tls_and_scoped_tokens;

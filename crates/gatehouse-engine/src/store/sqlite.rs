@@ -15,7 +15,8 @@ use rusqlite::{Connection, OpenFlags};
 use tokio::sync::broadcast;
 
 use crate::error::{EngineError, Result};
-use crate::event::Event;
+use crate::event::{AuditKey, Event};
+use crate::private_files;
 use crate::store::queries::{ChainHead, Db, WriteState};
 use crate::store::{schema, ReadTx, Store, WriteTx};
 
@@ -29,11 +30,13 @@ pub struct StoreOptions {
     pub max_batch: usize,
     /// Live events buffered per subscriber before it must catch up from disk.
     pub event_buffer: usize,
+    /// Keys the hash chain of every event this store appends.
+    pub audit_key: Option<AuditKey>,
 }
 
 impl Default for StoreOptions {
     fn default() -> Self {
-        Self { synchronous_full: true, max_batch: 512, event_buffer: 8192 }
+        Self { synchronous_full: true, max_batch: 512, event_buffer: 8192, audit_key: None }
     }
 }
 
@@ -112,6 +115,7 @@ pub struct SqliteStore {
     writer: Option<JoinHandle<()>>,
     readers: Mutex<Vec<Connection>>,
     bus: broadcast::Sender<Arc<Event>>,
+    audit_key: Option<AuditKey>,
 }
 
 fn configure(conn: &Connection, synchronous_full: bool) -> Result<()> {
@@ -135,10 +139,7 @@ impl SqliteStore {
     /// Opens (creating and migrating if needed) the database at `path`.
     pub fn open(path: impl AsRef<Path>, options: StoreOptions) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| EngineError::Storage(format!("cannot create {}: {e}", dir.display())))?;
-        }
+        make_private(&path)?;
         let mut conn = Connection::open(&path)
             .map_err(|e| EngineError::Storage(format!("cannot open {}: {e}", path.display())))?;
         configure(&conn, options.synchronous_full)?;
@@ -147,12 +148,14 @@ impl SqliteStore {
         let (bus, _) = broadcast::channel(options.event_buffer.max(16));
         let (jobs, queue) = mpsc::channel::<Box<dyn Job>>();
         let writer_bus = bus.clone();
+        let key = options.audit_key.clone();
         let max_batch = options.max_batch.max(1);
         let writer = std::thread::Builder::new()
             .name("gatehouse-writer".into())
-            .spawn(move || write_loop(conn, head, queue, writer_bus, max_batch))
+            .spawn(move || write_loop(conn, head, key, queue, writer_bus, max_batch))
             .map_err(|e| EngineError::Storage(format!("cannot start the writer thread: {e}")))?;
-        Ok(Self { path, jobs: Some(jobs), writer: Some(writer), readers: Mutex::new(Vec::new()), bus })
+        let audit_key = options.audit_key;
+        Ok(Self { path, jobs: Some(jobs), writer: Some(writer), readers: Mutex::new(Vec::new()), bus, audit_key })
     }
 
     /// The database file.
@@ -178,6 +181,30 @@ impl SqliteStore {
     }
 }
 
+/// Creates the database file (and its directory) readable only by its
+/// owner before SQLite opens it, and tightens an existing one: SQLite makes
+/// a new database 0644 whatever the umask, and gives `-wal` and `-shm` the
+/// database file's mode, so 0600 here keeps all three private.
+fn make_private(path: &Path) -> Result<()> {
+    let failed =
+        |what: &Path, e: std::io::Error| EngineError::Storage(format!("cannot create {}: {e}", what.display()));
+    if let Some(dir) = path.parent() {
+        private_files::create_private_dir(dir).map_err(|e| failed(dir, e))?;
+    }
+    if !path.exists() {
+        private_files::create_private_file(path).map_err(|e| failed(path, e))?;
+    }
+    for suffix in ["", "-wal", "-shm"] {
+        let mut file = path.as_os_str().to_owned();
+        file.push(suffix);
+        let file = PathBuf::from(file);
+        private_files::restrict_to_owner(&file).map_err(|e| {
+            EngineError::Storage(format!("cannot make {} readable only by its owner: {e}", file.display()))
+        })?;
+    }
+    Ok(())
+}
+
 fn poisoned() -> EngineError {
     EngineError::Storage("the reader pool lock was poisoned".into())
 }
@@ -185,6 +212,7 @@ fn poisoned() -> EngineError {
 fn write_loop(
     conn: Connection,
     mut head: ChainHead,
+    key: Option<AuditKey>,
     queue: Receiver<Box<dyn Job>>,
     bus: broadcast::Sender<Arc<Event>>,
     max_batch: usize,
@@ -219,7 +247,7 @@ fn write_loop(
                 continue;
             }
         };
-        let mut state = WriteState { head, events: Vec::new() };
+        let mut state = WriteState { head, key: key.clone(), events: Vec::new() };
         let mut db = Db { conn: &conn, state: &mut state };
         let completions: Vec<_> = batch.into_iter().map(|job| job.run(&mut db)).collect();
         match conn.execute_batch("COMMIT") {
@@ -296,6 +324,10 @@ impl Store for SqliteStore {
 
     fn subscribe(&self) -> broadcast::Receiver<Arc<Event>> {
         self.bus.subscribe()
+    }
+
+    fn audit_key(&self) -> Option<&AuditKey> {
+        self.audit_key.as_ref()
     }
 }
 

@@ -108,6 +108,20 @@ impl Server {
         Self::launch(cmd, db, &token_file, &db.with_extension("serve.log"))
     }
 
+    /// Runs `args` like [`Server::spawn`], through `wrapper` (`prlimit ...`,
+    /// `sh -c '...; exec "$0" "$@"'`), which runs the binary named after it.
+    pub fn spawn_wrapped(db: &Path, wrapper: &[&str], args: &[&str]) -> Self {
+        let gatehouse = bare();
+        let mut cmd = Command::new(wrapper[0]);
+        cmd.args(&wrapper[1..]).arg(gatehouse.get_program()).arg("--db").arg(db).args(args);
+        for (var, _) in gatehouse.get_envs() {
+            cmd.env_remove(var);
+        }
+        let dir = db.parent().expect("db in a directory");
+        // Beside the data directory, which the server may be the one to create.
+        Self::launch(cmd, db, &dir.join("admin-token"), &dir.with_extension("serve.log"))
+    }
+
     /// `gatehouse serve` on the test cluster's PostgreSQL, in `schema`, with
     /// the data directory (where the admin-token file goes) under `home`.
     pub fn start_postgres(home: &Path, schema: &str, name: &str) -> Self {
