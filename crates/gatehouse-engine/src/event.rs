@@ -1,9 +1,13 @@
 //! The event log's vocabulary and its hash chain. Every change appends one
 //! typed event in the same transaction as the change; each event's hash
 //! covers the previous hash, its sequence number and its body, so removing
-//! or altering any recorded decision breaks the chain.
+//! or altering any recorded decision breaks the chain. With an [`AuditKey`]
+//! (kept outside the database) the chain is an HMAC, so a forger who
+//! rewrites the database cannot recompute it; an [`AuditAnchor`] kept
+//! elsewhere pins the head, so truncation shows too.
 
 use chrono::{DateTime, Utc};
+use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -318,6 +322,95 @@ pub fn chain(prev: &[u8; 32], seq: u64, body_hash: &[u8; 32]) -> [u8; 32] {
     h.finalize().into()
 }
 
+/// The chain step a writer takes: keyed with `key` when it has one
+/// ([`AuditKey::chain`]), else plain [`chain`].
+pub fn link(key: Option<&AuditKey>, prev: &[u8; 32], seq: u64, body_hash: &[u8; 32]) -> [u8; 32] {
+    match key {
+        Some(key) => key.chain(prev, seq, body_hash),
+        None => chain(prev, seq, body_hash),
+    }
+}
+
+/// The secret that keys the chain: `hmac-sha256(key, prev || seq ||
+/// body_hash)`, the same bytes as [`chain`]. Kept outside the database (a
+/// 0600 file beside the admin token, the OS keychain, or
+/// `GATEHOUSE_AUDIT_KEY`), so whoever can write the database cannot forge
+/// a chain that verifies with it. A log written before its key keeps its
+/// plain links: verification accepts plain links only before the first
+/// keyed one.
+#[derive(Clone)]
+pub struct AuditKey(Hmac<Sha256>);
+
+impl AuditKey {
+    /// Shortest secret accepted, in bytes.
+    pub const MIN_LEN: usize = 32;
+
+    /// A key from its text (as [`AuditKey::generate`] writes it, or any
+    /// secret of at least [`AuditKey::MIN_LEN`] bytes); surrounding
+    /// whitespace is ignored.
+    pub fn from_text(text: &str) -> Result<Self, String> {
+        let secret = text.trim();
+        if secret.len() < Self::MIN_LEN {
+            return Err(format!("an audit key needs at least {} characters", Self::MIN_LEN));
+        }
+        Hmac::new_from_slice(secret.as_bytes()).map(Self).map_err(|e| e.to_string())
+    }
+
+    /// A new random secret's text: 64 hex digits (two random UUIDs, as
+    /// token secrets are made).
+    pub fn generate() -> String {
+        format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple())
+    }
+
+    /// The keyed chain step.
+    pub fn chain(&self, prev: &[u8; 32], seq: u64, body_hash: &[u8; 32]) -> [u8; 32] {
+        let mut mac = self.0.clone();
+        mac.update(prev);
+        mac.update(&seq.to_be_bytes());
+        mac.update(body_hash);
+        mac.finalize().into_bytes().into()
+    }
+}
+
+impl std::fmt::Debug for AuditKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AuditKey([redacted])")
+    }
+}
+
+/// The log's head as someone kept it elsewhere: `SEQ:HASH` (hex). Verifying
+/// against it proves the log still holds that event with that hash, so
+/// nothing up to it was truncated or rewritten.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditAnchor {
+    /// The head's sequence number (0 for an empty log).
+    pub seq: u64,
+    /// Its chained hash, hex.
+    pub hash: String,
+}
+
+impl std::fmt::Display for AuditAnchor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.seq, self.hash)
+    }
+}
+
+impl std::str::FromStr for AuditAnchor {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || format!("`{s}` is not an anchor: expected SEQ:HASH, as `gatehouse audit anchor` prints it");
+        let (seq, hash) = s.trim().split_once(':').ok_or_else(bad)?;
+        let seq = seq.parse().map_err(|_| bad())?;
+        let hash = hash.to_ascii_lowercase();
+        if hash.len() != 64 || hex::decode(&hash).is_err() {
+            return Err(bad());
+        }
+        Ok(Self { seq, hash })
+    }
+}
+
 /// A stored event row as read for verification.
 #[derive(Debug, Clone)]
 pub struct EventRow {
@@ -345,6 +438,26 @@ mod tests {
         assert_ne!(h1, chain(&[1; 32], 1, &b));
         assert_ne!(h1, chain(&GENESIS, 1, &body_hash("{ }")));
         assert_eq!(h1, chain(&GENESIS, 1, &b));
+    }
+
+    #[test]
+    fn a_keyed_link_differs_from_a_plain_one_and_from_another_keys() {
+        let b = body_hash("{}");
+        let key = AuditKey::from_text(&AuditKey::generate()).unwrap();
+        let other = AuditKey::from_text(&AuditKey::generate()).unwrap();
+        let keyed = link(Some(&key), &GENESIS, 1, &b);
+        assert_ne!(keyed, chain(&GENESIS, 1, &b));
+        assert_ne!(keyed, other.chain(&GENESIS, 1, &b));
+        assert_eq!(keyed, key.chain(&GENESIS, 1, &b));
+        assert!(AuditKey::from_text("too short").is_err());
+    }
+
+    #[test]
+    fn an_anchor_reads_back_what_it_prints() {
+        let anchor = AuditAnchor { seq: 42, hash: hex::encode([7u8; 32]) };
+        assert_eq!(anchor.to_string().parse::<AuditAnchor>().unwrap(), anchor);
+        assert!("42".parse::<AuditAnchor>().is_err());
+        assert!("x:00".parse::<AuditAnchor>().is_err());
     }
 
     #[test]

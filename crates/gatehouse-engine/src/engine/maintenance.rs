@@ -1,9 +1,7 @@
 //! Housekeeping that keeps the store bounded and honest: the expiry sweep
 //! (each stale gate expires exactly once and fails its task), retention
-//! (purges old terminal runs, never pending work) and audit verification
-//! of the hash-chained event log.
-
-use std::collections::{BTreeSet, HashSet};
+//! (purges old terminal runs, never pending work); audit verification is
+//! in `audit.rs`.
 
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
@@ -14,7 +12,7 @@ use crate::engine::gates::decide_gate;
 use crate::engine::runs::{after_gate_closed, load_run, set_status};
 use crate::engine::{emit, Engine};
 use crate::error::Result;
-use crate::event::{self, EventBody, EventKind};
+use crate::event::{EventBody, EventKind};
 use crate::gate::{BlockingMode, GateStatus, Priority, TimeoutFallback};
 use crate::ids::{GateId, RunId};
 use crate::plan::{PlanOperation, TaskStatus};
@@ -29,29 +27,6 @@ pub struct PurgeReport {
     pub runs: Vec<RunId>,
     /// Terminal runs last changed before this were purged.
     pub older_than: DateTime<Utc>,
-}
-
-/// The result of verifying the audit log.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AuditReport {
-    /// Events checked.
-    pub events: u64,
-    /// Events whose bodies retention removed (hashes still checked).
-    pub purged_events: u64,
-    /// Resolved gates cross-checked against their logged decisions.
-    pub decisions_checked: u64,
-    /// The newest hash, hex: anchor it elsewhere to detect a rewritten log.
-    pub head_hash: String,
-    /// Everything found wrong; empty when the log is intact.
-    pub problems: Vec<String>,
-}
-
-impl AuditReport {
-    /// Whether nothing was found wrong.
-    pub fn is_intact(&self) -> bool {
-        self.problems.is_empty()
-    }
 }
 
 impl<S: Store> Engine<S> {
@@ -111,104 +86,6 @@ impl<S: Store> Engine<S> {
                 })?;
             }
             Ok(PurgeReport { runs, older_than })
-        })
-    }
-
-    /// Verifies the whole event log: gap-free sequence numbers, every body
-    /// matching its hash, every hash chained to the one before, bodies
-    /// missing only where retention recorded a purge, and every resolved
-    /// gate's stored decision equal to the decision logged for it.
-    pub fn verify_audit(&self) -> Result<AuditReport> {
-        self.store().read(|r| {
-            let mut report = AuditReport {
-                events: 0,
-                purged_events: 0,
-                decisions_checked: 0,
-                head_hash: hex::encode(event::GENESIS),
-                problems: Vec::new(),
-            };
-            let mut prev = event::GENESIS;
-            let mut expected_seq = 1u64;
-            let mut purged_runs: HashSet<String> = HashSet::new();
-            let mut bodiless: Vec<(u64, Option<String>)> = Vec::new();
-            let mut decided: BTreeSet<(String, Option<RunId>, String)> = BTreeSet::new();
-            loop {
-                let rows = r.event_rows(expected_seq - 1, 10_000)?;
-                if rows.is_empty() {
-                    break;
-                }
-                for row in rows {
-                    if row.seq != expected_seq {
-                        report.problems.push(format!("events {expected_seq} to {} are missing", row.seq - 1));
-                    }
-                    expected_seq = row.seq + 1;
-                    report.events += 1;
-                    let stored_body_hash: [u8; 32] = row.body_hash.as_slice().try_into().unwrap_or([0; 32]);
-                    match &row.body {
-                        Some(body) => {
-                            if event::body_hash(body) != stored_body_hash {
-                                report.problems.push(format!(
-                                    "event {} was altered: its body no longer matches its hash",
-                                    row.seq
-                                ));
-                            }
-                            match serde_json::from_str::<EventBody>(body) {
-                                Ok(b) => match b.kind {
-                                    EventKind::RetentionPurged { runs, .. } => {
-                                        purged_runs.extend(runs.into_iter().map(|r| r.to_string()));
-                                    }
-                                    EventKind::GateResolved { gate_id, decision } => {
-                                        decided.insert((
-                                            gate_id.to_string(),
-                                            b.run_id,
-                                            serde_json::to_string(&decision)?,
-                                        ));
-                                    }
-                                    EventKind::GateAutoPassed { gate, decision } => {
-                                        decided.insert((
-                                            gate.id.to_string(),
-                                            b.run_id,
-                                            serde_json::to_string(&decision)?,
-                                        ));
-                                    }
-                                    _ => {}
-                                },
-                                Err(e) => report.problems.push(format!("event {} is unreadable: {e}", row.seq)),
-                            }
-                        }
-                        None => {
-                            report.purged_events += 1;
-                            bodiless.push((row.seq, row.run_id.clone()));
-                        }
-                    }
-                    let hash = event::chain(&prev, row.seq, &stored_body_hash);
-                    if row.hash != hash {
-                        report.problems.push(format!("event {} breaks the hash chain", row.seq));
-                    }
-                    prev = row.hash.as_slice().try_into().unwrap_or([0; 32]);
-                }
-            }
-            for (seq, run) in bodiless {
-                if !run.as_ref().is_some_and(|r| purged_runs.contains(r)) {
-                    report.problems.push(format!("event {seq} lost its body without a recorded retention purge"));
-                }
-            }
-            for (gate_id, run_id, logged) in decided {
-                report.decisions_checked += 1;
-                let gate = r.gate(&GateId::from_string(gate_id.clone()))?;
-                match gate {
-                    Some(g) => {
-                        let stored = g.decision.as_ref().map(serde_json::to_string).transpose()?;
-                        if stored.as_deref() != Some(logged.as_str()) {
-                            report.problems.push(format!("the decision on gate {gate_id} differs from the one logged"));
-                        }
-                    }
-                    None if run_id.is_some_and(|r| purged_runs.contains(r.as_str())) => {}
-                    None => report.problems.push(format!("gate {gate_id} and its decision were removed")),
-                }
-            }
-            report.head_hash = hex::encode(prev);
-            Ok(report)
         })
     }
 }

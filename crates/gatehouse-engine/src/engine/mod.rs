@@ -18,16 +18,19 @@ use crate::redact::{RedactionConfig, Redactor};
 use crate::run::Run;
 use crate::store::{AnyStore, EventFilter, PgOptions, PgStore, SqliteStore, Store, StoreOptions, WriteTx};
 
+mod audit;
 pub mod collab;
 pub mod control;
 mod gates;
+mod implied;
 mod maintenance;
 pub mod metrics;
 mod rules;
 pub(crate) mod runs;
 mod search;
 
-pub use maintenance::{AuditReport, PurgeReport};
+pub use audit::AuditReport;
+pub use maintenance::PurgeReport;
 
 /// How to run an engine.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -42,6 +45,9 @@ pub struct EngineConfig {
     /// Secret patterns removed before anything is stored or exported.
     #[serde(default)]
     pub redaction: RedactionConfig,
+    /// Keys the event log's hash chain (either backend); kept outside the database.
+    #[serde(skip)]
+    pub audit_key: Option<crate::event::AuditKey>,
 }
 
 /// Where an engine keeps its data.
@@ -96,9 +102,16 @@ impl Engine<AnyStore> {
     /// Opens `database`, creating and migrating its tables.
     pub fn open_database(database: &Database, config: EngineConfig, clock: Arc<dyn Clock>) -> Result<Self> {
         let redactor = Redactor::new(&config.redaction)?;
+        let key = config.audit_key;
         let store = match database {
-            Database::Sqlite(path) => AnyStore::Sqlite(SqliteStore::open(path, config.store)?),
-            Database::Postgres(url) => AnyStore::Postgres(Box::new(PgStore::connect(url, config.postgres)?)),
+            Database::Sqlite(path) => {
+                let options = StoreOptions { audit_key: key.or(config.store.audit_key), ..config.store };
+                AnyStore::Sqlite(SqliteStore::open(path, options)?)
+            }
+            Database::Postgres(url) => {
+                let options = PgOptions { audit_key: key.or(config.postgres.audit_key), ..config.postgres };
+                AnyStore::Postgres(Box::new(PgStore::connect(url, options)?))
+            }
         };
         Ok(Self::with_store(store, clock, redactor))
     }
@@ -127,6 +140,27 @@ impl<S: Store> Engine<S> {
     /// Events after `seq` (0 for all) matching `filter`, at most `limit`.
     pub fn events_after(&self, seq: u64, filter: &EventFilter, limit: u32) -> Result<Vec<Event>> {
         self.inner.store.read(|r| r.events_after(seq, filter, limit))
+    }
+
+    /// Like [`Engine::events_after`], for a reader holding the token
+    /// `token_id`: `None` once that token is revoked (or gone). Both are read
+    /// in one snapshot, so the revocation is either seen here or comes after
+    /// every event returned: a stream catching up from the log cannot pass
+    /// its token's revocation, which no run's filter matches.
+    pub fn events_after_while_live(
+        &self,
+        seq: u64,
+        filter: &EventFilter,
+        limit: u32,
+        token_id: &str,
+    ) -> Result<Option<Vec<Event>>> {
+        self.inner.store.read(|r| {
+            let live = r.tokens()?.iter().any(|t| t.id == token_id && t.revoked_at.is_none());
+            if !live {
+                return Ok(None);
+            }
+            r.events_after(seq, filter, limit).map(Some)
+        })
     }
 
     /// The newest sequence number in the log.

@@ -12,7 +12,7 @@ use crate::allow_rule::{AllowRule, AllowRuleFilter};
 use crate::decision::Decision;
 use crate::engine::metrics::{Correction, GateTally};
 use crate::error::Result;
-use crate::event::{Event, EventBody, EventRow};
+use crate::event::{AuditKey, Event, EventBody, EventRow};
 use crate::gate::{BlockingMode, Gate, GateKind, GateStatus};
 use crate::ids::{AllowRuleId, GateId, RunId};
 use crate::plan::PlanRevision;
@@ -98,6 +98,60 @@ pub struct EventFilter {
     pub user_id: Option<String>,
 }
 
+/// The tables audit verification reads whole, to compare each row with
+/// the state the event log implies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuditTable {
+    /// `runs`.
+    Runs,
+    /// `gates`.
+    Gates,
+    /// `decisions`.
+    Decisions,
+    /// `turns`.
+    Turns,
+    /// `context` (its `value` is the row's data).
+    Context,
+    /// `plan_revisions`.
+    PlanRevisions,
+    /// `allow_rules`.
+    AllowRules,
+    /// `tokens` (never the secrets' hashes).
+    Tokens,
+}
+
+impl AuditTable {
+    /// The query reading the table, the same on both backends: its query
+    /// columns, then its JSON snapshot last.
+    pub(crate) fn select(self) -> &'static str {
+        match self {
+            Self::Runs => "SELECT id, session_id, user_id, status, created_at, updated_at, parent_id, data FROM runs",
+            Self::Gates => {
+                "SELECT id, run_id, kind, mode_rank, priority, status, agent, created_at, expires_at, escalate_at, data
+                 FROM gates"
+            }
+            Self::Decisions => {
+                "SELECT id, gate_id, run_id, action, decided_by, decided_at, latency_ms, data FROM decisions"
+            }
+            Self::Turns => "SELECT id, run_id, idx, data FROM turns",
+            Self::Context => "SELECT run_id, key, value FROM context",
+            Self::PlanRevisions => "SELECT run_id, revision, data FROM plan_revisions",
+            Self::AllowRules => "SELECT id, agent, action, created_at, expires_at, revoked_at, data FROM allow_rules",
+            Self::Tokens => "SELECT id, name, role, created_at, revoked_at, data FROM tokens",
+        }
+    }
+}
+
+/// A stored row as verification reads it: its query columns by name (text,
+/// integers or null) and its JSON snapshot.
+#[derive(Debug, Clone)]
+pub struct StoredRow {
+    /// The query columns.
+    pub columns: serde_json::Map<String, serde_json::Value>,
+    /// The snapshot.
+    pub data: String,
+}
+
 /// Reads, inside a snapshot.
 pub trait ReadTx {
     /// One run.
@@ -146,6 +200,8 @@ pub trait ReadTx {
     fn event_rows(&self, after: u64, limit: u32) -> Result<Vec<EventRow>>;
     /// The newest sequence number (0 when empty).
     fn head_seq(&self) -> Result<u64>;
+    /// Every row of `table`, for audit verification.
+    fn stored_rows(&self, table: AuditTable) -> Result<Vec<StoredRow>>;
     /// Every API token (revoked ones too).
     fn tokens(&self) -> Result<Vec<Token>>;
     /// The live token whose secret hashes to `hash`.
@@ -221,6 +277,11 @@ pub trait Store: Send + Sync + 'static {
     /// Live events, published after each commit.
     fn subscribe(&self) -> tokio::sync::broadcast::Receiver<Arc<Event>>;
 
+    /// The key this store chains its events with, if it has one.
+    fn audit_key(&self) -> Option<&AuditKey> {
+        None
+    }
+
     /// Publishes what other processes committed since this one last
     /// looked, so its subscribers see it. By default an empty write, which
     /// catches up as every write does.
@@ -282,6 +343,13 @@ impl Store for AnyStore {
         match self {
             Self::Sqlite(s) => s.subscribe(),
             Self::Postgres(p) => p.subscribe(),
+        }
+    }
+
+    fn audit_key(&self) -> Option<&AuditKey> {
+        match self {
+            Self::Sqlite(s) => s.audit_key(),
+            Self::Postgres(p) => p.audit_key(),
         }
     }
 

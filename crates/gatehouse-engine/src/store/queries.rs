@@ -22,7 +22,7 @@ use crate::plan::PlanRevision;
 use crate::run::{Run, Turn};
 use crate::scoring::CapabilityRating;
 use crate::search::{GateSearch, SearchResults};
-use crate::store::{EventFilter, GateFilter, ReadTx, RunFilter, WriteTx};
+use crate::store::{AuditTable, EventFilter, GateFilter, ReadTx, RunFilter, StoredRow, WriteTx};
 use crate::token::Token;
 
 /// The end of the hash chain, kept in memory by the single writer.
@@ -50,6 +50,8 @@ impl ChainHead {
 /// What a write transaction accumulates besides rows.
 pub(crate) struct WriteState {
     pub head: ChainHead,
+    /// Keys the chain when the store has an audit key.
+    pub key: Option<event::AuditKey>,
     pub events: Vec<Arc<Event>>,
 }
 
@@ -326,6 +328,27 @@ impl<W> ReadTx for Db<'_, W> {
         Ok(n as u64)
     }
 
+    fn stored_rows(&self, table: AuditTable) -> Result<Vec<StoredRow>> {
+        let mut stmt = self.conn.prepare(table.select())?;
+        let names: Vec<String> = stmt.column_names().into_iter().map(str::to_owned).collect();
+        let data_at = names.len() - 1;
+        let rows = stmt.query_map([], |r| {
+            let mut columns = serde_json::Map::new();
+            for (i, name) in names[..data_at].iter().enumerate() {
+                let value = match r.get_ref(i)? {
+                    rusqlite::types::ValueRef::Integer(n) => n.into(),
+                    rusqlite::types::ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned().into(),
+                    rusqlite::types::ValueRef::Real(x) => x.into(),
+                    rusqlite::types::ValueRef::Blob(b) => hex::encode(b).into(),
+                    rusqlite::types::ValueRef::Null => serde_json::Value::Null,
+                };
+                columns.insert(name.clone(), value);
+            }
+            Ok(StoredRow { columns, data: r.get(data_at)? })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     fn tokens(&self) -> Result<Vec<Token>> {
         collect(self.conn, "SELECT data FROM tokens ORDER BY created_at, id", &[])
     }
@@ -368,7 +391,9 @@ impl<W> ReadTx for Db<'_, W> {
         // One pass over gates, probing each one's decision through the
         // unique gate_id index; only the grouped rows reach memory.
         let mut stmt = self.conn.prepare_cached(
-            "SELECT g.agent, g.kind, g.status, json_extract(d.data, '$.origin.by'), count(*),
+            "SELECT g.agent, g.kind, g.status,
+                    CASE WHEN json_extract(d.data, '$.self_decided') THEN 'self' ELSE json_extract(d.data, '$.origin.by') END,
+                    count(*),
                     coalesce(sum(d.latency_ms), 0)
              FROM gates g LEFT JOIN decisions d ON d.gate_id = g.id
              GROUP BY 1, 2, 3, 4",
@@ -568,7 +593,7 @@ impl WriteTx for Db<'_, &mut WriteState> {
         let json = to_json(&body)?;
         let body_hash = event::body_hash(&json);
         let seq = self.state.head.seq + 1;
-        let hash = event::chain(&self.state.head.hash, seq, &body_hash);
+        let hash = event::link(self.state.key.as_ref(), &self.state.head.hash, seq, &body_hash);
         self.conn
             .prepare_cached(
                 "INSERT INTO events (seq, at, run_id, session_id, user_id, kind, body, body_hash, hash)

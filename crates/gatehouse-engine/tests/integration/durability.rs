@@ -169,7 +169,7 @@ fn a_failed_write_in_a_group_undoes_only_its_own_work() {
     // Writes queued together commit as one group; a write that fails after
     // storing rows and appending events must leave nothing, and its
     // neighbours everything, on either backend and through either instance.
-    use gatehouse_engine::{EventBody, RunStatus, Store};
+    use gatehouse_engine::{EventBody, Store};
     let f = Fixture::new();
     let run = f.run("agent");
     let instances = [f.engine.clone(), f.open_again()];
@@ -187,11 +187,7 @@ fn a_failed_write_in_a_group_undoes_only_its_own_work() {
                         session_id: None,
                         user_id: None,
                         actor: format!("writer-{i}"),
-                        kind: EventKind::RunStatusChanged {
-                            from: RunStatus::Active,
-                            to: RunStatus::Active,
-                            reason: None,
-                        },
+                        kind: EventKind::ContextSet { key: format!("key-{i}"), old: None, new: serde_json::json!(i) },
                     })?;
                     if i % 3 == 0 {
                         return Err(EngineError::invalid("write", format!("writer {i} gives up")));

@@ -7,6 +7,7 @@
 mod common;
 
 mod allow_rules;
+mod audit;
 mod batched_actions;
 mod collaboration;
 mod control;

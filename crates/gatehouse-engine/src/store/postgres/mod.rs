@@ -33,7 +33,7 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{AsyncMessage, Config, NoTls, Row, Statement};
 
 use crate::error::{EngineError, Result};
-use crate::event::Event;
+use crate::event::{AuditKey, Event};
 use crate::store::queries::WriteState;
 use crate::store::{EventFilter, ReadTx, Store, WriteTx};
 
@@ -54,11 +54,13 @@ pub struct PgOptions {
     pub max_batch: usize,
     /// Live events buffered per subscriber before it must catch up from the log.
     pub event_buffer: usize,
+    /// Keys the hash chain of every event this store appends.
+    pub audit_key: Option<AuditKey>,
 }
 
 impl Default for PgOptions {
     fn default() -> Self {
-        Self { schema: None, max_batch: 512, event_buffer: 8192 }
+        Self { schema: None, max_batch: 512, event_buffer: 8192, audit_key: None }
     }
 }
 
@@ -382,6 +384,7 @@ pub struct PgStore {
     readers: Mutex<Vec<Conn>>,
     bus: broadcast::Sender<Arc<Event>>,
     runtime: Option<tokio::runtime::Runtime>,
+    audit_key: Option<AuditKey>,
 }
 
 impl PgStore {
@@ -438,6 +441,7 @@ impl PgStore {
         let writer = {
             let target = target.clone();
             let max_batch = options.max_batch.max(1);
+            let key = options.audit_key.clone();
             // The writer's connection is made on its thread, which drives it
             // (a runtime may not start inside the caller's, if it has one).
             let (started, start) = mpsc::sync_channel(1);
@@ -446,7 +450,7 @@ impl PgStore {
                 .spawn(move || match target.connect_own() {
                     Ok(conn) => {
                         let _ = started.send(Ok(()));
-                        Writer { target, conn, lock: (LOCK_CHAIN, schema_key), channel, publisher }
+                        Writer { target, conn, lock: (LOCK_CHAIN, schema_key), channel, publisher, key }
                             .run(queue, max_batch)
                     }
                     Err(e) => {
@@ -470,6 +474,7 @@ impl PgStore {
             readers: Mutex::new(vec![first]),
             bus,
             runtime: Some(runtime),
+            audit_key: options.audit_key,
         })
     }
 
@@ -580,6 +585,7 @@ struct Writer {
     lock: (i32, i32),
     channel: String,
     publisher: Arc<Publisher>,
+    key: Option<AuditKey>,
 }
 
 impl Writer {
@@ -631,7 +637,7 @@ impl Writer {
                 return;
             }
         };
-        let mut state = WriteState { head, events: Vec::new() };
+        let mut state = WriteState { head, key: self.key.clone(), events: Vec::new() };
         let mut finishes = Vec::with_capacity(batch.len());
         {
             let mut db = PgDb { conn: &self.conn, state: &mut state };
@@ -729,6 +735,10 @@ impl Store for PgStore {
             }
         }
         result
+    }
+
+    fn audit_key(&self) -> Option<&AuditKey> {
+        self.audit_key.as_ref()
     }
 
     fn subscribe(&self) -> broadcast::Receiver<Arc<Event>> {

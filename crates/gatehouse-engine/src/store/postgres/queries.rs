@@ -25,7 +25,7 @@ use crate::run::{Run, Turn};
 use crate::scoring::CapabilityRating;
 use crate::search::{GateSearch, SearchResults};
 use crate::store::queries::{ChainHead, WriteState};
-use crate::store::{EventFilter, GateFilter, ReadTx, RunFilter, WriteTx};
+use crate::store::{AuditTable, EventFilter, GateFilter, ReadTx, RunFilter, StoredRow, WriteTx};
 use crate::token::Token;
 
 use super::Conn;
@@ -356,6 +356,26 @@ impl<W> ReadTx for PgDb<'_, W> {
         self.count("SELECT coalesce(max(seq), 0) FROM events", &[])
     }
 
+    fn stored_rows(&self, table: AuditTable) -> Result<Vec<StoredRow>> {
+        use tokio_postgres::types::Type;
+        let rows = self.conn.query(table.select(), &[])?;
+        rows.iter()
+            .map(|r| {
+                let data_at = r.len() - 1;
+                let mut columns = serde_json::Map::new();
+                for (i, column) in r.columns()[..data_at].iter().enumerate() {
+                    let value = match *column.type_() {
+                        Type::INT8 => get::<Option<i64>>(r, i)?.map(serde_json::Value::from),
+                        Type::INT4 => get::<Option<i32>>(r, i)?.map(serde_json::Value::from),
+                        _ => get::<Option<String>>(r, i)?.map(serde_json::Value::from),
+                    };
+                    columns.insert(column.name().to_owned(), value.unwrap_or(serde_json::Value::Null));
+                }
+                Ok(StoredRow { columns, data: get(r, data_at)? })
+            })
+            .collect()
+    }
+
     fn tokens(&self) -> Result<Vec<Token>> {
         self.collect("SELECT data FROM tokens ORDER BY created_at, id", &[])
     }
@@ -381,7 +401,10 @@ impl<W> ReadTx for PgDb<'_, W> {
 
     fn gate_tallies(&self) -> Result<Vec<GateTally>> {
         let rows = self.conn.query(
-            "SELECT g.agent, g.kind, g.status, d.data::jsonb -> 'origin' ->> 'by', count(*),
+            "SELECT g.agent, g.kind, g.status,
+                    CASE WHEN (d.data::jsonb ->> 'self_decided')::boolean THEN 'self'
+                         ELSE d.data::jsonb -> 'origin' ->> 'by' END,
+                    count(*),
                     coalesce(sum(d.latency_ms), 0)::bigint
              FROM gates g LEFT JOIN decisions d ON d.gate_id = g.id
              GROUP BY 1, 2, 3, 4",
@@ -640,7 +663,7 @@ impl WriteTx for PgDb<'_, &mut WriteState> {
         let json = to_json(&body)?;
         let body_hash = event::body_hash(&json);
         let seq = self.state.head.seq + 1;
-        let hash = event::chain(&self.state.head.hash, seq, &body_hash);
+        let hash = event::link(self.state.key.as_ref(), &self.state.head.hash, seq, &body_hash);
         exec(
             self.conn,
             "INSERT INTO events (seq, at, run_id, session_id, user_id, kind, body, body_hash, hash)

@@ -7,6 +7,7 @@
 use std::sync::Arc;
 
 use chrono::{TimeZone, Utc};
+use gatehouse_engine::event::{self, AuditKey};
 use gatehouse_engine::{Database, Engine, EngineConfig, ManualClock, NewRun, PgOptions, Run};
 use tempfile::TempDir;
 
@@ -30,8 +31,15 @@ pub fn postgres_url() -> Option<String> {
 }
 
 fn open(database: &Database, schema: &Option<String>, clock: &ManualClock) -> Engine {
-    let config =
-        EngineConfig { postgres: PgOptions { schema: schema.clone(), ..PgOptions::default() }, ..Default::default() };
+    open_keyed(database, schema, clock, None)
+}
+
+fn open_keyed(database: &Database, schema: &Option<String>, clock: &ManualClock, key: Option<AuditKey>) -> Engine {
+    let config = EngineConfig {
+        postgres: PgOptions { schema: schema.clone(), ..PgOptions::default() },
+        audit_key: key,
+        ..Default::default()
+    };
     Engine::open_database(database, config, Arc::new(clock.clone())).expect("open engine")
 }
 
@@ -85,6 +93,69 @@ impl Fixture {
         drop(engine);
         let engine = open(&database, &schema, &clock);
         Self { engine, clock, dir, database, schema }
+    }
+
+    /// Another engine on the same data whose chain is keyed with `key`
+    /// (`None`: no key).
+    pub fn open_with_key(&self, key: Option<AuditKey>) -> Engine {
+        open_keyed(&self.database, &self.schema, &self.clock, key)
+    }
+
+    /// Rewrites the bodies of the events from `from` on with `edit` and
+    /// recomputes their hashes and the plain chain after them, as a forger
+    /// without the audit key would (tampering tests).
+    pub fn forge_events_from(&self, from: u64, edit: impl Fn(&str) -> String) {
+        let rows = self.query_events();
+        let mut prev = event::GENESIS;
+        let mut forged = Vec::new();
+        for (seq, body, hash) in rows {
+            if seq >= from {
+                let body = edit(&body);
+                let body_hash = event::body_hash(&body);
+                let hash = event::chain(&prev, seq, &body_hash);
+                forged.push((seq, body, body_hash.to_vec(), hash.to_vec()));
+                prev = hash;
+            } else {
+                prev = hash.try_into().expect("32-byte hash");
+            }
+        }
+        for (seq, body, body_hash, hash) in forged {
+            let sql = format!(
+                "UPDATE events SET body = '{}', body_hash = {}, hash = {} WHERE seq = {seq}",
+                body.replace('\'', "''"),
+                self.bytes_literal(&body_hash),
+                self.bytes_literal(&hash)
+            );
+            self.tamper(&sql);
+        }
+    }
+
+    fn bytes_literal(&self, bytes: &[u8]) -> String {
+        if self.is_postgres() {
+            format!("'\\x{}'::bytea", hex::encode(bytes))
+        } else {
+            format!("X'{}'", hex::encode(bytes))
+        }
+    }
+
+    /// Every event's sequence number, body and hash, in order.
+    fn query_events(&self) -> Vec<(u64, String, Vec<u8>)> {
+        let sql = "SELECT seq, body, hash FROM events ORDER BY seq";
+        match &self.database {
+            Database::Sqlite(path) => {
+                let conn = rusqlite::Connection::open(path).unwrap();
+                let mut stmt = conn.prepare(sql).unwrap();
+                let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?, r.get(2)?))).unwrap();
+                rows.map(Result::unwrap).collect()
+            }
+            Database::Postgres(url) => {
+                let mut client = postgres::Client::connect(url, postgres::NoTls).expect("connect to the test cluster");
+                let schema = self.schema.as_deref().expect("a schema");
+                client.batch_execute(&format!("SET search_path TO \"{schema}\"")).unwrap();
+                let rows = client.query(sql, &[]).unwrap();
+                rows.iter().map(|r| (r.get::<_, i64>(0) as u64, r.get(1), r.get(2))).collect()
+            }
+        }
     }
 
     /// Runs SQL on the stored data behind the engine's back (tampering tests).
