@@ -52,6 +52,10 @@ pub struct ServeArgs {
     /// POST each new sync gate to this URL.
     #[arg(long, env = "GATEHOUSE_WEBHOOK_URL", value_name = "URL")]
     pub webhook_url: Option<String>,
+    /// Also accept the token as `?access_token=` on GET /api/hitl/events, for EventSource clients that cannot
+    /// send headers. Off by default: a token in a URL is kept in proxy and access logs.
+    #[arg(long)]
+    pub allow_query_token: bool,
 }
 
 /// What a task running beside the server is given.
@@ -92,6 +96,7 @@ where
         ui_dir: None,
         providers: ProviderRegistry::from_env()
             .context("the model provider configuration (GATEHOUSE_*_ environment variables)")?,
+        allow_query_token: args.allow_query_token,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -122,6 +122,10 @@ pub struct DecisionInput {
     /// same transaction, by the reviewer deciding.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allow_rule: Option<AllowRuleRequest>,
+    /// Set by the engine, never by the request: the deciding token opened
+    /// the gate (allowed only where the server allows self-review).
+    #[serde(skip)]
+    pub self_decided: bool,
 }
 
 /// A reviewer's decision on one of a gate's proposed actions.
@@ -155,6 +159,7 @@ impl DecisionInput {
             response: None,
             option: None,
             allow_rule: None,
+            self_decided: false,
         }
     }
     /// Approve as proposed.
@@ -213,6 +218,10 @@ pub struct Decision {
     pub decided_at: DateTime<Utc>,
     /// Milliseconds from the gate opening to this decision.
     pub latency_ms: i64,
+    /// Decided with the same token that opened the gate, on a server that
+    /// allows it (the single-user desktop app, `serve --allow-self-review`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub self_decided: bool,
 }
 
 impl Decision {

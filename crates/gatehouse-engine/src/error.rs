@@ -127,6 +127,23 @@ pub enum EngineError {
         /// Who may.
         deciders: Vec<String>,
     },
+    /// An agent asked for less review than people set for it.
+    #[error("{field}: {rule}")]
+    Weakens {
+        /// The field that would weaken the review, e.g. `hitl_config.run_policy`.
+        field: String,
+        /// The rule it breaks.
+        rule: String,
+    },
+    /// The token that opened the gate tried to decide it.
+    #[error(
+        "gate {gate_id} was opened with the same token that tries to decide it; a gate is decided by someone other \
+         than who asked (this server does not allow self-review)"
+    )]
+    SelfDecision {
+        /// The gate.
+        gate_id: GateId,
+    },
     /// A field of the input is wrong.
     #[error("{field}: {reason}")]
     Invalid {
@@ -201,8 +218,17 @@ impl EngineError {
             | Self::Policy(_)
             | Self::Redaction(_)
             | Self::Recording(_) => ErrorCode::Invalid,
-            Self::NotADecider { .. } => ErrorCode::Forbidden,
+            Self::NotADecider { .. } | Self::Weakens { .. } | Self::SelfDecision { .. } => ErrorCode::Forbidden,
             Self::NewerDatabase { .. } | Self::Storage(_) => ErrorCode::Storage,
+        }
+    }
+
+    /// The field of the input this error is about, where there is one.
+    pub fn field(&self) -> Option<String> {
+        match self {
+            Self::Invalid { field, .. } | Self::Weakens { field, .. } => Some(field.clone()),
+            Self::Policy(e) => Some(e.field()),
+            _ => None,
         }
     }
 

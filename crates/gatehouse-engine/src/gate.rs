@@ -11,6 +11,11 @@ use crate::ids::{GateId, RunId};
 /// How long a question gate waits before it expires, by default (seed 002).
 pub const DEFAULT_QUESTION_EXPIRY: Duration = Duration::hours(24);
 
+/// The longest wait a client may ask for (`expires_in_secs`,
+/// `escalate_after_secs`, a tool's `timeout`, an allow-rule's `for_secs`):
+/// ten years, in seconds. Longer is refused, naming the field.
+pub const MAX_WAIT_SECS: u64 = 10 * 366 * 24 * 60 * 60;
+
 /// Every kind of gate the seeds describe.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -571,6 +576,11 @@ pub struct Gate {
     pub status_reason: Option<String>,
     /// The agent's idempotency key.
     pub idempotency_key: Option<String>,
+    /// The id of the API token that opened it (none when the engine was
+    /// called directly): that token never decides it, unless the server
+    /// allows self-review, and then its decision says so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opened_by: Option<String>,
     /// When it opened.
     pub created_at: DateTime<Utc>,
     /// When it expires, if ever.
@@ -617,12 +627,29 @@ pub struct Decider {
     pub name: String,
     /// `admin`, `reviewer`, and the teams on their token.
     pub roles: Vec<String>,
+    /// The id of the token they decide with, when they use one: it may not
+    /// decide a gate it opened ([`Gate::opened_by`]).
+    pub token: Option<String>,
+    /// Whether this server lets a token decide the gates it opened (the
+    /// single-user desktop app, `serve --allow-self-review`); such a
+    /// decision is marked `self_decided`.
+    pub self_review: bool,
 }
 
 impl Decider {
     /// A reviewer by name with these roles.
     pub fn new(name: impl Into<String>, roles: impl IntoIterator<Item = impl Into<String>>) -> Self {
-        Self { name: name.into(), roles: roles.into_iter().map(Into::into).collect() }
+        Self { name: name.into(), roles: roles.into_iter().map(Into::into).collect(), ..Self::default() }
+    }
+
+    /// The same reviewer deciding with the token `id`.
+    pub fn with_token(self, id: impl Into<String>) -> Self {
+        Self { token: Some(id.into()), ..self }
+    }
+
+    /// Whether deciding `gate` is deciding a gate of one's own (its token opened it).
+    pub fn opened(&self, gate: &Gate) -> bool {
+        self.token.is_some() && self.token == gate.opened_by
     }
 }
 
@@ -715,6 +742,10 @@ pub struct NewGate {
     /// first gate instead of opening a second.
     #[serde(default)]
     pub idempotency_key: Option<String>,
+    /// The id of the API token opening it, set by the server from the
+    /// request's credentials, never from its body.
+    #[serde(skip)]
+    pub opened_by: Option<String>,
 }
 
 impl NewGate {
@@ -745,6 +776,7 @@ impl NewGate {
             escalate_after_secs: None,
             escalate_to: Vec::new(),
             idempotency_key: None,
+            opened_by: None,
         }
     }
 
@@ -763,7 +795,7 @@ impl NewGate {
     /// When the gate expires if opened at `now`.
     pub fn expiry(&self, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
         match (self.expires_in_secs, self.spec.kind()) {
-            (Some(secs), _) => Some(now + Duration::seconds(secs.min(i64::MAX as u64 / 2) as i64)),
+            (Some(secs), _) => Some(now + Duration::seconds(secs.min(MAX_WAIT_SECS) as i64)),
             (None, GateKind::Question) => Some(now + DEFAULT_QUESTION_EXPIRY),
             (None, _) => None,
         }

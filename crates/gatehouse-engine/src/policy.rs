@@ -59,6 +59,37 @@ pub enum PolicyError {
     /// An `allowed_actions` entry is blank; it would never match a gate kind.
     #[error("hitl_config.allowed_actions[{0}] must not be empty")]
     EmptyAllowedAction(usize),
+    /// `webhook_url` is not an http(s) address with a host.
+    #[error("hitl_config.webhook_url: {0}")]
+    WebhookUrl(String),
+}
+
+impl PolicyError {
+    /// The offending field.
+    pub fn field(&self) -> String {
+        match self {
+            Self::ConfidenceMinOutOfRange(_) => "hitl_config.review_thresholds.confidence_min".into(),
+            Self::MissingThresholds => "hitl_config.review_thresholds".into(),
+            Self::EmptyAllowedAction(i) => format!("hitl_config.allowed_actions[{i}]"),
+            Self::WebhookUrl(_) => "hitl_config.webhook_url".into(),
+        }
+    }
+}
+
+/// Checks a webhook target: an `http` or `https` address with a host, and
+/// no user name or password in it. Says what is wrong otherwise.
+pub fn check_webhook_url(url: &str) -> Result<(), String> {
+    let parsed = url::Url::parse(url.trim()).map_err(|e| format!("`{url}` is not an address ({e})"))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(format!("`{}:` is not allowed; a webhook is an http or https address", parsed.scheme()));
+    }
+    if parsed.host_str().is_none_or(str::is_empty) {
+        return Err(format!("`{url}` names no host"));
+    }
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return Err("put no user name or password in the address".into());
+    }
+    Ok(())
 }
 
 impl HitlConfig {
@@ -72,8 +103,13 @@ impl HitlConfig {
         if let Some(min) = min.filter(|m| !(0.0..=1.0).contains(m)) {
             return Err(PolicyError::ConfidenceMinOutOfRange(min));
         }
-        let blank = self.allowed_actions.iter().position(|a| a.trim().is_empty());
-        blank.map_or(Ok(()), |i| Err(PolicyError::EmptyAllowedAction(i)))
+        if let Some(i) = self.allowed_actions.iter().position(|a| a.trim().is_empty()) {
+            return Err(PolicyError::EmptyAllowedAction(i));
+        }
+        match &self.webhook_url {
+            Some(url) => check_webhook_url(url).map_err(PolicyError::WebhookUrl),
+            None => Ok(()),
+        }
     }
 }
 
@@ -226,6 +262,19 @@ mod tests {
     const AUTO: &str = r#"{"run_policy":"auto","review_thresholds":null,"allowed_actions":[]}"#;
     const HUMAN: &str = r#"{"run_policy":"require_human","review_thresholds":null,"allowed_actions":["information_review","payload_review","response_review"]}"#;
     const THRESH: &str = r#"{"run_policy":"auto_with_thresholds","review_thresholds":{"confidence_min":0.8,"safety_flags":["nsfw","pii"],"payload_changes_max":3},"allowed_actions":["payload_review","response_review"]}"#;
+
+    #[test]
+    fn webhook_targets_are_http_or_https_addresses_with_a_host() {
+        for bad in ["file:///etc/passwd", "gopher://x:70/", "not a url", "http://", "https://u:p@hooks.example.com/"] {
+            let c = HitlConfig { webhook_url: Some(bad.into()), ..HitlConfig::default() };
+            let e = c.validate().unwrap_err();
+            assert_eq!(e.field(), "hitl_config.webhook_url", "{bad}: {e}");
+        }
+        for good in ["http://127.0.0.1:9000/hook", "https://hooks.example.com/gatehouse?x=1"] {
+            let c = HitlConfig { webhook_url: Some(good.into()), ..HitlConfig::default() };
+            assert!(c.validate().is_ok(), "{good}");
+        }
+    }
 
     fn parse(json: &str) -> HitlConfig {
         let c: HitlConfig = serde_json::from_str(json).expect("seed example parses");

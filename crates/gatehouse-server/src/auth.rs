@@ -263,12 +263,15 @@ fn host_allowed(state: &AppState, host: &str) -> bool {
         || state.admission.hosts.iter().any(|h| h.eq_ignore_ascii_case(name))
 }
 
-/// Authenticates the bearer token (or `access_token` query parameter, for
-/// `EventSource`, which cannot set headers) and records the caller.
+/// Authenticates the bearer token and records the caller. The token
+/// travels only in the `Authorization` header: a URL ends up in proxy and
+/// access logs and in browser history. A server started with
+/// `allow_query_token` also takes `?access_token=` on `GET /events`, for
+/// plain `EventSource` clients, and nowhere else.
 pub async fn require_token(State(state): State<AppState>, mut req: Request, next: Next) -> Result<Response, ApiError> {
-    let secret = bearer(req.headers()).or_else(|| query_token(req.uri().query()));
-    let Some(secret) = secret else {
-        return Err(ApiError::unauthorized("a bearer token is required: send `Authorization: Bearer <token>`"));
+    let secret = match bearer(req.headers()) {
+        Some(secret) => secret,
+        None => query_secret(&state, &req)?,
     };
     let token =
         state.authenticate(&secret).await?.ok_or_else(|| ApiError::unauthorized("this token is unknown or revoked"))?;
@@ -280,6 +283,30 @@ pub async fn require_token(State(state): State<AppState>, mut req: Request, next
         scope: token.scope,
     });
     Ok(next.run(req).await)
+}
+
+/// The path of the one route that may take the token in its query.
+const EVENTS_PATH: &str = "/api/hitl/events";
+
+/// The token in the query of a request without the header, where the
+/// server allows it; otherwise why the request is refused.
+fn query_secret(state: &AppState, req: &Request) -> Result<String, ApiError> {
+    let Some(secret) = query_token(req.uri().query()) else {
+        return Err(ApiError::unauthorized("a bearer token is required: send `Authorization: Bearer <token>`"));
+    };
+    let events = req.method() == axum::http::Method::GET && req.uri().path() == EVENTS_PATH;
+    if events && state.config.allow_query_token {
+        return Ok(secret);
+    }
+    let rule = if events {
+        "this server takes `?access_token=` on GET /events only when started with --allow-query-token"
+    } else {
+        "only GET /events may take one, on a server started with --allow-query-token"
+    };
+    Err(ApiError::unauthorized(format!(
+        "a token in the URL is refused (URLs are kept in logs and history): send `Authorization: Bearer <token>`; \
+         {rule}"
+    )))
 }
 
 fn bearer(headers: &HeaderMap) -> Option<String> {

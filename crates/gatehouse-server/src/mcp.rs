@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use axum::http::request::Parts;
 use gatehouse_engine::plan::{PlanOperation, PlanRevision};
-use gatehouse_engine::{Gate, GateId, NewGate, NewRun, RunId, TokenRole};
+use gatehouse_engine::{EngineError, Gate, GateId, NewGate, NewRun, RunId, TokenRole};
 use gatehouse_mcp::{Backend, BackendError, Failure, GatehouseMcp, McpOptions, PlanSnapshot, SessionRun};
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -82,7 +82,10 @@ impl Backend for InProcess {
         }
         // An agent token's runs are its own; other tokens name the run after the client.
         let agent = if caller.role == TokenRole::Agent { caller.name.clone() } else { run.agent };
-        let new = NewRun { title: run.title, agent, input: run.input, ..NewRun::default() };
+        let mut new = NewRun { title: run.title, agent, input: run.input, ..NewRun::default() };
+        if let Some(floor) = caller.floor(&self.state.config.oversight) {
+            floor.apply_to_run(&mut new, false).map_err(|w| refused(EngineError::from(w).into()))?;
+        }
         let who = caller.clone();
         let started = self
             .state

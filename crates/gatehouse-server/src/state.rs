@@ -43,6 +43,10 @@ pub struct ServerConfig {
     /// The model providers orchestrated runs use; by default only the
     /// scripted demo provider (`ProviderRegistry::from_env` adds the configured ones).
     pub providers: ProviderRegistry,
+    /// Also accept the token as `?access_token=` on `GET /events`, for
+    /// plain `EventSource` clients, which cannot send headers (off: a token
+    /// in a URL ends up in proxy and access logs).
+    pub allow_query_token: bool,
 }
 
 impl Default for ServerConfig {
@@ -57,6 +61,7 @@ impl Default for ServerConfig {
             tls: None,
             ui_dir: None,
             providers: ProviderRegistry::from_lookup(|_| None).unwrap_or_default(),
+            allow_query_token: false,
         }
     }
 }

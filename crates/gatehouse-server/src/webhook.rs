@@ -70,6 +70,8 @@ impl Webhooks {
         let client = reqwest::Client::builder()
             .timeout(Duration::from_secs(5))
             .connect_timeout(Duration::from_secs(5))
+            // A redirect would send the gate somewhere nobody configured.
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .unwrap_or_default();
         Self { default_url, client, delivered: AtomicU64::new(0), failed: AtomicU64::new(0) }

@@ -13,7 +13,7 @@ use crate::error::{EngineError, Result};
 use crate::event::EventKind;
 use crate::gate::{
     ActionDecision, BlockingMode, Decider, Escalation, Gate, GateKind, GateSpec, GateStatus, NewGate, PresetOption,
-    ProposedAction, Vote,
+    ProposedAction, Vote, MAX_WAIT_SECS,
 };
 use crate::ids::{DecisionId, GateId, RunId};
 use crate::plan::{Plan, PlanOperation};
@@ -119,6 +119,7 @@ impl<S: Store> Engine<S> {
                 decision: None,
                 status_reason: None,
                 idempotency_key: new.idempotency_key.clone(),
+                opened_by: new.opened_by.clone(),
                 created_at: now,
                 expires_at: new.expiry(now),
                 closed_at: None,
@@ -155,6 +156,7 @@ impl<S: Store> Engine<S> {
                     option: None,
                     decided_at: now,
                     latency_ms: 0,
+                    self_decided: false,
                 };
                 gate.status = GateStatus::Resolved;
                 gate.closed_at = Some(now);
@@ -178,6 +180,13 @@ impl<S: Store> Engine<S> {
             }
             Ok(gate)
         })
+    }
+
+    /// Whether `who` may decide `gate` ([`EngineError::NotADecider`] or
+    /// [`EngineError::SelfDecision`] otherwise), for checks made before a
+    /// decision is attempted (a reviewer's score on a quality gate).
+    pub fn check_decider(&self, gate: &Gate, who: &Decider) -> Result<()> {
+        check_decider(gate, who)
     }
 
     /// One gate.
@@ -232,13 +241,8 @@ impl<S: Store> Engine<S> {
             if gate.status.is_terminal() {
                 return refuse(tx, gate, input, &reviewer, now);
             }
-            if !gate.may_decide(&who) {
-                return Err(EngineError::NotADecider {
-                    gate_id: gate.id.clone(),
-                    who: reviewer.clone(),
-                    deciders: gate.deciders.clone(),
-                });
-            }
+            check_decider(&gate, &who)?;
+            let input = DecisionInput { self_decided: who.opened(&gate), ..input };
             // "Always allow": checked before anything is written, made with the decision.
             let allow = match &input.allow_rule {
                 Some(request) => rules::plan(&gate, &input, request, now)?,
@@ -417,6 +421,22 @@ fn names(list: &[String]) -> Vec<String> {
     out
 }
 
+/// Whether `who` may decide `gate`: one of its deciders, and not the token
+/// that opened it unless the server allows self-review.
+pub(crate) fn check_decider(gate: &Gate, who: &Decider) -> Result<()> {
+    if !gate.may_decide(who) {
+        return Err(EngineError::NotADecider {
+            gate_id: gate.id.clone(),
+            who: who.name.clone(),
+            deciders: gate.deciders.clone(),
+        });
+    }
+    if who.opened(gate) && !who.self_review {
+        return Err(EngineError::SelfDecision { gate_id: gate.id.clone() });
+    }
+    Ok(())
+}
+
 fn validate_new_gate(new: &NewGate) -> Result<()> {
     if new.text.trim().is_empty() {
         return Err(EngineError::invalid("text", "the question or action text must not be empty"));
@@ -426,6 +446,11 @@ fn validate_new_gate(new: &NewGate) -> Result<()> {
     }
     if new.expires_in_secs == Some(0) {
         return Err(EngineError::invalid("expires_in_secs", "must be at least 1 second"));
+    }
+    for (field, secs) in [("expires_in_secs", new.expires_in_secs), ("escalate_after_secs", new.escalate_after_secs)] {
+        if secs.is_some_and(|s| s > MAX_WAIT_SECS) {
+            return Err(EngineError::invalid(field, format!("must be at most {MAX_WAIT_SECS} seconds (ten years)")));
+        }
     }
     if let Some(q) = &new.quorum {
         if q.required == 0 || q.rejections_to_reject == 0 {
@@ -657,6 +682,7 @@ pub(crate) fn decide_gate(
         option: input.option,
         decided_at: now,
         latency_ms: (now - gate.created_at).num_milliseconds().max(0),
+        self_decided: input.self_decided,
     };
     gate.status = gate.status.transition(GateStatus::Resolved)?;
     gate.closed_at = Some(now);

@@ -31,7 +31,8 @@ pub struct GateTally {
     pub kind: String,
     /// The gate status (snake_case).
     pub status: String,
-    /// The decision's `origin.by` (`human`, `auto`, `system`); `None` for undecided gates.
+    /// The decision's `origin.by` (`human`, `auto`, `system`), or `self` for
+    /// a person's decision on a gate their own token opened; `None` for undecided gates.
     pub origin: Option<String>,
     /// How many gates.
     pub count: u64,
@@ -62,6 +63,9 @@ pub struct GateRates {
     pub waited_for_human: u64,
     /// Gates a person decided.
     pub human_decided: u64,
+    /// Of those, gates decided with the token that opened them (only where
+    /// the server allows self-review).
+    pub self_decided: u64,
     /// `waited_for_human / gates`, the HITL rate; absent without gates.
     pub hitl_rate: Option<f64>,
     /// `auto_passed / gates`; absent without gates. With `hitl_rate` it sums to 1.
@@ -179,10 +183,14 @@ impl<S: Store> Engine<S> {
                 match t.origin.as_deref() {
                     Some("auto") => rates.auto_passed += t.count,
                     Some("human") => rates.human_decided += t.count,
+                    Some("self") => {
+                        rates.human_decided += t.count;
+                        rates.self_decided += t.count;
+                    }
                     _ => {}
                 }
             }
-            if t.origin.as_deref() == Some("human") {
+            if matches!(t.origin.as_deref(), Some("human" | "self")) {
                 for latency in [&mut human, kind_latency] {
                     latency.count += t.count;
                     latency.sum_ms += t.latency_ms_sum;

@@ -9,7 +9,10 @@
 //! the log again from its last event, so a slow client costs memory in the
 //! log, not in the server. A scoped token's stream carries only the events
 //! of runs in its scope (each run checked once, sub-runs started later
-//! included) and none that belong to no run.
+//! included) and none that belong to no run. Revoking the stream's token
+//! ends it: live, by the revocation event; while catching up, by a check
+//! of the token with every page read (a run's filter never matches the
+//! revocation, and lagging may have dropped it from the broadcast).
 
 use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
@@ -70,10 +73,12 @@ pub struct EventQuery {
 /// Follows the event log as Server-Sent Events: `id` is the event's
 /// sequence number, `event` its type (`gate_opened`, `gate_resolved`, ...),
 /// `data` the event as JSON. Reconnecting with `Last-Event-ID` resumes with
-/// nothing missed and nothing repeated. `EventSource` cannot send headers,
-/// so the token may also be passed as `?access_token=`. Reviewers and admins
-/// may follow everything; agents only a run they take part in; a scoped
-/// token the runs in its scope.
+/// nothing missed and nothing repeated. The token goes in the
+/// `Authorization` header; a server started with `--allow-query-token` also
+/// takes `?access_token=` here (for plain `EventSource`, which cannot send
+/// headers). Reviewers and admins may follow everything; agents only a run
+/// they take part in; a scoped token the runs in its scope. Revoking the
+/// token ends the stream, however far behind it is.
 #[utoipa::path(get, path = "/events", tag = "events",
     params(EventQuery, ("Last-Event-ID" = Option<u64>, Header, description = "Resume after this sequence number")),
     responses(
@@ -183,11 +188,18 @@ impl Feed {
                 }
             }
             if self.catching_up {
-                if let Err(e) = self.read_page().await {
-                    tracing::warn!(error = ?e, after = self.last, "event stream ended: cannot read the log");
-                    return None;
+                match self.read_page().await {
+                    Ok(Page::Read) => continue,
+                    Ok(Page::Revoked) => {
+                        tracing::info!(token = %self.token_id, "event stream ended: its token was revoked");
+                        self.state.forget_tokens();
+                        return None;
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = ?e, after = self.last, "event stream ended: cannot read the log");
+                        return None;
+                    }
                 }
-                continue;
             }
             match self.live.recv().await {
                 Ok(event) if revokes(&event, &self.token_id) => {
@@ -228,14 +240,26 @@ impl Feed {
         Ok(reached)
     }
 
-    /// Reads the next page of matching events after `last` from the log.
-    async fn read_page(&mut self) -> ApiResult<()> {
-        let (after, filter) = (self.last, self.filter.clone());
-        let page = self.state.engine(move |e| e.events_after(after, &filter, PAGE)).await?;
+    /// Reads the next page of matching events after `last` from the log,
+    /// unless the token has been revoked. A filtered page never holds the
+    /// revocation itself, and after lagging the broadcast may have dropped
+    /// it, so every page asks the log whether the token is still live.
+    async fn read_page(&mut self) -> ApiResult<Page> {
+        let (after, filter, token) = (self.last, self.filter.clone(), self.token_id.clone());
+        let page = self.state.engine(move |e| e.events_after_while_live(after, &filter, PAGE, &token)).await?;
+        let Some(page) = page else { return Ok(Page::Revoked) };
         self.catching_up = page.len() == PAGE as usize;
         self.queue.extend(page.into_iter().map(Arc::new));
-        Ok(())
+        Ok(Page::Read)
     }
+}
+
+/// What reading the log while catching up came to.
+enum Page {
+    /// The page is queued.
+    Read,
+    /// The stream's token is revoked: the stream ends.
+    Revoked,
 }
 
 /// Whether `event` revokes the token `token_id`.

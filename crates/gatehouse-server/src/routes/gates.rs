@@ -15,7 +15,8 @@ use gatehouse_engine::diff::{diff_values, PayloadDiff};
 use gatehouse_engine::scoring::{QualityScore, ScoreVerdict};
 use gatehouse_engine::Role;
 use gatehouse_engine::{
-    BlockingMode, Gate, GateFilter, GateId, GateKind, GateStatus, NewGate, Priority, RunId, RunStatus, Store, Turn,
+    BlockingMode, EngineError, Gate, GateFilter, GateId, GateKind, GateStatus, NewGate, Priority, RunId, RunStatus,
+    Store, Turn,
 };
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -83,11 +84,18 @@ pub(crate) fn idempotency_key(headers: &HeaderMap) -> ApiResult<Option<String>> 
 
 /// Opens `new` on `run_id` if the caller may use the run, in one engine
 /// call (the run check and the gate share a trip to the blocking pool).
+/// An agent's gate is checked against the review people set for it (403
+/// naming the field that would weaken it), and every gate remembers the
+/// token that opened it, which may then not decide it.
 pub(crate) async fn open_gate_for(state: &AppState, caller: &Caller, run_id: RunId, new: NewGate) -> ApiResult<Gate> {
-    let caller = caller.clone();
+    let (caller, config) = (caller.clone(), state.config.clone());
+    let new = NewGate { opened_by: Some(caller.token_id.clone()), ..new };
     state
         .engine_checked(move |e| {
             let run = caller.run(e, &run_id)?;
+            if let Some(floor) = caller.floor(&config.oversight) {
+                floor.check_gate(&new, &caller.name).map_err(EngineError::from)?;
+            }
             Ok(e.open_gate(&run.id, new, &caller.name)?)
         })
         .await
@@ -426,6 +434,10 @@ pub async fn score_gate(
     let (gate, verdict) = state
         .engine_checked(move |e| {
             let (gate, _) = caller.gate(e, &id)?;
+            if role == Role::Human {
+                // A person's score decides the gate: they must be one who may decide it.
+                e.check_decider(&gate, &caller.decider())?;
+            }
             let score = QualityScore {
                 score: req.score,
                 rubric_scores: req.rubric_scores,

@@ -154,6 +154,7 @@ pub async fn start_run(
         ),
         None => None,
     };
+    let asked_for_policy = req.hitl_config.is_some();
     let mut new = NewRun {
         title: req.title.unwrap_or_default(),
         agent,
@@ -167,6 +168,12 @@ pub async fn start_run(
         breakpoints: req.breakpoints,
         input: req.run_input,
     };
+    if let Some(floor) = caller.floor(&state.config.oversight) {
+        // A malformed policy is named as such (422) before it is compared.
+        new.hitl_config.validate().map_err(EngineError::from)?;
+        // People set how much review an agent's runs get; it may ask for more, never for less.
+        floor.apply_to_run(&mut new, asked_for_policy).map_err(EngineError::from)?;
+    }
     let actor = caller.name.clone();
     if orchestrated {
         // The caller follows the run it asked for, whatever its role.

@@ -247,7 +247,16 @@ impl Clocked {
 async fn metrics_report_rates_latencies_expiry_corrections_ratings_and_webhooks_for_a_known_workload() {
     let c = Clocked::start().await;
     let run = |body: Value| c.call(Method::POST, "/run", &c.agent, Some(body));
-    let (_, auto) = run(json!({"run_input": {}, "hitl_config": {"run_policy": "auto"}})).await;
+    // A person sets the auto policy for the agent's run; the agent may not.
+    let (_, auto) = c
+        .call(
+            Method::POST,
+            "/run",
+            &c.reviewer,
+            Some(json!({"run_input": {}, "agent": "deployer",
+            "hitl_config": {"run_policy": "auto"}})),
+        )
+        .await;
     let (_, strict) = run(json!({"run_input": {}})).await;
     let (auto, strict) = (auto["run_id"].as_str().unwrap(), strict["run_id"].as_str().unwrap());
     c.gate(auto, json!({"kind": "approval", "action": "deploy", "text": "Deploy?"})).await;

@@ -7,7 +7,7 @@ use crate::common;
 
 use std::time::Duration;
 
-use common::sse::Sse;
+use common::sse::{SlowReader, Sse};
 use common::TestServer;
 use gatehouse_engine::store::EventFilter;
 use gatehouse_engine::{BlockingMode, Engine, EngineConfig, NewGate, NewRun, RunId, StoreOptions, TokenRole};
@@ -193,13 +193,11 @@ async fn agents_read_only_their_own_runs() {
     let missing = s.url("/events?run_id=0190a000-0000-7000-8000-000000000000");
     assert_eq!(Sse::open(&s.http, missing, &s.reviewer, None).await.err().unwrap().0, 404);
 
-    // Its own run is fine, also with the token in the query (EventSource).
+    // Its own run is fine, with the token in the header only.
     let mut own = Sse::open(&s.http, url.clone(), &s.agent, None).await.unwrap();
     assert_eq!(own.next(Duration::from_secs(5)).await.unwrap().event, "run_created");
     let resp = s.http.get(format!("{url}&access_token={}", s.agent)).send().await.unwrap();
-    assert_eq!(resp.status(), 200);
-    let resp = s.http.get(format!("{url}&access_token={}", s.other_agent)).send().await.unwrap();
-    assert_eq!(resp.status(), 403);
+    assert_eq!(resp.status(), 401, "a token in the URL is refused");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -278,4 +276,66 @@ async fn revoking_a_token_ends_its_event_streams_and_no_one_elses() {
     // Coming back with the revoked token is refused.
     let refused = Sse::open(&s.http, s.url("/events"), &s.reviewer2, None).await.err().expect("refused");
     assert_eq!(refused.0, 401, "{refused:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn revoking_a_token_ends_its_run_stream_even_when_it_lags_behind_the_broadcast() {
+    let s = TestServer::start().await;
+    let e = engine(&s);
+    let (watched, elsewhere) = (new_run(&e, "deployer", None).await, new_run(&e, "deployer", None).await);
+    // Bob follows one run and stops reading: its big gates fill the socket,
+    // and the server stops taking events off the broadcast for him.
+    let path = format!("/api/hitl/events?run_id={watched}");
+    let bob = SlowReader::open(s.server.addr, &path, &s.reviewer2).await;
+    for i in 0..48 {
+        let (e, run) = (e.clone(), watched.clone());
+        blocking(move || {
+            let mut gate = NewGate::question(format!("big question {i}"));
+            gate.mode = BlockingMode::Async;
+            gate.payload = Some(serde_json::json!({ "notes": "words of filler ".repeat(16 * 1024) }));
+            e.open_gate(&run, gate, "deployer").unwrap()
+        })
+        .await;
+    }
+
+    // His token is revoked; his run goes on, and more than the broadcast
+    // holds happens on another run, so the revocation falls out of it.
+    let (status, body) = s.call(reqwest::Method::DELETE, "/tokens/bob", &s.admin, None).await;
+    assert_eq!(status, 200, "{body}");
+    let revoked_at = blocking({
+        let e = e.clone();
+        move || e.head_seq().unwrap()
+    })
+    .await;
+    let mut broadcast = e.live_events();
+    open_gates(&e, &watched, 1, Duration::ZERO).await;
+    let writers: Vec<_> = (0..32)
+        .map(|i| {
+            let (e, run) = (e.clone(), elsewhere.clone());
+            std::thread::spawn(move || {
+                for j in 0..260 {
+                    let mut gate = NewGate::question(format!("elsewhere {i}/{j}"));
+                    gate.mode = BlockingMode::Async;
+                    e.open_gate(&run, gate, "deployer").unwrap();
+                }
+            })
+        })
+        .collect();
+    blocking(move || writers.into_iter().for_each(|w| w.join().unwrap())).await;
+    assert!(32 * 260 > 8_192, "past the broadcast's buffer");
+    let head = blocking(move || e.head_seq().unwrap()).await;
+    // Published (on PostgreSQL, after the listener hears of them).
+    loop {
+        match tokio::time::timeout(Duration::from_secs(30), broadcast.recv()).await.expect("the burst is published") {
+            Ok(event) if event.seq >= head => break,
+            Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+            Err(closed) => panic!("{closed}"),
+        }
+    }
+
+    // Read again: the stream ends, with nothing from after the revocation.
+    let (ids, ended) = bob.ids_until_end(Duration::from_secs(30)).await;
+    assert!(ended, "the revoked token's stream did not end (it delivered {} events)", ids.len());
+    assert!(ids.iter().all(|id| *id < revoked_at), "delivered after the revocation at {revoked_at}: {ids:?}");
+    assert!(ids.len() < 48, "the stream had stalled part way through the big gates: {}", ids.len());
 }

@@ -297,8 +297,14 @@ async fn the_queue_names_the_log_head_it_was_read_at() {
 #[tokio::test]
 async fn a_quality_gate_is_scored_by_its_agent_under_the_threshold_or_by_a_reviewer() {
     let s = TestServer::start().await;
-    let (status, run) =
-        s.post("/run", &s.agent, json!({"run_input": {}, "protocol": {"auto_approve_threshold": 4.0}})).await;
+    // A person sets the threshold for the agent's run; the agent may not lower its own review.
+    let (status, run) = s
+        .post(
+            "/run",
+            &s.reviewer,
+            json!({"run_input": {}, "agent": "deployer", "protocol": {"auto_approve_threshold": 4.0}}),
+        )
+        .await;
     assert_eq!(status, 201, "{run}");
     let run = run["run_id"].as_str().unwrap().to_owned();
     let quality = json!({"kind": "quality_score", "text": "Score the draft", "deliverable_id": "draft-1"});

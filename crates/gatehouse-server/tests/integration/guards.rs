@@ -58,12 +58,50 @@ async fn tokens_are_required_and_must_be_known() {
     let (status, _) = send(s.http.get(s.url("/gates")).header("Authorization", "Basic YWxpY2U6c2VjcmV0")).await;
     assert_eq!(status, 401, "only bearer tokens are accepted");
 
-    // `?access_token=` works (for EventSource), with the same check.
-    let (status, _) = send(s.http.get(s.url(&format!("/gates?access_token={}", s.reviewer)))).await;
-    assert_eq!(status, 200);
     let (status, _) = send(s.http.get(s.url("/gates?access_token=nope"))).await;
     assert_eq!(status, 401);
     assert_eq!(stored(&s).await, before, "refused requests changed nothing");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_in_the_url_is_refused_with_a_json_error_naming_the_header() {
+    let s = TestServer::start().await;
+    let run = new_run(&s).await;
+    let gate = s.gate(&run, approval()).await;
+    let before = stored(&s).await;
+
+    let resolve = s.url(&format!("/gates/{gate}/resolve?access_token={}", s.reviewer));
+    let (status, body) = send(s.http.post(resolve).json(&json!({"action": "approve"}))).await;
+    assert_eq!(status, 401, "{body}");
+    assert_eq!(body["code"], "unauthorized");
+    assert!(body["message"].as_str().unwrap().contains("Authorization: Bearer"), "{body}");
+    for path in ["/gates", "/events", "/events?after=0"] {
+        let sep = if path.contains('?') { '&' } else { '?' };
+        let (status, body) = send(s.http.get(s.url(&format!("{path}{sep}access_token={}", s.reviewer)))).await;
+        assert_eq!(status, 401, "{path}: {body}");
+        assert!(body["message"].as_str().unwrap().contains("token in the URL is refused"), "{path}: {body}");
+    }
+    assert_eq!(stored(&s).await, before, "the gate is still pending: nothing was decided");
+    let (status, body) = s.get(&format!("/gates/{gate}"), &s.reviewer).await;
+    assert_eq!((status, body["gate"]["status"].as_str()), (200, Some("pending")), "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_allowing_query_tokens_takes_them_on_the_event_stream_only() {
+    let s = TestServer::start_with(ServerConfig { allow_query_token: true, ..ServerConfig::default() }).await;
+    let run = new_run(&s).await;
+    let gate = s.gate(&run, approval()).await;
+
+    let events = s.http.get(s.url(&format!("/events?after=0&access_token={}", s.reviewer))).send().await.unwrap();
+    assert_eq!(events.status(), 200);
+    let (status, _) = send(s.http.get(s.url("/events?access_token=nope"))).await;
+    assert_eq!(status, 401, "checked like a header's");
+    let (status, body) = send(s.http.get(s.url(&format!("/gates?access_token={}", s.reviewer)))).await;
+    assert_eq!(status, 401, "{body}");
+    assert!(body["message"].as_str().unwrap().contains("only GET /events"), "{body}");
+    let resolve = s.url(&format!("/gates/{gate}/resolve?access_token={}", s.reviewer));
+    let (status, body) = send(s.http.post(resolve).json(&json!({"action": "approve"}))).await;
+    assert_eq!(status, 401, "{body}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
