@@ -9,8 +9,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::decision::DecisionAction;
-use crate::gate::{NewGate, ProposedAction, TimeoutFallback};
+use crate::gate::{NewGate, TimeoutFallback};
 use crate::policy::{HitlConfig, ReviewThresholds, RunPolicy};
 use crate::run::NewRun;
 
@@ -142,22 +141,6 @@ impl ReviewFloor {
             return Err(Weakening::new(
                 format!("deciders[{i}]"),
                 "an agent may not name itself among the people who decide its gates",
-            ));
-        }
-        let offers = |a: DecisionAction| new.allowed_actions.contains(&a);
-        if offers(DecisionAction::Approve) && !offers(DecisionAction::Reject) {
-            return Err(Weakening::new(
-                "allowed_actions",
-                "a gate a reviewer may approve must also let them reject it",
-            ));
-        }
-        let one_way = |a: &ProposedAction| {
-            a.allowed_actions.contains(&DecisionAction::Approve) && !a.allowed_actions.contains(&DecisionAction::Reject)
-        };
-        if let Some(i) = new.actions.iter().position(one_way) {
-            return Err(Weakening::new(
-                format!("actions[{i}].allowed_actions"),
-                "an action a reviewer may approve must also let them reject it",
             ));
         }
         Ok(())
@@ -354,7 +337,7 @@ mod tests {
     }
 
     #[test]
-    fn an_agents_gate_may_not_approve_itself_on_timeout_name_itself_or_forbid_rejection() {
+    fn an_agents_gate_may_not_approve_itself_on_timeout_or_name_itself_a_decider() {
         let f = ReviewFloor::default();
         let mut gate = NewGate::approval("rm -rf /prod", "Wipe prod?", json!({}));
         gate.on_timeout = TimeoutFallback::Approve;
@@ -364,11 +347,6 @@ mod tests {
         let mut gate = NewGate::approval("rm -rf /prod", "Wipe prod?", json!({}));
         gate.deciders = vec!["alice".into(), "bot".into()];
         assert_eq!(f.check_gate(&gate, "bot").unwrap_err().field, "deciders[1]");
-        let mut gate = NewGate::approval("rm -rf /prod", "Wipe prod?", json!({}));
-        gate.allowed_actions = vec![DecisionAction::Approve];
-        assert_eq!(f.check_gate(&gate, "bot").unwrap_err().field, "allowed_actions");
-        gate.allowed_actions = vec![DecisionAction::Approve, DecisionAction::Reject];
-        assert!(f.check_gate(&gate, "bot").is_ok());
     }
 
     #[test]

@@ -9,12 +9,14 @@ test("a gate approved automatically at its deadline says so, and the panel flags
   page,
   gatehouse,
 }) => {
-  const token = await gatehouse.token("agent", "deployer");
-  const agent = gatehouse.agent(token);
   // Approving unanswered is refused on a run that requires a human: this one passes only confident gates.
+  // People set such a policy and fallback; an agent may ask for more review, never for less.
+  const token = await gatehouse.token("admin", "release-manager");
+  const agent = gatehouse.agent(token);
   const started = await gatehouse.call<{ run_id: string }>(token, "POST", "/run", {
     run_input: { prompt: "nightly deploy" },
     title: "Nightly deploy",
+    agent: "deployer",
     hitl_config: { run_policy: "auto_with_thresholds", review_thresholds: { confidence_min: 0.9 } },
   });
   const soon = await agent.openGate(started.run_id, {

@@ -1,7 +1,7 @@
 //! People set how much review there is; agents may ask for more, never for
 //! less. An agent token cannot start a run whose gates pass without a
 //! person, point webhooks anywhere, let its gates approve themselves on
-//! timeout or forbid rejecting them; the review people configure
+//! timeout or name itself a decider; the review people configure
 //! (`ServerConfig::oversight`) is what its runs get. A token never decides
 //! a gate it opened unless the server allows self-review, and then the
 //! decision says so.
@@ -75,7 +75,7 @@ async fn an_agent_cannot_loosen_thresholds_review_fewer_kinds_or_set_a_webhook()
 }
 
 #[tokio::test]
-async fn an_agents_gate_may_not_approve_itself_on_timeout_name_itself_or_forbid_rejection() {
+async fn an_agents_gate_may_not_approve_itself_on_timeout_or_name_itself_a_decider() {
     let s = TestServer::start().await;
     let run = s.run().await;
     let gates = format!("/runs/{run}/gates");
@@ -88,7 +88,6 @@ async fn an_agents_gate_may_not_approve_itself_on_timeout_name_itself_or_forbid_
     let cases = [
         (with("on_timeout", json!("approve")), "on_timeout"),
         (with("deciders", json!(["alice", "deployer"])), "deciders[1]"),
-        (with("allowed_actions", json!(["approve"])), "allowed_actions"),
     ];
     for (body, field) in cases {
         let (status, reply) = s.post(&gates, &s.agent, body.clone()).await;
