@@ -1,11 +1,11 @@
-//! The maintenance commands: audit verification, recordings (export,
-//! import, replay), the expiry sweep and retention. Each is a thin wrapper
-//! over one engine call that explains its result in plain words.
+//! The maintenance commands: recordings (export, import, replay), the
+//! expiry sweep and retention (audit verification is in `audit.rs`). Each
+//! is a thin wrapper over one engine call that explains its result in
+//! plain words.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::Args;
@@ -46,25 +46,6 @@ struct ScopeArgs {
     /// The whole database.
     #[arg(long)]
     all: bool,
-}
-
-/// `audit verify`: exit 0 when the log is intact, 1 listing each problem.
-pub fn audit_verify(engine: &Engine) -> Result<ExitCode> {
-    let report = engine.verify_audit().context("cannot read the event log to verify it")?;
-    outln!("events checked:     {}", report.events);
-    outln!("purged events:      {}", report.purged_events);
-    outln!("decisions checked:  {}", report.decisions_checked);
-    outln!("head hash:          {}", report.head_hash);
-    if report.is_intact() {
-        outln!("audit log intact");
-        return Ok(ExitCode::SUCCESS);
-    }
-    outln!("problems ({}):", report.problems.len());
-    for problem in &report.problems {
-        outln!("  - {problem}");
-    }
-    outln!("audit log FAILED verification: the database was changed outside Gatehouse");
-    Ok(ExitCode::from(1))
 }
 
 /// `export`: a recording as pretty JSON to a file or stdout.

@@ -10,6 +10,7 @@
 //! only the server can do. `serve` and `demo` run that server.
 
 mod ask;
+mod audit;
 mod client;
 mod commands;
 mod demo;
@@ -31,6 +32,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand};
+use gatehouse_engine::event::AuditKey;
 use gatehouse_engine::{Database, Engine, EngineConfig, PgOptions, SystemClock};
 
 /// Gatehouse: a reviewer's desk for AI agents. Serve the API, ask a person from a script, decide
@@ -57,6 +59,12 @@ struct Cli {
     /// connection's, usually public]. Instances share data only within one schema.
     #[arg(long, global = true, env = "GATEHOUSE_DATABASE_SCHEMA", value_name = "NAME", requires = "database")]
     database_schema: Option<String>,
+
+    /// The secret that keys the audit log's hash chain, kept outside the database (a team
+    /// server's; or set GATEHOUSE_AUDIT_KEY to the key itself). [default: the `audit-key` file
+    /// beside the admin token, which `serve` creates readable only by you]
+    #[arg(long, global = true, env = "GATEHOUSE_AUDIT_KEY_FILE", value_name = "PATH")]
+    audit_key_file: Option<PathBuf>,
 
     #[command(subcommand)]
     command: Command,
@@ -124,8 +132,17 @@ enum Command {
 
 #[derive(Debug, Subcommand)]
 enum AuditCommand {
-    /// Verify every event's hash, the chain and the logged decisions; exits 1 if anything is wrong.
-    Verify,
+    /// Verify every event's hash, the chain (keyed, with the audit key) and every stored run,
+    /// gate, decision, plan, context key, allow-rule and token against the log; exits 1 if
+    /// anything is wrong.
+    Verify {
+        /// A head printed earlier by `gatehouse audit anchor` (SEQ:HASH): the log must still hold
+        /// that event with that hash, so nothing up to it was truncated or rewritten.
+        #[arg(long, value_name = "SEQ:HASH")]
+        anchor: Option<gatehouse_engine::event::AuditAnchor>,
+    },
+    /// Print the log's head (SEQ:HASH) to keep elsewhere, for `audit verify --anchor`.
+    Anchor,
 }
 
 #[derive(Debug, Subcommand)]
@@ -186,7 +203,13 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
     // Opened per command, so `replay` (which reads only its file) never creates a database.
     let target = Target::new(cli.db, cli.database, cli.database_schema)?;
     let db = target.token_base.clone();
-    let open = || -> Result<(PathBuf, Engine)> { Ok((target.token_base.clone(), target.open()?)) };
+    let key_file = cli.audit_key_file;
+    // Every command that writes chains with the key; `serve` makes one on first start.
+    let open_keyed = |create: bool| -> Result<(PathBuf, Engine)> {
+        let key = audit::load_key(key_file.as_deref(), &target.token_base, create)?;
+        Ok((target.token_base.clone(), target.open(key)?))
+    };
+    let open = || open_keyed(false);
     // The server-facing commands find their fallback token beside the database, never opening it.
     let api = |client: &client::ClientArgs| client::Api::connect(client, &db);
     match cli.command {
@@ -197,7 +220,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             out::outln!("{document}");
         }
         Command::Serve(args) => {
-            let (path, engine) = open()?;
+            let (path, engine) = open_keyed(true)?;
             serve::serve(&engine, &path, &args)?
         }
         Command::Ask(args) => return ask::ask(&api(&args.client)?, &args),
@@ -209,7 +232,10 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             let (path, engine) = open()?;
             demo::run(&engine, &path, &args)?
         }
-        Command::Audit { command: AuditCommand::Verify } => return commands::audit_verify(&open()?.1),
+        Command::Audit { command: AuditCommand::Verify { anchor } } => {
+            return audit::verify(&open()?.1, anchor.as_ref())
+        }
+        Command::Audit { command: AuditCommand::Anchor } => audit::anchor(&open()?.1)?,
         Command::Export(args) => commands::export(&open()?.1, &args)?,
         Command::Import { file } => commands::import(&open()?.1, &file)?,
         Command::Sweep => commands::sweep(&open()?.1)?,
@@ -245,9 +271,10 @@ impl Target {
     }
 
     /// Opens (creating and migrating) the database.
-    fn open(&self) -> Result<Engine> {
+    fn open(&self, audit_key: Option<AuditKey>) -> Result<Engine> {
         let config = EngineConfig {
             postgres: PgOptions { schema: self.schema.clone(), ..PgOptions::default() },
+            audit_key,
             ..EngineConfig::default()
         };
         match &self.database {

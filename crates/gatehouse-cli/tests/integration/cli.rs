@@ -145,6 +145,50 @@ fn audit_verify_passes_after_the_demo_and_exits_1_naming_an_event_whose_body_was
 }
 
 #[test]
+fn audit_anchor_prints_the_head_and_verify_with_it_exits_1_once_the_log_is_truncated_below_it() {
+    let s = Scratch::new();
+    s.demo("g.db");
+    let printed = s.run("g.db", &["audit", "anchor"]);
+    assert_success(&printed);
+    let anchor = stdout(&printed).trim().to_owned();
+    let (seq, hash) = anchor.split_once(':').expect("SEQ:HASH");
+    assert!(seq.parse::<u64>().is_ok() && hash.len() == 64, "{anchor}");
+    assert_success(&s.run("g.db", &["audit", "verify", "--anchor", &anchor]));
+
+    // The newest event is a late answer's refusal or a sweep's note: deleting it changes no row.
+    let conn = rusqlite::Connection::open(s.path("g.db")).expect("open the database directly");
+    conn.execute("DELETE FROM events WHERE seq = ?", [seq.parse::<i64>().unwrap()]).expect("tamper");
+    drop(conn);
+    let out = s.run("g.db", &["audit", "verify", "--anchor", &anchor]);
+    assert_eq!(out.status.code(), Some(1), "stdout:\n{}\nstderr:\n{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).contains("truncated"), "{}", stdout(&out));
+
+    let garbled = s.run("g.db", &["audit", "verify", "--anchor", "not-an-anchor"]);
+    assert_eq!(garbled.status.code(), Some(2), "a malformed anchor is a usage error: {}", stderr(&garbled));
+}
+
+#[test]
+fn a_keyed_log_verifies_with_its_key_file_and_fails_with_another_key() {
+    let s = Scratch::new();
+    let key = s.path("audit-key");
+    std::fs::write(&key, "0123456789abcdef0123456789abcdef0123456789abcdef\n").unwrap();
+    let with_key = |args: &[&str]| {
+        let mut all = vec!["--audit-key-file", key.to_str().unwrap()];
+        all.extend_from_slice(args);
+        s.run("g.db", &all)
+    };
+    assert_success(&with_key(&["token", "create", "--role", "agent", "--name", "ci"]));
+    let out = with_key(&["audit", "verify"]);
+    assert_success(&out);
+    assert!(stdout(&out).contains("keyed with the audit key throughout"), "{}", stdout(&out));
+
+    std::fs::write(&key, "another key that is at least thirty-two bytes long\n").unwrap();
+    let out = with_key(&["audit", "verify"]);
+    assert_eq!(out.status.code(), Some(1), "stdout:\n{}\nstderr:\n{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).contains("breaks the hash chain"), "{}", stdout(&out));
+}
+
+#[test]
 fn export_all_imported_into_a_fresh_database_exports_the_same_runs_and_events() {
     let s = Scratch::new();
     s.demo("source.db");
