@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { jsonResponse } from "../test-fixtures";
-import { createApi, errorMessage, eventsUrl } from "./client";
+import { createApi, errorMessage, openEvents } from "./client";
 
 describe("the API client", () => {
   it("sends the bearer token and the queue's query", async () => {
@@ -30,8 +30,30 @@ describe("the API client", () => {
     expect(errorMessage(error)).toBe("this token is unknown or revoked");
   });
 
-  it("builds the event stream's URL with the token in the query, since EventSource cannot send headers", () => {
-    expect(eventsUrl("http://h", "a b", 42)).toBe("http://h/api/hitl/events?access_token=a+b&after=42");
+  it("opens the event stream with the token in the header and none in the URL", async () => {
+    let seen: Request | undefined;
+    const api = createApi("a b", {
+      baseUrl: "http://h",
+      fetch: async (request) => {
+        seen = request;
+        return new Response("id: 1\n\n", { status: 200, headers: { "Content-Type": "text/event-stream" } });
+      },
+    });
+    const body = await openEvents(api, 42, new AbortController().signal);
+    expect(await new Response(body).text()).toBe("id: 1\n\n");
+    expect(seen?.url).toBe("http://h/api/hitl/events?after=42");
+    expect(seen?.headers.get("Authorization")).toBe("Bearer a b");
+  });
+
+  it("answers a refused event stream with nothing to read, and tells the session of a 401", async () => {
+    let refused = 0;
+    const api = createApi("revoked", {
+      baseUrl: "http://h",
+      fetch: async () => jsonResponse(401, { code: "unauthorized", message: "this token is unknown or revoked" }),
+      onUnauthorized: () => refused++,
+    });
+    expect(await openEvents(api, 0, new AbortController().signal)).toBeNull();
+    expect(refused).toBe(1);
   });
 
   it("falls back to a generic message for bodies without one", () => {

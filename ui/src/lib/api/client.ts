@@ -1,13 +1,13 @@
 // The one way the UI talks to the server: a typed client over fetch,
 // generated from the OpenAPI document (openapi-fetch + schema.d.ts). Every
-// request carries the reviewer's bearer token; a 401 tells the session the
-// token is no longer good. The event stream is the single URL built by hand,
-// because EventSource cannot send headers (the server accepts
-// `?access_token=` for it), and its path is still checked against the schema.
+// request carries the reviewer's bearer token in the Authorization header,
+// the event stream's too (read with fetch, never with EventSource, which
+// would need the token in its URL); a 401 tells the session the token is no
+// longer good.
 
 import createClient, { type Client } from "openapi-fetch";
 import type { paths } from "./schema";
-import type { ApiErrorBody, ApiPath } from "./types";
+import type { ApiErrorBody } from "./types";
 
 export type Api = Client<paths>;
 
@@ -39,12 +39,13 @@ export function createApi(token: string, options: ApiOptions = {}): Api {
   return client;
 }
 
-const EVENTS_PATH = "/api/hitl/events" satisfies ApiPath;
-
-/** The event stream's URL: resume after `after` (0 replays the whole log). */
-export function eventsUrl(baseUrl: string, token: string, after: number): string {
-  const query = new URLSearchParams({ access_token: token, after: String(after) });
-  return `${baseUrl}${EVENTS_PATH}?${query}`;
+/**
+ * Opens the event stream after `after` (0 replays the whole log): the body
+ * to read as Server-Sent Events, or `null` when the server refused it.
+ */
+export async function openEvents(api: Api, after: number, signal: AbortSignal): Promise<ReadableStream<Uint8Array> | null> {
+  const { data } = await api.GET("/api/hitl/events", { params: { query: { after } }, parseAs: "stream", signal });
+  return data ?? null;
 }
 
 /** A readable message from an error body, whatever the server answered. */

@@ -101,10 +101,12 @@ export interface paths {
          * Follows the event log as Server-Sent Events: `id` is the event's
          *     sequence number, `event` its type (`gate_opened`, `gate_resolved`, ...),
          *     `data` the event as JSON. Reconnecting with `Last-Event-ID` resumes with
-         *     nothing missed and nothing repeated. `EventSource` cannot send headers,
-         *     so the token may also be passed as `?access_token=`. Reviewers and admins
-         *     may follow everything; agents only a run they take part in; a scoped
-         *     token the runs in its scope.
+         *     nothing missed and nothing repeated. The token goes in the
+         *     `Authorization` header; a server started with `--allow-query-token` also
+         *     takes `?access_token=` here (for plain `EventSource`, which cannot send
+         *     headers). Reviewers and admins may follow everything; agents only a run
+         *     they take part in; a scoped token the runs in its scope. Revoking the
+         *     token ends the stream, however far behind it is.
          */
         get: operations["stream_events"];
         put?: never;

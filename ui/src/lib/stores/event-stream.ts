@@ -1,11 +1,14 @@
-// The live event stream (Server-Sent Events from `GET /api/hitl/events`).
-// While the connection drops and comes back by itself, the browser resumes
-// with `Last-Event-ID` and nothing is missed. When the browser gives up (the
-// server restarted, refused the token, a proxy failed), this reconnects
-// with a growing delay from the last event seen. Either way the caller is
-// told the stream is back after a gap, so it can refetch what it shows.
+// The live event stream (Server-Sent Events from `GET /api/hitl/events`),
+// read with fetch so the token goes in the Authorization header like every
+// other call: `EventSource` cannot send headers, and a token in a URL is
+// kept in proxy logs and history. When the connection drops, the server
+// refuses it or ends the stream, this reconnects with a growing delay,
+// resuming after the last event seen (`after`), so nothing is missed and
+// nothing repeated. The caller is told the stream is back after a gap, so
+// it can refetch what it shows. Closing (sign-out) aborts the request.
 
 import type { EventType, LogEvent } from "../api/types";
+import { SseParser } from "./sse";
 
 export interface StreamHandlers {
   /** One event, in log order. */
@@ -22,79 +25,89 @@ export interface EventStream {
   close(): void;
 }
 
-/** The part of `EventSource` used here, so tests can supply their own. */
-export interface EventSourceLike {
-  readonly readyState: number;
-  addEventListener(type: string, listener: (e: MessageEvent) => void): void;
-  close(): void;
-}
-export type EventSourceFactory = (url: string) => EventSourceLike;
+/**
+ * Requests the stream resuming after `after`: its body, or `null` when the
+ * server refused (the API client has already told the session of a 401).
+ * Rejects when the request fails or `signal` aborts it.
+ */
+export type StreamConnector = (after: number, signal: AbortSignal) => Promise<ReadableStream<Uint8Array> | null>;
 
-/** `EventSource.CLOSED`: the browser will not reconnect by itself. */
-const CLOSED = 2;
 const RETRY_MS = [1_000, 2_000, 5_000, 10_000, 30_000];
 
 export interface StreamOptions {
-  /** The stream's URL resuming after a sequence number. */
-  url: (after: number) => string;
+  /** Opens the stream after a sequence number. */
+  connect: StreamConnector;
   /** Start after this sequence number. */
   after: number;
-  /** The events to listen for (SSE `event:` names). */
+  /** The events to deliver (SSE `event:` names); others are skipped. */
   types: readonly EventType[];
   handlers: StreamHandlers;
-  open?: EventSourceFactory;
   setTimer?: (fn: () => void, ms: number) => unknown;
   clearTimer?: (timer: unknown) => void;
 }
 
 export function openEventStream(options: StreamOptions): EventStream {
-  const open = options.open ?? ((url: string) => new EventSource(url));
   const setTimer = options.setTimer ?? ((fn, ms) => setTimeout(fn, ms));
   const clearTimer = options.clearTimer ?? ((t) => clearTimeout(t as ReturnType<typeof setTimeout>));
+  const wanted = new Set<string>(options.types);
   let lastSeq = options.after;
-  let source: EventSourceLike | null = null;
+  let current: AbortController | null = null;
   let retryTimer: unknown = null;
   let failures = 0;
   let down = false;
   let closed = false;
 
+  const deliver = (type: string, data: string) => {
+    if (!wanted.has(type)) return;
+    let event: LogEvent;
+    try {
+      event = JSON.parse(data) as LogEvent;
+    } catch {
+      return;
+    }
+    if (event.seq <= lastSeq) return;
+    lastSeq = event.seq;
+    options.handlers.onEvent(event);
+  };
+
+  /** Reads one connection until it ends. */
+  const follow = async (signal: AbortSignal) => {
+    const body = await options.connect(lastSeq, signal);
+    if (body === null) return;
+    failures = 0;
+    options.handlers.onOpen(down);
+    down = false;
+    const parser = new SseParser((message) => deliver(message.event, message.data));
+    const decoder = new TextDecoder();
+    const reader = body.getReader();
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done || signal.aborted) return;
+        parser.push(decoder.decode(value, { stream: true }));
+      }
+    } finally {
+      // Closes the connection when this side stops reading first.
+      reader.cancel().catch(() => {});
+    }
+  };
+
   const connect = () => {
     retryTimer = null;
-    const es = open(options.url(lastSeq));
-    source = es;
-    es.addEventListener("open", () => {
-      if (source !== es) return;
-      failures = 0;
-      options.handlers.onOpen(down);
-      down = false;
-    });
-    es.addEventListener("error", () => {
-      if (source !== es || closed) return;
+    const controller = new AbortController();
+    current = controller;
+    const dropped = () => {
+      if (closed || current !== controller) return;
+      controller.abort();
       if (!down) {
         down = true;
         options.handlers.onDown();
       }
-      if (es.readyState === CLOSED) {
-        es.close();
-        const delay = RETRY_MS[Math.min(failures, RETRY_MS.length - 1)]!;
-        failures += 1;
-        retryTimer = setTimer(connect, delay);
-      }
-    });
-    for (const type of options.types) {
-      es.addEventListener(type, (message) => {
-        if (source !== es) return;
-        let event: LogEvent;
-        try {
-          event = JSON.parse(message.data as string) as LogEvent;
-        } catch {
-          return;
-        }
-        if (event.seq <= lastSeq) return;
-        lastSeq = event.seq;
-        options.handlers.onEvent(event);
-      });
-    }
+      const delay = RETRY_MS[Math.min(failures, RETRY_MS.length - 1)]!;
+      failures += 1;
+      retryTimer = setTimer(connect, delay);
+    };
+    follow(controller.signal).then(dropped, dropped);
   };
 
   connect();
@@ -105,8 +118,8 @@ export function openEventStream(options: StreamOptions): EventStream {
     close() {
       closed = true;
       if (retryTimer !== null) clearTimer(retryTimer);
-      source?.close();
-      source = null;
+      current?.abort();
+      current = null;
     },
   };
 }

@@ -10,9 +10,9 @@
 // thousands, or a replay of the log, costs one re-render. Other views (the
 // runs) subscribe to the same batches, so the page keeps one stream.
 
-import { eventsUrl, errorMessage, type Api } from "../api/client";
+import { errorMessage, openEvents, type Api } from "../api/client";
 import type { GateList, GateSummary, LogEvent } from "../api/types";
-import { openEventStream, type EventSourceFactory, type EventStream } from "./event-stream";
+import { openEventStream, type EventStream } from "./event-stream";
 import { applyEvents, compareGates, expiredOf, QUEUE_EVENTS, type Closed, type Lapsed } from "./queue-logic";
 import { RUN_EVENTS } from "./runs-logic";
 import { RULE_EVENTS } from "../components/allow/allow";
@@ -30,11 +30,8 @@ const CLOSED_MEMORY = 500;
 export type Connection = "connecting" | "live" | "reconnecting" | "offline";
 
 export interface QueueDeps {
+  /** Every call, the event stream's too. */
   api: Api;
-  /** The server's origin, for the event stream. */
-  baseUrl: string;
-  token: string;
-  openSource?: EventSourceFactory;
   /** Runs `flush` soon: the batching window for events (default 30 ms). */
   schedule?: (flush: () => void) => void;
 }
@@ -158,12 +155,11 @@ export class QueueStore {
   }
 
   #follow(after: number): void {
-    const { baseUrl, token } = this.#deps;
+    const { api } = this.#deps;
     this.#stream = openEventStream({
-      url: (from) => eventsUrl(baseUrl, token, from),
+      connect: (from, signal) => openEvents(api, from, signal),
       after,
       types: STREAM_EVENTS,
-      ...(this.#deps.openSource ? { open: this.#deps.openSource } : {}),
       handlers: {
         onEvent: (event) => this.#enqueue(event),
         onOpen: (afterGap) => {
