@@ -5,8 +5,6 @@
 //! its simulated fleet working beside the server on the same engine. With
 //! `--tls-cert` and `--tls-key` it serves HTTPS only.
 
-use std::fs::OpenOptions;
-use std::io::Write;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -14,8 +12,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use gatehouse_engine::{Engine, TokenRole};
-use gatehouse_server::{ProviderRegistry, ServerConfig, TlsConfig};
+use gatehouse_engine::{private_files, Engine, TokenRole};
+use gatehouse_server::{ConnectionLimits, ProviderRegistry, ServerConfig, TlsConfig};
 
 use crate::client::admin_token_path;
 use crate::out::outln;
@@ -49,9 +47,32 @@ pub struct ServeArgs {
     /// The PEM private key of --tls-cert (PKCS#8, PKCS#1 or SEC1, unencrypted).
     #[arg(long, value_name = "PEM_FILE", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
-    /// POST each new sync gate to this URL.
-    #[arg(long, env = "GATEHOUSE_WEBHOOK_URL", value_name = "URL")]
+    /// Connections served at once; past them a client gets an immediate 503 (lowered at start to what the
+    /// open-file limit allows).
+    #[arg(long, default_value_t = 4096, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_connections: u32,
+    /// Seconds a client has to send a request's headers (and to finish a TLS handshake), from connecting or
+    /// from its previous response; an idle HTTP/1.1 connection is closed after it.
+    #[arg(long, default_value_t = ConnectionLimits::default().header_read_timeout.as_secs(), value_name = "SECS",
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub header_read_timeout: u64,
+    /// Seconds a connection with no request in flight stays open.
+    #[arg(long, default_value_t = ConnectionLimits::default().idle_timeout.as_secs(), value_name = "SECS",
+          value_parser = clap::value_parser!(u64).range(1..=86400))]
+    pub idle_timeout: u64,
+    /// POST each new sync gate to this URL (http or https).
+    #[arg(long, env = "GATEHOUSE_WEBHOOK_URL", value_name = "URL", value_parser = parse_webhook_url)]
     pub webhook_url: Option<String>,
+    /// The review people set for agents: a JSON file with a `default` floor and floors per agent name
+    /// (`agents`) and token team (`teams`), each a `hitl_config` (the run policy an agent's runs get, and the
+    /// weakest it may ask for), `timeout_may_approve` and `auto_approve_threshold`. Without it every agent's
+    /// gates wait for a person; an agent may always ask for more review, never for less.
+    #[arg(long, env = "GATEHOUSE_OVERSIGHT", value_name = "FILE")]
+    pub oversight: Option<PathBuf>,
+    /// Let a token decide the gates it opened itself (one person using `gatehouse ask` and the UI alone).
+    /// Such decisions are marked self-decided; off, a gate is decided by someone other than who asked.
+    #[arg(long)]
+    pub allow_self_review: bool,
     /// Also accept the token as `?access_token=` on GET /api/hitl/events, for EventSource clients that cannot
     /// send headers. Off by default: a token in a URL is kept in proxy and access logs.
     #[arg(long)]
@@ -94,9 +115,19 @@ where
             _ => None,
         },
         ui_dir: None,
+        connections: ConnectionLimits {
+            max_connections: usize::try_from(args.max_connections).unwrap_or(usize::MAX),
+            header_read_timeout: Duration::from_secs(args.header_read_timeout),
+            idle_timeout: Duration::from_secs(args.idle_timeout),
+        },
         providers: ProviderRegistry::from_env()
             .context("the model provider configuration (GATEHOUSE_*_ environment variables)")?,
         allow_query_token: args.allow_query_token,
+        oversight: match &args.oversight {
+            Some(path) => read_oversight(path)?,
+            None => gatehouse_engine::Oversight::default(),
+        },
+        allow_self_review: args.allow_self_review,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -199,10 +230,8 @@ fn announce_admin_token(engine: &Engine, db: &Path) -> Result<()> {
             .create_token("admin", TokenRole::Admin, "gatehouse serve")
             .context("cannot create the first admin token")?;
         let replaced = path.exists();
-        // On PostgreSQL the file's directory (in the data directory) may not exist yet.
-        let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
-        let written = dir.map_or(Ok(()), std::fs::create_dir_all).and_then(|()| write_secret(&path, &secret));
-        if let Err(e) = written {
+        // On PostgreSQL the file's directory (in the data directory) may not exist yet: it is made 0700.
+        if let Err(e) = private_files::write_private_file(&path, format!("{secret}\n").as_bytes()) {
             // A token nobody can read is useless; take it back so the next start tries again.
             let _ = engine.revoke_token(&token.id, "gatehouse serve");
             return Err(e).with_context(|| {
@@ -231,23 +260,21 @@ fn announce_admin_token(engine: &Engine, db: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Writes `secret` to `path` with mode 0600 (tightening an existing file first).
-fn write_secret(path: &Path, secret: &str) -> std::io::Result<()> {
-    let mut options = OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
+/// `--oversight FILE`: the review people set for agents, checked whole.
+fn read_oversight(path: &Path) -> Result<gatehouse_engine::Oversight> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read --oversight {}", path.display()))?;
+    let oversight: gatehouse_engine::Oversight = serde_json::from_str(&text)
+        .with_context(|| format!("--oversight {} is not a valid oversight file", path.display()))?;
+    oversight.validate().map_err(|e| anyhow::anyhow!("--oversight {}: {e}", path.display()))?;
+    Ok(oversight)
+}
+
+/// `--webhook-url`: an http or https address with a host (empty: none).
+fn parse_webhook_url(text: &str) -> Result<String, String> {
+    if text.trim().is_empty() {
+        return Ok(String::new());
     }
-    let mut file = options.open(path)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-    }
-    file.write_all(format!("{secret}\n").as_bytes())?;
-    file.sync_all()
+    gatehouse_engine::policy::check_webhook_url(text).map(|()| text.trim().to_owned())
 }
 
 /// `--public-url`: an http or https URL with a host.

@@ -1,6 +1,7 @@
 //! The API's one error type. Engine errors become HTTP statuses here and
-//! nowhere else; every error body is `{code, message}` (plus who resolved a
-//! gate first, for conflicts) so clients branch on codes, not on text.
+//! nowhere else; every error body is `{code, message}` (plus the offending
+//! `field` where there is one, and who resolved a gate first, for
+//! conflicts) so clients branch on codes and fields, not on text.
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -18,14 +19,19 @@ pub enum ApiErrorCode {
     Unauthorized,
     /// The token's role may not do this (403), or the request's origin is refused.
     Forbidden,
-    /// No such run, gate, key or token (404).
+    /// No such run, gate, key or token, or no such path (404).
     NotFound,
+    /// The path exists but not with this method (405).
+    MethodNotAllowed,
     /// Someone decided first, or the state forbids the change (409).
     Conflict,
     /// The body is too large (413).
     PayloadTooLarge,
-    /// Malformed JSON or a field breaks a rule (422).
+    /// Malformed JSON, a bad parameter or a field that breaks a rule (422;
+    /// 400, 406 or 415 for a request that is not HTTP the route can read).
     Invalid,
+    /// The server is at its connection limit (503); retry shortly.
+    Unavailable,
     /// Gatehouse itself failed (500); never caused by a client's mistake.
     Internal,
 }
@@ -37,6 +43,11 @@ pub struct ApiErrorBody {
     pub code: ApiErrorCode,
     /// What went wrong and what to do.
     pub message: String,
+    /// The offending field, parameter or path segment, where there is one:
+    /// a body field's path (`options[1].title`), a query parameter
+    /// (`limit`), a path parameter (`id`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
     /// For a gate conflict: who decided first.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resolved_by: Option<String>,
@@ -55,7 +66,21 @@ pub struct ApiError {
 impl ApiError {
     /// An error with a status, a code and a message.
     pub fn new(status: StatusCode, code: ApiErrorCode, message: impl Into<String>) -> Self {
-        Self { status, body: ApiErrorBody { code, message: message.into(), resolved_by: None, resolved_at: None } }
+        Self {
+            status,
+            body: ApiErrorBody { code, message: message.into(), field: None, resolved_by: None, resolved_at: None },
+        }
+    }
+    /// 422 about `field`, whose `message` starts with the field's name.
+    pub fn invalid_field(field: impl Into<String>, message: impl std::fmt::Display) -> Self {
+        let field = field.into();
+        let message = format!("{field}: {message}");
+        Self::invalid(message).with_field(field)
+    }
+    /// The same error, naming the offending `field`.
+    pub fn with_field(mut self, field: impl Into<String>) -> Self {
+        self.body.field = Some(field.into());
+        self
     }
     /// 401.
     pub fn unauthorized(message: impl Into<String>) -> Self {
@@ -87,17 +112,23 @@ impl ApiError {
     pub fn message(&self) -> &str {
         &self.body.message
     }
+    /// The offending field, as the body's `field` says it.
+    pub fn field(&self) -> Option<&str> {
+        self.body.field.as_deref()
+    }
 }
 
 impl From<EngineError> for ApiError {
     fn from(e: EngineError) -> Self {
         let message = e.to_string();
-        match (&e, e.code()) {
+        let field = e.field();
+        let mut error = match (&e, e.code()) {
             (EngineError::GateClosed { resolved_by, resolved_at, .. }, _) => Self {
                 status: StatusCode::CONFLICT,
                 body: ApiErrorBody {
                     code: ApiErrorCode::Conflict,
                     message,
+                    field: None,
                     resolved_by: resolved_by.clone(),
                     resolved_at: *resolved_at,
                 },
@@ -107,6 +138,7 @@ impl From<EngineError> for ApiError {
                 body: ApiErrorBody {
                     code: ApiErrorCode::Conflict,
                     message,
+                    field: None,
                     resolved_by: Some(decided_by.clone()),
                     resolved_at: Some(*decided_at),
                 },
@@ -116,7 +148,9 @@ impl From<EngineError> for ApiError {
             (_, ErrorCode::Invalid) => Self::invalid(message),
             (_, ErrorCode::Forbidden) => Self::forbidden(message),
             (_, ErrorCode::Storage) => Self::internal(message),
-        }
+        };
+        error.body.field = field;
+        error
     }
 }
 

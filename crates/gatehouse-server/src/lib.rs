@@ -14,6 +14,7 @@ use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 
 pub mod auth;
+pub mod connections;
 pub mod error;
 pub mod json;
 pub mod markdown;
@@ -26,6 +27,7 @@ pub mod ui;
 pub mod waiters;
 pub mod webhook;
 
+pub use connections::ConnectionLimits;
 pub use error::{ApiError, ApiErrorCode};
 pub use gatehouse_providers::ProviderRegistry;
 pub use state::{AppState, ServerConfig};
@@ -56,6 +58,23 @@ impl utoipa::Modify for BearerAuth {
 /// The OpenAPI document, generated from the handlers' annotations.
 pub fn openapi() -> utoipa::openapi::OpenApi {
     let (_, api) = api_router().split_for_parts();
+    with_unauthorized(api)
+}
+
+/// Every operation sits behind the bearer token, so each may answer 401
+/// (no token, or an unknown or revoked one) with the JSON error body.
+fn with_unauthorized(mut api: utoipa::openapi::OpenApi) -> utoipa::openapi::OpenApi {
+    use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
+    let unauthorized = ResponseBuilder::new()
+        .description("No bearer token, or one that is unknown or revoked")
+        .content("application/json", ContentBuilder::new().schema(Some(Ref::from_schema_name("ApiErrorBody"))).build())
+        .build();
+    for item in api.paths.paths.values_mut() {
+        let operations = [&mut item.get, &mut item.post, &mut item.put, &mut item.delete, &mut item.patch];
+        for operation in operations.into_iter().flatten() {
+            operation.responses.responses.entry("401".to_owned()).or_insert_with(|| unauthorized.clone().into());
+        }
+    }
     api
 }
 
@@ -67,6 +86,7 @@ fn api_router() -> OpenApiRouter<AppState> {
 /// document, and the reviewer UI for every other path.
 pub fn app(state: AppState) -> Router {
     let (api, doc) = api_router().split_for_parts();
+    let doc = with_unauthorized(doc);
     let api = api.layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_token));
     // MCP's streamable HTTP (POST, GET and DELETE on one path), behind the same tokens.
     let mcp = Router::new()
@@ -120,6 +140,8 @@ impl RunningServer {
 /// waiters and webhooks running beside it, and takes up the orchestrated
 /// runs a previous process left unfinished.
 pub async fn start(engine: Engine, mut config: ServerConfig) -> std::io::Result<RunningServer> {
+    // A connection per client: take every file descriptor the system allows, and stay within them.
+    config.connections = config.connections.within(connections::raise_open_file_limit());
     let listener = TcpListener::bind(config.bind).await?;
     let addr = listener.local_addr()?;
     config.bind = addr;
@@ -136,10 +158,8 @@ pub async fn start(engine: Engine, mut config: ServerConfig) -> std::io::Result<
     });
     let app = app(state.clone());
     // One shared router for every connection (`app` already holds its state).
-    let handle = match state.config.tls.clone() {
-        Some(tls) => tokio::spawn(tls::serve(listener, app, tls)),
-        None => tokio::spawn(async move { axum::serve(listener, app.into_make_service()).await }),
-    };
+    let tls = state.config.tls.as_ref().map(TlsConfig::acceptor);
+    let handle = tokio::spawn(connections::serve(listener, app, tls, state.config.connections));
     Ok(RunningServer { addr, state, handle })
 }
 

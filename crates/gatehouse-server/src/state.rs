@@ -12,6 +12,7 @@ use gatehouse_orchestrator::Orchestrator;
 use gatehouse_providers::ProviderRegistry;
 
 use crate::auth::Admission;
+use crate::connections::ConnectionLimits;
 use crate::error::{ApiError, ApiResult};
 use crate::tls::TlsConfig;
 use crate::waiters::Waiters;
@@ -43,6 +44,16 @@ pub struct ServerConfig {
     /// The model providers orchestrated runs use; by default only the
     /// scripted demo provider (`ProviderRegistry::from_env` adds the configured ones).
     pub providers: ProviderRegistry,
+    /// How many connections are served at once and how long slow or idle
+    /// clients are waited for.
+    pub connections: ConnectionLimits,
+    /// The review people set for agents (`serve --oversight FILE`): the
+    /// least review an agent's runs and gates get; agents may ask for more.
+    pub oversight: gatehouse_engine::Oversight,
+    /// Let a token decide the gates it opened (the single-user desktop
+    /// app, `serve --allow-self-review`); such decisions are marked
+    /// `self_decided`. Off: a gate is decided by someone other than who asked.
+    pub allow_self_review: bool,
     /// Also accept the token as `?access_token=` on `GET /events`, for
     /// plain `EventSource` clients, which cannot send headers (off: a token
     /// in a URL ends up in proxy and access logs).
@@ -61,6 +72,9 @@ impl Default for ServerConfig {
             tls: None,
             ui_dir: None,
             providers: ProviderRegistry::from_lookup(|_| None).unwrap_or_default(),
+            connections: ConnectionLimits::default(),
+            oversight: gatehouse_engine::Oversight::default(),
+            allow_self_review: false,
             allow_query_token: false,
         }
     }

@@ -1,27 +1,18 @@
 //! HTTPS for a server reached over the network: the certificate and key
 //! that `serve --tls-cert/--tls-key` name, read and checked before the
 //! server binds (an unusable file is an error naming it, never a panic),
-//! and the accept loop serving the API over TLS with HTTP/1.1 and HTTP/2
-//! (ALPN). rustls runs on the ring provider, chosen here rather than taken
+//! offered for HTTP/1.1 and HTTP/2 (ALPN); the accept loop is
+//! [`crate::connections`]'s. rustls runs on the ring provider, chosen here rather than taken
 //! from a process-wide default, so another rustls user in the process
 //! (reqwest for webhooks and providers) cannot make it ambiguous.
 
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
-use axum::Router;
-use hyper_util::rt::{TokioExecutor, TokioIo};
-use hyper_util::server::conn::auto;
-use hyper_util::service::TowerToHyperService;
 use rustls::pki_types::pem::{self, PemObject};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
-
-/// How long a client may take to complete its TLS handshake.
-const HANDSHAKE_LIMIT: Duration = Duration::from_secs(10);
 
 /// A certificate chain and its key, ready to serve.
 #[derive(Clone)]
@@ -139,44 +130,9 @@ impl TlsConfig {
     pub fn cert_path(&self) -> &Path {
         &self.cert
     }
-}
 
-/// Serves `app` over TLS on `listener` until the task is aborted. Each
-/// connection (its handshake, at most [`HANDSHAKE_LIMIT`], then its
-/// requests) runs on a task of its own, as with `axum::serve`.
-pub(crate) async fn serve(listener: TcpListener, app: Router, tls: TlsConfig) -> io::Result<()> {
-    let acceptor = TlsAcceptor::from(tls.server);
-    loop {
-        let (stream, peer) = match listener.accept().await {
-            Ok(accepted) => accepted,
-            Err(e) if is_connection_error(&e) => continue,
-            Err(e) => {
-                // Out of file descriptors and the like: wait rather than spin.
-                tracing::error!(error = %e, "cannot accept a connection");
-                tokio::time::sleep(Duration::from_secs(1)).await;
-                continue;
-            }
-        };
-        let _ = stream.set_nodelay(true);
-        let (acceptor, app) = (acceptor.clone(), app.clone());
-        tokio::spawn(async move {
-            let stream = match tokio::time::timeout(HANDSHAKE_LIMIT, acceptor.accept(stream)).await {
-                Ok(Ok(stream)) => stream,
-                Ok(Err(e)) => return tracing::debug!(%peer, error = %e, "TLS handshake failed"),
-                Err(_) => return tracing::debug!(%peer, "TLS handshake timed out"),
-            };
-            let builder = auto::Builder::new(TokioExecutor::new());
-            let served = builder.serve_connection_with_upgrades(TokioIo::new(stream), TowerToHyperService::new(app));
-            if let Err(e) = served.await {
-                tracing::debug!(%peer, error = %e, "connection ended with an error");
-            }
-        });
+    /// The acceptor for connections ([`crate::connections`] runs the accept loop).
+    pub(crate) fn acceptor(&self) -> TlsAcceptor {
+        TlsAcceptor::from(Arc::clone(&self.server))
     }
-}
-
-fn is_connection_error(e: &io::Error) -> bool {
-    matches!(
-        e.kind(),
-        io::ErrorKind::ConnectionRefused | io::ErrorKind::ConnectionAborted | io::ErrorKind::ConnectionReset
-    )
 }

@@ -10,5 +10,6 @@ mod cli;
 mod mcp_stdio;
 mod private_files;
 mod serve_and_ask;
+mod slow_clients;
 mod team_server;
 mod tls_and_scoped_tokens;

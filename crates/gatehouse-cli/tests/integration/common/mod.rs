@@ -215,6 +215,11 @@ impl Server {
         }
     }
 
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Sends SIGTERM and waits for a clean exit.
     pub fn terminate(mut self) -> ExitStatus {
         let pid = self.child.id().to_string();
