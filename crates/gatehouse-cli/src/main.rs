@@ -220,7 +220,14 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             out::outln!("{document}");
         }
         Command::Serve(args) => {
-            let (path, engine) = open_keyed(true)?;
+            // A team's instances must share one key: on PostgreSQL it is given, never made here.
+            let on_sqlite = matches!(target.database, Database::Sqlite(_));
+            let (path, engine) = open_keyed(on_sqlite)?;
+            if gatehouse_engine::Store::audit_key(engine.store()).is_none() {
+                tracing::warn!(
+                    "the audit log is not keyed: set GATEHOUSE_AUDIT_KEY (the same on every instance) or --audit-key-file"
+                );
+            }
             serve::serve(&engine, &path, &args)?
         }
         Command::Ask(args) => return ask::ask(&api(&args.client)?, &args),

@@ -11,23 +11,26 @@
 
 use std::collections::HashSet;
 
-use axum::extract::{Path, State};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::Json;
+use gatehouse_engine::event::AuditAnchor;
 use gatehouse_engine::recording::ImportSummary;
 use gatehouse_engine::token::{NewToken, TokenScope};
 use gatehouse_engine::{
     AuditReport, EngineError, Metrics, PurgeReport, Recording, RecordingScope, RunId, Token, TokenRole,
 };
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
+use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use crate::params::ApiPath;
 use crate::auth::{missing, Caller};
 use crate::error::{ApiError, ApiErrorBody, ApiErrorCode, ApiResult};
 use crate::json::ApiJson;
-use crate::routes::hitl::visible_run;
+use crate::routes::hitl::{query_error, visible_run};
 use crate::state::AppState;
 use crate::webhook::WebhookStats;
 
@@ -42,6 +45,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(revoke_token))
         .routes(routes!(purge))
         .routes(routes!(verify_audit))
+        .routes(routes!(audit_anchor))
         .routes(routes!(metrics))
 }
 
@@ -53,7 +57,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
 pub async fn export_run(
     State(state): State<AppState>,
     caller: Caller,
-    Path(run_id): Path<String>,
+    ApiPath(run_id): ApiPath<String>,
 ) -> ApiResult<Json<Recording>> {
     let id = visible_run(&state, &caller, &RunId::from_string(run_id)).await?.id;
     Ok(Json(state.engine(move |e| e.export(RecordingScope::Run { run_id: id })).await?))
@@ -68,7 +72,7 @@ pub async fn export_run(
 pub async fn export_session(
     State(state): State<AppState>,
     caller: Caller,
-    Path(session_id): Path<String>,
+    ApiPath(session_id): ApiPath<String>,
 ) -> ApiResult<Json<Recording>> {
     let who = caller.clone();
     let recording = state
@@ -229,7 +233,7 @@ pub async fn list_tokens(State(state): State<AppState>, caller: Caller) -> ApiRe
 pub async fn revoke_token(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id_or_name): Path<String>,
+    ApiPath(id_or_name): ApiPath<String>,
 ) -> ApiResult<Json<Token>> {
     caller.require_admin()?;
     caller.require_unscoped("managing tokens")?;
@@ -261,13 +265,45 @@ pub async fn purge(
     Ok(Json(state.engine(move |e| e.purge_terminal_runs(req.older_than_days)).await?))
 }
 
-/// Verifies the hash-chained audit log end to end. Admins with unscoped tokens only.
-#[utoipa::path(get, path = "/audit/verify", tag = "admin",
-    responses((status = 200, body = AuditReport), (status = 403, body = ApiErrorBody)))]
-pub async fn verify_audit(State(state): State<AppState>, caller: Caller) -> ApiResult<Json<AuditReport>> {
+/// What to verify the audit log against.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct AuditQuery {
+    /// A head kept elsewhere (`SEQ:HASH`, from `GET /audit/anchor` or
+    /// `gatehouse audit anchor`): the log must still hold that event with
+    /// that hash, so nothing up to it was truncated or rewritten.
+    pub anchor: Option<String>,
+}
+
+/// Verifies the hash-chained audit log end to end (with the server's audit
+/// key, and against an anchor if given) and every stored row against it.
+/// Admins with unscoped tokens only.
+#[utoipa::path(get, path = "/audit/verify", tag = "admin", params(AuditQuery),
+    responses((status = 200, body = AuditReport), (status = 403, body = ApiErrorBody), (status = 422, body = ApiErrorBody)))]
+pub async fn verify_audit(
+    State(state): State<AppState>,
+    caller: Caller,
+    query: Result<Query<AuditQuery>, QueryRejection>,
+) -> ApiResult<Json<AuditReport>> {
     caller.require_admin()?;
     caller.require_unscoped("verifying the audit log")?;
-    Ok(Json(state.engine(|e| e.verify_audit()).await?))
+    let Query(q) = query.map_err(query_error)?;
+    let anchor = match q.anchor {
+        Some(text) => Some(text.parse::<AuditAnchor>().map_err(|e| EngineError::invalid("anchor", e))?),
+        None => None,
+    };
+    Ok(Json(state.engine(move |e| e.verify_audit_against(anchor.as_ref())).await?))
+}
+
+/// The audit log's head (sequence number and hash) to keep elsewhere: a
+/// later `GET /audit/verify?anchor=SEQ:HASH` proves nothing up to it was
+/// truncated or rewritten. Admins with unscoped tokens only.
+#[utoipa::path(get, path = "/audit/anchor", tag = "admin",
+    responses((status = 200, body = AuditAnchor), (status = 403, body = ApiErrorBody)))]
+pub async fn audit_anchor(State(state): State<AppState>, caller: Caller) -> ApiResult<Json<AuditAnchor>> {
+    caller.require_admin()?;
+    caller.require_unscoped("reading the audit log's head")?;
+    Ok(Json(state.engine(|e| e.audit_anchor()).await?))
 }
 
 /// The review metrics plus this server's webhook deliveries.

@@ -203,6 +203,28 @@ async fn retention_purges_ended_runs_only_and_the_audit_log_still_verifies() {
     assert_eq!(status, 403);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_audit_anchor_is_for_admins_and_verify_checks_the_log_against_it() {
+    let s = TestServer::start().await;
+    eventful_run(&s).await;
+    let (status, anchor) = s.get("/audit/anchor", &s.admin).await;
+    assert_eq!(status, 200, "{anchor}");
+    assert!(anchor["seq"].as_u64().unwrap() > 1 && anchor["hash"].as_str().map(str::len) == Some(64), "{anchor}");
+    let (status, _) = s.get("/audit/anchor", &s.reviewer).await;
+    assert_eq!(status, 403, "the anchor is for admins");
+
+    let kept = format!("{}:{}", anchor["seq"], anchor["hash"].as_str().unwrap());
+    let (status, audit) = s.get(&format!("/audit/verify?anchor={kept}"), &s.admin).await;
+    assert_eq!((status, audit["problems"].clone()), (200, json!([])), "{audit}");
+    let ahead = format!("{}:{}", anchor["seq"].as_u64().unwrap() + 1000, "0".repeat(64));
+    let (status, audit) = s.get(&format!("/audit/verify?anchor={ahead}"), &s.admin).await;
+    assert_eq!(status, 200, "{audit}");
+    assert!(audit["problems"].to_string().contains("truncated"), "{audit}");
+    let (status, body) = s.get("/audit/verify?anchor=nonsense", &s.admin).await;
+    assert_eq!(status, 422, "{body}");
+    assert!(body.to_string().contains("anchor"), "{body}");
+}
+
 /// A server over an engine with a manual clock, so latencies are exact.
 struct Clocked {
     server: RunningServer,
@@ -343,14 +365,22 @@ async fn the_openapi_document_describes_every_admin_path() {
         ("/api/hitl/tokens/{id_or_name}", "delete"),
         ("/api/hitl/retention/purge", "post"),
         ("/api/hitl/audit/verify", "get"),
+        ("/api/hitl/audit/anchor", "get"),
         ("/api/hitl/metrics", "get"),
     ] {
         assert!(paths.get(path).and_then(|p| p.get(method)).is_some(), "{method} {path} missing");
     }
     let schemas = doc["components"]["schemas"].as_object().unwrap();
-    for schema in
-        ["Recording", "ImportSummary", "CreatedToken", "PurgeReport", "AuditReport", "MetricsResponse", "Metrics"]
-    {
+    for schema in [
+        "Recording",
+        "ImportSummary",
+        "CreatedToken",
+        "PurgeReport",
+        "AuditReport",
+        "AuditAnchor",
+        "MetricsResponse",
+        "Metrics",
+    ] {
         assert!(schemas.contains_key(schema), "{schema} missing from {:?}", schemas.keys().collect::<Vec<_>>());
     }
 }
