@@ -9,10 +9,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::decision::DecisionOrigin;
 use crate::error::{EngineError, Result};
-use crate::event::{EventBody, EventKind};
+use crate::event::{AuditAnchor, EventBody, EventKind};
 use crate::gate::{Gate, GateStatus};
 use crate::ids::{GateId, RunId};
 use crate::plan::PlanRevision;
+use crate::redact::{idempotency_digest, is_idempotency_digest};
 use crate::run::{Run, RunStatus, Turn};
 use crate::scoring::CapabilityRating;
 use crate::store::{GateFilter, ReadTx, RunFilter, Store};
@@ -74,6 +75,11 @@ pub struct Recording {
     pub runs: Vec<RunRecord>,
     /// Their events in order.
     pub events: Vec<EventBody>,
+    /// The exporting database's log head when it was exported: verifying
+    /// that database against it (`gatehouse audit verify --anchor`) shows
+    /// its log still holds what this recording was taken from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anchor: Option<AuditAnchor>,
 }
 
 /// What an import brought in.
@@ -120,6 +126,7 @@ impl<S: Store> Engine<S> {
                 scope: scope.clone(),
                 runs: records,
                 events,
+                anchor: Some(crate::engine::audit::head_anchor(r)?),
             })
         })?;
         Ok(recording)
@@ -130,6 +137,7 @@ impl<S: Store> Engine<S> {
     /// and its events appended to this log in their order. Refuses a
     /// recording whose runs already exist here, or that is inconsistent.
     pub fn import(&self, recording: Recording, actor: &str) -> Result<ImportSummary> {
+        let recording = digest_idempotency_keys(self.redacted(recording)?)?;
         check_recording(&recording)?;
         let (actor, now) = (actor.to_owned(), self.now());
         let redactor = self.redactor().clone();
@@ -188,6 +196,32 @@ impl<S: Store> Engine<S> {
             Ok(summary)
         })
     }
+}
+
+/// The recording with its gates' idempotency keys digested, as this version
+/// stores them (in its runs and in its events); a recording from an older
+/// version carries them as the agent sent them.
+fn digest_idempotency_keys(recording: Recording) -> Result<Recording> {
+    fn walk(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(map) => {
+                for (field, item) in map.iter_mut() {
+                    match item {
+                        serde_json::Value::String(key) if field == "idempotency_key" && !is_idempotency_digest(key) => {
+                            *key = idempotency_digest(key);
+                        }
+                        _ => walk(item),
+                    }
+                }
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(walk),
+            _ => {}
+        }
+    }
+    let invalid = |e: serde_json::Error| EngineError::Recording(e.to_string());
+    let mut value = serde_json::to_value(recording).map_err(invalid)?;
+    walk(&mut value);
+    serde_json::from_value(value).map_err(invalid)
 }
 
 fn run_record(r: &dyn ReadTx, run: Run) -> Result<RunRecord> {

@@ -107,15 +107,18 @@ impl<S: Store> Engine<S> {
 
     /// The log's head as an anchor to keep elsewhere (`SEQ:HASH`).
     pub fn audit_anchor(&self) -> Result<AuditAnchor> {
-        self.store().read(|r| {
-            let seq = r.head_seq()?;
-            let hash = match r.event_rows(seq.saturating_sub(1), 1)?.into_iter().next() {
-                Some(row) if seq > 0 => hex::encode(row.hash),
-                _ => hex::encode(event::GENESIS),
-            };
-            Ok(AuditAnchor { seq, hash })
-        })
+        self.store().read(head_anchor)
     }
+}
+
+/// The head of the log `r` reads.
+pub(crate) fn head_anchor(r: &dyn ReadTx) -> Result<AuditAnchor> {
+    let seq = r.head_seq()?;
+    let hash = match r.event_rows(seq.saturating_sub(1), 1)?.into_iter().next() {
+        Some(row) if seq > 0 => hex::encode(row.hash),
+        _ => hex::encode(event::GENESIS),
+    };
+    Ok(AuditAnchor { seq, hash })
 }
 
 /// Checks every link and replays every readable body into `implied`.

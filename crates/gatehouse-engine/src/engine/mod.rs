@@ -18,7 +18,7 @@ use crate::redact::{RedactionConfig, Redactor};
 use crate::run::Run;
 use crate::store::{AnyStore, EventFilter, PgOptions, PgStore, SqliteStore, Store, StoreOptions, WriteTx};
 
-mod audit;
+pub(crate) mod audit;
 pub mod collab;
 pub mod control;
 mod gates;
@@ -135,6 +135,21 @@ impl<S: Store> Engine<S> {
 
     pub(crate) fn redactor(&self) -> &Redactor {
         &self.inner.redactor
+    }
+
+    /// `record`, a request or recording as a client sent it, with every
+    /// string redacted: each operation passes what it receives through here
+    /// before checking or storing it, so no secret reaches a row, an event,
+    /// an error message, an export or a webhook.
+    pub(crate) fn redacted<T: Serialize + serde::de::DeserializeOwned>(&self, record: T) -> Result<T> {
+        self.redactor().redact_record(record).map_err(|e| {
+            crate::error::EngineError::invalid("body", format!("a secret was found where it cannot be replaced: {e}"))
+        })
+    }
+
+    /// A client's free text (a reason, a name, a key) with its secrets redacted.
+    pub(crate) fn redacted_text(&self, text: &str) -> String {
+        self.redactor().redact_str(text).into_owned()
     }
 
     /// Events after `seq` (0 for all) matching `filter`, at most `limit`.

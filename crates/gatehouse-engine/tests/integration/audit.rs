@@ -256,3 +256,13 @@ fn a_row_with_no_event_behind_it_fails_verification() {
     let report = f.engine.verify_audit().unwrap();
     assert_names(&report, &["gate gate_forged has no logged event behind it"]);
 }
+
+#[test]
+fn a_recording_carries_the_anchor_of_the_log_it_was_exported_from() {
+    let f = Fixture::new();
+    let (run, _) = resolved_approval(&f);
+    let recording = f.engine.export(gatehouse_engine::RecordingScope::Run { run_id: run.id.clone() }).unwrap();
+    let anchor = recording.anchor.expect("an anchor");
+    assert_eq!(anchor, f.engine.audit_anchor().unwrap());
+    assert_intact(&f.engine.verify_audit_against(Some(&anchor)).unwrap());
+}

@@ -123,7 +123,7 @@ fn apply(f: &Fixture, ops: &[Op]) {
 }
 
 fn same_content(a: &Recording, b: &Recording) -> bool {
-    Recording { exported_at: b.exported_at, ..a.clone() } == *b
+    Recording { exported_at: b.exported_at, anchor: b.anchor.clone(), ..a.clone() } == *b
 }
 
 proptest! {
