@@ -92,6 +92,10 @@ scripts/python-env.sh
 target/pyenv/bin/python -m pytest -q clients/python/tests
 echo "==> MCP interop tests (the official Python mcp SDK: gatehouse mcp on stdio and /mcp over HTTP, gatehouse serve)"
 target/pyenv/bin/python -m pytest -q tests/interop/mcp
+echo "==> schema-driven fuzzing (schemathesis against gatehouse serve with each role's token: no 5xx, every answer as the OpenAPI document says)"
+[ -x target/fuzzenv/bin/python ] || python3 -m venv target/fuzzenv
+target/fuzzenv/bin/python -m pip install -q --disable-pip-version-check -r tests/fuzz/requirements.txt
+target/fuzzenv/bin/python tests/fuzz/fuzz.py target/debug/gatehouse 15
 echo "==> the reviewer UI: OpenAPI document and types current, svelte-check, unit tests, build"
 (cd ui && npm ci --no-audit --no-fund && npm run check:openapi && npm run check:api && npm run check && npm test && npm run build)
 echo "==> browser end-to-end tests (Playwright, headless Chromium, gatehouse serve)"
