@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use gatehouse_engine::event::AuditKey;
 use gatehouse_engine::{Engine, EngineConfig, TokenRole};
 use gatehouse_server::{ProviderRegistry, RunningServer, ServerConfig};
 
@@ -36,15 +37,16 @@ impl Backend {
     /// Opens the database and starts the server on `127.0.0.1` with a free
     /// port, serving the UI from `ui_dir` (or where the server finds it),
     /// then creates the window's reviewer token. On first start (no
-    /// database yet) and with `welcome`, starts the welcome runs.
-    pub fn start(db: PathBuf, ui_dir: Option<PathBuf>, welcome: bool) -> Result<Self> {
+    /// database yet) and with `welcome`, starts the welcome runs. With
+    /// `audit_key` (from the keychain) the event log's chain is keyed.
+    pub fn start(db: PathBuf, ui_dir: Option<PathBuf>, welcome: bool, audit_key: Option<AuditKey>) -> Result<Self> {
         let first_start = !db.exists();
         if let Some(parent) = db.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).with_context(|| {
                 format!("cannot create {}; check its permissions or pass --db PATH", parent.display())
             })?;
         }
-        let engine = Engine::open(&db, EngineConfig::default()).with_context(|| {
+        let engine = Engine::open(&db, EngineConfig { audit_key, ..EngineConfig::default() }).with_context(|| {
             format!(
                 "cannot open the database at {}; check the path and its permissions, or pass --db PATH",
                 db.display()
@@ -158,18 +160,18 @@ mod tests {
     fn a_first_start_brings_two_welcome_runs_and_a_later_start_none() {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("new.db");
-        let first = Backend::start(db.clone(), None, true).unwrap();
+        let first = Backend::start(db.clone(), None, true, None).unwrap();
         assert_eq!(welcome_runs(&first, 2), 2);
         let kinds: Vec<String> =
             first.engine.gates(&GateFilter::pending()).unwrap().iter().map(|g| g.kind().as_str().to_owned()).collect();
         assert!(kinds.contains(&"payload_review".to_owned()) && kinds.contains(&"goal_review".to_owned()), "{kinds:?}");
         first.stop();
-        let again = Backend::start(db, None, true).unwrap();
+        let again = Backend::start(db, None, true, None).unwrap();
         std::thread::sleep(Duration::from_millis(300));
         assert_eq!(again.engine.runs(&RunFilter::default()).unwrap().len(), 2, "no second welcome");
         again.stop();
 
-        let quiet = Backend::start(dir.path().join("quiet.db"), None, false).unwrap();
+        let quiet = Backend::start(dir.path().join("quiet.db"), None, false, None).unwrap();
         std::thread::sleep(Duration::from_millis(300));
         assert!(quiet.engine.runs(&RunFilter::default()).unwrap().is_empty());
         quiet.stop();

@@ -1,7 +1,9 @@
 //! The team server's reviewer token in the OS keychain (Keychain on macOS,
 //! Credential Manager on Windows, the Secret Service on Linux), one entry
 //! per server address under the app's identifier. The token is never
-//! written anywhere else. Every call may block on the platform's store:
+//! written anywhere else. This computer's audit key (which keys its event
+//! log's hash chain, so the database alone cannot forge it) lives there
+//! too, one per database file. Every call may block on the platform's store:
 //! async callers run them on a blocking thread.
 
 use keyring::Entry;
@@ -32,6 +34,17 @@ impl Keychain {
     /// Saves `token` for `url`, replacing any earlier one.
     pub fn save(&self, url: &TeamUrl, token: &str) -> Result<(), String> {
         self.entry(url)?.set_password(token).map_err(|e| explain(&e))
+    }
+
+    /// The audit key of the database at `db`, made and saved on first use.
+    pub fn audit_key(&self, db: &std::path::Path) -> Result<String, String> {
+        let entry = Entry::new(&self.service, &format!("audit-key:{}", db.display())).map_err(|e| explain(&e))?;
+        if let Some(key) = read(&entry)? {
+            return Ok(key);
+        }
+        let key = gatehouse_engine::event::AuditKey::generate();
+        entry.set_password(&key).map_err(|e| explain(&e))?;
+        Ok(key)
     }
 
     /// Removes the token saved for `url` (nothing saved is no failure).

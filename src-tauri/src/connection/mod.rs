@@ -363,14 +363,21 @@ impl Connection {
         if let Some(embedded) = &live.embedded {
             return Ok(embedded.server());
         }
-        let launch = self.launch.clone();
-        let started =
-            tauri::async_runtime::spawn_blocking(move || Backend::start(launch.db, launch.ui_dir, launch.welcome))
-                .await
-                .map_err(|e| CheckError::new(CheckCode::ThisComputer, format!("This computer's server failed: {e}")))?
-                .map_err(|e| {
-                    CheckError::new(CheckCode::ThisComputer, format!("This computer's server did not start: {e:#}"))
-                })?;
+        let (launch, keychain) = (self.launch.clone(), self.keychain.clone());
+        let started = tauri::async_runtime::spawn_blocking(move || {
+            let key = keychain.audit_key(&launch.db).and_then(|k| gatehouse_engine::event::AuditKey::from_text(&k));
+            let key = key
+                .inspect_err(
+                    |e| tracing::warn!(error = %e, "the audit log is not keyed: no audit key from the keychain"),
+                )
+                .ok();
+            Backend::start(launch.db, launch.ui_dir, launch.welcome, key)
+        })
+        .await
+        .map_err(|e| CheckError::new(CheckCode::ThisComputer, format!("This computer's server failed: {e}")))?
+        .map_err(|e| {
+            CheckError::new(CheckCode::ThisComputer, format!("This computer's server did not start: {e:#}"))
+        })?;
         // Scripts and tests read this line to find the server.
         println!("Gatehouse listening on http://{} (database {})", started.addr, started.db.display());
         let _ = std::io::stdout().flush();
