@@ -339,7 +339,7 @@ pub fn link(key: Option<&AuditKey>, prev: &[u8; 32], seq: u64, body_hash: &[u8; 
 /// plain links: verification accepts plain links only before the first
 /// keyed one.
 #[derive(Clone)]
-pub struct AuditKey(Hmac<Sha256>);
+pub struct AuditKey(std::sync::Arc<Hmac<Sha256>>);
 
 impl AuditKey {
     /// Shortest secret accepted, in bytes.
@@ -353,7 +353,8 @@ impl AuditKey {
         if secret.len() < Self::MIN_LEN {
             return Err(format!("an audit key needs at least {} characters", Self::MIN_LEN));
         }
-        Hmac::new_from_slice(secret.as_bytes()).map(Self).map_err(|e| e.to_string())
+        let mac = Hmac::new_from_slice(secret.as_bytes()).map_err(|e| e.to_string())?;
+        Ok(Self(std::sync::Arc::new(mac)))
     }
 
     /// A new random secret's text: 64 hex digits (two random UUIDs, as
@@ -364,7 +365,8 @@ impl AuditKey {
 
     /// The keyed chain step.
     pub fn chain(&self, prev: &[u8; 32], seq: u64, body_hash: &[u8; 32]) -> [u8; 32] {
-        let mut mac = self.0.clone();
+        // The keyed state is computed once; each link starts from a copy.
+        let mut mac = Hmac::<Sha256>::clone(&self.0);
         mac.update(prev);
         mac.update(&seq.to_be_bytes());
         mac.update(body_hash);
