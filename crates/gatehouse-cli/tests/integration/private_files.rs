@@ -1,6 +1,6 @@
 //! Files Gatehouse writes are readable only by their owner, whatever the
 //! umask: the data directory is 0700; the database, its `-wal` and `-shm`,
-//! the admin token and exports are 0600.
+//! the admin token, the audit key and exports are 0600.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -18,14 +18,14 @@ fn mode(path: &Path) -> String {
 }
 
 #[test]
-fn under_umask_000_the_database_its_wal_and_the_admin_token_are_private() {
+fn under_umask_000_the_database_its_wal_the_admin_token_and_the_audit_key_are_private() {
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
     let db = data.join("gatehouse.db");
     let server = Server::spawn_wrapped(&db, &UMASK_000, &["serve", "--bind", "127.0.0.1:0"]);
 
     assert_eq!(mode(&data), "700", "the data directory");
-    for file in ["gatehouse.db", "gatehouse.db-wal", "gatehouse.db-shm", "admin-token"] {
+    for file in ["gatehouse.db", "gatehouse.db-wal", "gatehouse.db-shm", "admin-token", "audit-key"] {
         assert_eq!(mode(&data.join(file)), "600", "{file}");
     }
 
