@@ -74,6 +74,6 @@ fn path_error<E: std::fmt::Display>(e: serde_path_to_error::Error<E>) -> ApiErro
     if path.is_empty() || path == "." {
         ApiError::invalid(format!("body: {inner}"))
     } else {
-        ApiError::invalid(format!("{path}: {inner}"))
+        ApiError::invalid_field(path, inner)
     }
 }

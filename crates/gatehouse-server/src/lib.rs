@@ -19,6 +19,7 @@ pub mod error;
 pub mod json;
 pub mod markdown;
 pub mod mcp;
+pub mod params;
 pub mod routes;
 pub mod scope;
 pub mod state;
@@ -58,7 +59,7 @@ impl utoipa::Modify for BearerAuth {
 /// The OpenAPI document, generated from the handlers' annotations.
 pub fn openapi() -> utoipa::openapi::OpenApi {
     let (_, api) = api_router().split_for_parts();
-    with_unauthorized(api)
+    with_parameter_errors(with_unauthorized(api))
 }
 
 /// Every operation sits behind the bearer token, so each may answer 401
@@ -78,6 +79,27 @@ fn with_unauthorized(mut api: utoipa::openapi::OpenApi) -> utoipa::openapi::Open
     api
 }
 
+/// Every operation taking query or path parameters answers a bad one with
+/// 422 naming it in `field` ([`params::ApiQuery`], [`params::ApiPath`]).
+fn with_parameter_errors(mut api: utoipa::openapi::OpenApi) -> utoipa::openapi::OpenApi {
+    use utoipa::openapi::path::ParameterIn;
+    use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
+    let invalid = ResponseBuilder::new()
+        .description("A parameter is malformed or out of range; `field` names it")
+        .content("application/json", ContentBuilder::new().schema(Some(Ref::from_schema_name("ApiErrorBody"))).build())
+        .build();
+    for item in api.paths.paths.values_mut() {
+        let operations = [&mut item.get, &mut item.post, &mut item.put, &mut item.delete, &mut item.patch];
+        for operation in operations.into_iter().flatten() {
+            let mut parameters = operation.parameters.iter().flatten();
+            if parameters.any(|p| matches!(p.parameter_in, ParameterIn::Query | ParameterIn::Path)) {
+                operation.responses.responses.entry("422".to_owned()).or_insert_with(|| invalid.clone().into());
+            }
+        }
+    }
+    api
+}
+
 fn api_router() -> OpenApiRouter<AppState> {
     OpenApiRouter::with_openapi(ApiDoc::openapi()).nest("/api/hitl", routes::router())
 }
@@ -86,7 +108,7 @@ fn api_router() -> OpenApiRouter<AppState> {
 /// document, and the reviewer UI for every other path.
 pub fn app(state: AppState) -> Router {
     let (api, doc) = api_router().split_for_parts();
-    let doc = with_unauthorized(doc);
+    let doc = with_parameter_errors(with_unauthorized(doc));
     let api = api.layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_token));
     // MCP's streamable HTTP (POST, GET and DELETE on one path), behind the same tokens.
     let mcp = Router::new()
@@ -107,6 +129,8 @@ pub fn app(state: AppState) -> Router {
         .merge(ui::ui_router(ui_dir))
         .layer(DefaultBodyLimit::max(state.config.body_limit))
         .layer(axum::middleware::from_fn_with_state(state.clone(), auth::same_origin_only))
+        // Outermost: every error a client sees, whoever made it, is the JSON error body.
+        .layer(axum::middleware::from_fn(params::json_errors))
         .with_state(state)
 }
 

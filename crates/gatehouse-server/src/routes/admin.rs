@@ -11,8 +11,7 @@
 
 use std::collections::HashSet;
 
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 use gatehouse_engine::event::AuditAnchor;
@@ -26,11 +25,11 @@ use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::params::ApiPath;
 use crate::auth::{missing, Caller};
 use crate::error::{ApiError, ApiErrorBody, ApiErrorCode, ApiResult};
 use crate::json::ApiJson;
-use crate::routes::hitl::{query_error, visible_run};
+use crate::params::{ApiPath, ApiQuery};
+use crate::routes::hitl::visible_run;
 use crate::state::AppState;
 use crate::webhook::WebhookStats;
 
@@ -283,11 +282,10 @@ pub struct AuditQuery {
 pub async fn verify_audit(
     State(state): State<AppState>,
     caller: Caller,
-    query: Result<Query<AuditQuery>, QueryRejection>,
+    ApiQuery(q): ApiQuery<AuditQuery>,
 ) -> ApiResult<Json<AuditReport>> {
     caller.require_admin()?;
     caller.require_unscoped("verifying the audit log")?;
-    let Query(q) = query.map_err(query_error)?;
     let anchor = match q.anchor {
         Some(text) => Some(text.parse::<AuditAnchor>().map_err(|e| EngineError::invalid("anchor", e))?),
         None => None,

@@ -5,8 +5,7 @@
 
 use std::time::Duration;
 
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::Json;
 use gatehouse_engine::{
@@ -22,8 +21,9 @@ use utoipa_axum::routes;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiErrorBody, ApiResult};
 use crate::json::{self, ApiJson};
+use crate::params::{ApiPath, ApiQuery};
 use crate::routes::gates::{idempotency_key, open_gate_for, wait_for_gate};
-use crate::routes::hitl::{query_error, visible_run};
+use crate::routes::hitl::visible_run;
 use crate::state::AppState;
 
 /// This module's routes.
@@ -51,7 +51,7 @@ pub struct HoldQuery {
 fn hold_duration(q: &HoldQuery) -> ApiResult<Duration> {
     let wait = q.wait.unwrap_or(30.0);
     if !(0.0..=60.0).contains(&wait) {
-        return Err(ApiError::invalid(format!("wait: must be from 0 to 60 seconds, got {wait}")));
+        return Err(ApiError::invalid_field("wait", format!("must be from 0 to 60 seconds, got {wait}")));
     }
     Ok(Duration::from_secs_f64(wait))
 }
@@ -98,11 +98,11 @@ pub struct TurnReply {
 pub async fn add_turn(
     State(state): State<AppState>,
     caller: Caller,
-    Path(run_id): Path<String>,
-    query: Result<Query<HoldQuery>, QueryRejection>,
+    ApiPath(run_id): ApiPath<String>,
+    ApiQuery(q): ApiQuery<HoldQuery>,
     ApiJson(mut turn): ApiJson<NewTurn>,
 ) -> ApiResult<Json<TurnReply>> {
-    let wait = hold_duration(&query.map_err(query_error)?.0)?;
+    let wait = hold_duration(&q)?;
     match (caller.role, turn.role) {
         (TokenRole::Agent, Role::Agent) => {}
         (TokenRole::Agent, other) => {
@@ -142,10 +142,10 @@ pub async fn add_turn(
 pub async fn directive(
     State(state): State<AppState>,
     caller: Caller,
-    Path(run_id): Path<String>,
-    query: Result<Query<HoldQuery>, QueryRejection>,
+    ApiPath(run_id): ApiPath<String>,
+    ApiQuery(q): ApiQuery<HoldQuery>,
 ) -> ApiResult<Json<Directive>> {
-    let wait = hold_duration(&query.map_err(query_error)?.0)?;
+    let wait = hold_duration(&q)?;
     let run_id = RunId::from_string(run_id);
     let run = visible_run(&state, &caller, &run_id).await?;
     if run.status == RunStatus::Paused && !wait.is_zero() {
@@ -172,7 +172,7 @@ pub struct CompleteRequest {
 pub async fn complete_run(
     State(state): State<AppState>,
     caller: Caller,
-    Path(run_id): Path<String>,
+    ApiPath(run_id): ApiPath<String>,
     body: Option<ApiJson<CompleteRequest>>,
 ) -> ApiResult<Json<Run>> {
     let run_id = RunId::from_string(run_id);
@@ -198,12 +198,12 @@ pub struct FailRequest {
 pub async fn fail_run(
     State(state): State<AppState>,
     caller: Caller,
-    Path(run_id): Path<String>,
+    ApiPath(run_id): ApiPath<String>,
     ApiJson(body): ApiJson<FailRequest>,
 ) -> ApiResult<Json<Run>> {
     let reason = body.reason.trim().to_owned();
     if reason.is_empty() {
-        return Err(ApiError::invalid("reason: say why the run failed"));
+        return Err(ApiError::invalid_field("reason", "say why the run failed"));
     }
     let run_id = RunId::from_string(run_id);
     visible_run(&state, &caller, &run_id).await?;
@@ -257,10 +257,10 @@ impl ToolOptions {
     fn apply(&self, gate: &mut NewGate, default_mode: BlockingMode, headers: &HeaderMap) -> ApiResult<Duration> {
         let wait = self.wait.unwrap_or(0.0);
         if !(0.0..=60.0).contains(&wait) {
-            return Err(ApiError::invalid(format!("wait: must be from 0 to 60 seconds, got {wait}")));
+            return Err(ApiError::invalid_field("wait", format!("must be from 0 to 60 seconds, got {wait}")));
         }
         if self.timeout == Some(0) {
-            return Err(ApiError::invalid("timeout: must be at least 1 second"));
+            return Err(ApiError::invalid_field("timeout", "must be at least 1 second"));
         }
         gate.priority = self.urgency.unwrap_or_default();
         gate.mode = self.mode.unwrap_or(default_mode);
@@ -297,7 +297,7 @@ fn tool_request<T: serde::de::DeserializeOwned>(body: &Value) -> ApiResult<T> {
 
 fn required(field: &str, value: &str) -> ApiResult<()> {
     if value.trim().is_empty() {
-        return Err(ApiError::invalid(format!("{field}: must not be empty")));
+        return Err(ApiError::invalid_field(field, "must not be empty"));
     }
     Ok(())
 }
@@ -327,7 +327,7 @@ pub struct RequestApproval {
 pub async fn request_approval(
     State(state): State<AppState>,
     caller: Caller,
-    Path(run_id): Path<String>,
+    ApiPath(run_id): ApiPath<String>,
     headers: HeaderMap,
     ApiJson(body): ApiJson<Value>,
 ) -> ApiResult<(StatusCode, Json<ToolCallReply>)> {
@@ -365,7 +365,7 @@ pub struct EscalateToHuman {
 pub async fn escalate_to_human(
     State(state): State<AppState>,
     caller: Caller,
-    Path(run_id): Path<String>,
+    ApiPath(run_id): ApiPath<String>,
     headers: HeaderMap,
     ApiJson(body): ApiJson<Value>,
 ) -> ApiResult<(StatusCode, Json<ToolCallReply>)> {
@@ -405,7 +405,7 @@ pub struct RequestFeedback {
 pub async fn request_feedback(
     State(state): State<AppState>,
     caller: Caller,
-    Path(run_id): Path<String>,
+    ApiPath(run_id): ApiPath<String>,
     headers: HeaderMap,
     ApiJson(body): ApiJson<Value>,
 ) -> ApiResult<(StatusCode, Json<ToolCallReply>)> {

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::Json;
 use gatehouse_engine::engine::collab::ContextChange;
 use gatehouse_engine::plan::{PlanOperation, PlanRevision, ProgressState};
@@ -18,6 +18,7 @@ use utoipa_axum::routes;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiErrorBody, ApiResult};
 use crate::json::ApiJson;
+use crate::params::ApiPath;
 use crate::state::AppState;
 
 /// This module's routes.
@@ -63,7 +64,7 @@ pub struct PlanView {
 pub async fn read_plan(
     State(state): State<AppState>,
     caller: Caller,
-    Path(run_id): Path<String>,
+    ApiPath(run_id): ApiPath<String>,
 ) -> ApiResult<Json<PlanView>> {
     let view = on_run(&state, &caller, run_id, |e, id, _| {
         let revisions = e.plan_revisions(id)?;
@@ -84,7 +85,7 @@ pub async fn read_plan(
 pub async fn change_plan(
     State(state): State<AppState>,
     caller: Caller,
-    Path(run_id): Path<String>,
+    ApiPath(run_id): ApiPath<String>,
     ApiJson(op): ApiJson<PlanOperation>,
 ) -> ApiResult<Json<PlanRevision>> {
     Ok(Json(on_run(&state, &caller, run_id, move |e, id, actor| e.plan_apply(id, op, actor)).await?))
@@ -96,7 +97,7 @@ pub async fn change_plan(
 pub async fn read_context(
     State(state): State<AppState>,
     caller: Caller,
-    Path(run_id): Path<String>,
+    ApiPath(run_id): ApiPath<String>,
 ) -> ApiResult<Json<BTreeMap<String, Value>>> {
     Ok(Json(on_run(&state, &caller, run_id, |e, id, _| e.context(id)).await?))
 }
@@ -108,7 +109,7 @@ pub async fn read_context(
 pub async fn context_history(
     State(state): State<AppState>,
     caller: Caller,
-    Path(run_id): Path<String>,
+    ApiPath(run_id): ApiPath<String>,
 ) -> ApiResult<Json<Vec<ContextChange>>> {
     Ok(Json(on_run(&state, &caller, run_id, |e, id, _| e.context_history(id)).await?))
 }
@@ -140,7 +141,7 @@ pub struct ContextUpdate {
 pub async fn set_context(
     State(state): State<AppState>,
     caller: Caller,
-    Path((run_id, key)): Path<(String, String)>,
+    ApiPath((run_id, key)): ApiPath<(String, String)>,
     ApiJson(body): ApiJson<ContextValue>,
 ) -> ApiResult<Json<ContextUpdate>> {
     let k = key.clone();
@@ -161,7 +162,7 @@ pub async fn set_context(
 pub async fn delete_context(
     State(state): State<AppState>,
     caller: Caller,
-    Path((run_id, key)): Path<(String, String)>,
+    ApiPath((run_id, key)): ApiPath<(String, String)>,
 ) -> ApiResult<Json<ContextUpdate>> {
     let k = key.clone();
     let old = on_run(&state, &caller, run_id, move |e, id, actor| {

@@ -19,8 +19,7 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -35,6 +34,7 @@ use utoipa_axum::routes;
 
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiErrorBody, ApiResult};
+use crate::params::ApiQuery;
 use crate::routes::hitl::visible_run;
 use crate::state::AppState;
 
@@ -89,9 +89,8 @@ pub async fn stream_events(
     State(state): State<AppState>,
     caller: Caller,
     headers: HeaderMap,
-    query: Result<Query<EventQuery>, QueryRejection>,
+    ApiQuery(q): ApiQuery<EventQuery>,
 ) -> ApiResult<Response> {
-    let Query(q) = query.map_err(|e| ApiError::invalid(format!("query: {}", e.body_text())))?;
     // An empty header means "no id yet" (the SSE spec's reset), like no header.
     let last_event_id = headers.get("last-event-id").filter(|v| !v.as_bytes().trim_ascii().is_empty());
     let after = match last_event_id {
@@ -99,7 +98,7 @@ pub async fn stream_events(
             .to_str()
             .ok()
             .and_then(|v| v.trim().parse::<u64>().ok())
-            .ok_or_else(|| ApiError::invalid("Last-Event-ID: must be an event sequence number"))?,
+            .ok_or_else(|| ApiError::invalid_field("Last-Event-ID", "must be an event sequence number"))?,
         None => q.after.unwrap_or(0),
     };
     let filter = EventFilter { run_id: q.run_id.map(RunId::from_string), session_id: q.session_id, user_id: q.user_id };

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::Json;
 use chrono::{DateTime, Utc};
@@ -27,6 +27,7 @@ use crate::auth::Caller;
 use crate::error::{ApiError, ApiErrorBody, ApiResult};
 use crate::json::ApiJson;
 use crate::markdown;
+use crate::params::{ApiPath, ApiQuery};
 use crate::scope;
 use crate::state::AppState;
 
@@ -61,7 +62,7 @@ pub struct OpenedGate {
 pub async fn open_gate(
     State(state): State<AppState>,
     caller: Caller,
-    Path(run_id): Path<String>,
+    ApiPath(run_id): ApiPath<String>,
     headers: HeaderMap,
     ApiJson(mut new): ApiJson<NewGate>,
 ) -> ApiResult<(StatusCode, Json<OpenedGate>)> {
@@ -77,7 +78,9 @@ pub(crate) fn idempotency_key(headers: &HeaderMap) -> ApiResult<Option<String>> 
     headers
         .get("idempotency-key")
         .map(|key| {
-            key.to_str().map(str::to_owned).map_err(|_| ApiError::invalid("Idempotency-Key: must be visible ASCII"))
+            key.to_str()
+                .map(str::to_owned)
+                .map_err(|_| ApiError::invalid_field("Idempotency-Key", "must be visible ASCII"))
         })
         .transpose()
 }
@@ -143,12 +146,12 @@ pub struct WaitQuery {
 pub async fn wait_gate(
     State(state): State<AppState>,
     caller: Caller,
-    Path(gate_id): Path<String>,
-    Query(q): Query<WaitQuery>,
+    ApiPath(gate_id): ApiPath<String>,
+    ApiQuery(q): ApiQuery<WaitQuery>,
 ) -> ApiResult<Json<Gate>> {
     let timeout = q.timeout.unwrap_or(30.0);
     if !(0.0..=60.0).contains(&timeout) || timeout.is_nan() {
-        return Err(ApiError::invalid(format!("timeout: must be from 0 to 60 seconds, got {timeout}")));
+        return Err(ApiError::invalid_field("timeout", format!("must be from 0 to 60 seconds, got {timeout}")));
     }
     let gate_id = GateId::from_string(gate_id);
     let deadline = tokio::time::Instant::now() + Duration::from_secs_f64(timeout);
@@ -253,9 +256,10 @@ fn parse_status(s: Option<&str>) -> ApiResult<Option<GateStatus>> {
         "expired" => Some(GateStatus::Expired),
         "cancelled" => Some(GateStatus::Cancelled),
         other => {
-            return Err(ApiError::invalid(format!(
-                "status: `{other}` is not one of pending, resolved, expired, cancelled, all"
-            )))
+            return Err(ApiError::invalid_field(
+                "status",
+                format!("`{other}` is not one of pending, resolved, expired, cancelled, all"),
+            ))
         }
     })
 }
@@ -267,11 +271,11 @@ fn parse_status(s: Option<&str>) -> ApiResult<Option<GateStatus>> {
 pub async fn list_gates(
     State(state): State<AppState>,
     caller: Caller,
-    Query(q): Query<GateQuery>,
+    ApiQuery(q): ApiQuery<GateQuery>,
 ) -> ApiResult<Json<GateList>> {
     let limit = q.limit.unwrap_or(500);
     if limit > 10_000 {
-        return Err(ApiError::invalid("limit: at most 10000"));
+        return Err(ApiError::invalid_field("limit", "at most 10000"));
     }
     let mut filter = GateFilter {
         status: parse_status(q.status.as_deref())?,
@@ -332,7 +336,7 @@ pub struct GateDetail {
 pub async fn get_gate(
     State(state): State<AppState>,
     caller: Caller,
-    Path(gate_id): Path<String>,
+    ApiPath(gate_id): ApiPath<String>,
 ) -> ApiResult<Json<GateDetail>> {
     let id = GateId::from_string(gate_id);
     let (gate, run, turns) = state
@@ -367,7 +371,7 @@ pub async fn get_gate(
 pub async fn resolve_gate(
     State(state): State<AppState>,
     caller: Caller,
-    Path(gate_id): Path<String>,
+    ApiPath(gate_id): ApiPath<String>,
     ApiJson(input): ApiJson<DecisionInput>,
 ) -> ApiResult<Json<Gate>> {
     caller.require_reviewer()?;
@@ -423,7 +427,7 @@ pub struct ScoreReply {
 pub async fn score_gate(
     State(state): State<AppState>,
     caller: Caller,
-    Path(gate_id): Path<String>,
+    ApiPath(gate_id): ApiPath<String>,
     ApiJson(req): ApiJson<ScoreRequest>,
 ) -> ApiResult<Json<ScoreReply>> {
     let id = GateId::from_string(gate_id);

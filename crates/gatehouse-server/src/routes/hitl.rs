@@ -7,8 +7,7 @@
 //! Approvals live in [`approve`], the listings in [`listing`]; the run's
 //! lifecycle, status and state are here.
 
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 use chrono::{DateTime, Utc};
@@ -26,6 +25,7 @@ use utoipa_axum::routes;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiErrorBody, ApiResult};
 use crate::json::ApiJson;
+use crate::params::{ApiPath, ApiQuery};
 use crate::routes::gates::GateSummary;
 use crate::state::AppState;
 
@@ -44,11 +44,6 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(run_state))
         .routes(routes!(providers))
         .merge(listing::routes())
-}
-
-/// A query string that did not parse, as a 422 like every other bad input.
-pub(crate) fn query_error(e: QueryRejection) -> ApiError {
-    ApiError::invalid(format!("query: {}", e.body_text()))
 }
 
 /// The run, if the caller may see it (agents: runs they drive or take part
@@ -147,7 +142,7 @@ pub async fn start_run(
             visible_run(&state, &caller, &RunId::from_string(parent))
                 .await
                 .map_err(|e| match e.status() {
-                    StatusCode::NOT_FOUND => ApiError::invalid(format!("parent_run_id: {}", e.message())),
+                    StatusCode::NOT_FOUND => ApiError::invalid_field("parent_run_id", e.message()),
                     _ => e,
                 })?
                 .id,
@@ -234,7 +229,7 @@ pub struct RunStatusResponse {
 pub async fn run_status(
     State(state): State<AppState>,
     caller: Caller,
-    Path(run_id): Path<String>,
+    ApiPath(run_id): ApiPath<String>,
 ) -> ApiResult<Json<RunStatusResponse>> {
     let run = visible_run(&state, &caller, &RunId::from_string(run_id)).await?;
     let id = run.id.clone();
@@ -268,7 +263,7 @@ pub async fn run_status(
 pub async fn pause_run(
     State(state): State<AppState>,
     caller: Caller,
-    Path(run_id): Path<String>,
+    ApiPath(run_id): ApiPath<String>,
 ) -> ApiResult<Json<Run>> {
     caller.require_reviewer()?;
     let id = visible_run(&state, &caller, &RunId::from_string(run_id)).await?.id;
@@ -283,7 +278,7 @@ pub async fn pause_run(
 pub async fn resume_run(
     State(state): State<AppState>,
     caller: Caller,
-    Path(run_id): Path<String>,
+    ApiPath(run_id): ApiPath<String>,
 ) -> ApiResult<Json<Run>> {
     caller.require_reviewer()?;
     let id = visible_run(&state, &caller, &RunId::from_string(run_id)).await?.id;
@@ -306,11 +301,10 @@ pub struct CancelQuery {
 pub async fn cancel_run(
     State(state): State<AppState>,
     caller: Caller,
-    Path(run_id): Path<String>,
-    query: Result<Query<CancelQuery>, QueryRejection>,
+    ApiPath(run_id): ApiPath<String>,
+    ApiQuery(q): ApiQuery<CancelQuery>,
 ) -> ApiResult<Json<Run>> {
     caller.require_reviewer()?;
-    let Query(q) = query.map_err(query_error)?;
     let reason = q.reason.filter(|r| !r.trim().is_empty());
     let id = visible_run(&state, &caller, &RunId::from_string(run_id)).await?.id;
     Ok(Json(state.engine(move |e| e.cancel_run(&id, &caller.name, reason.as_deref())).await?))
@@ -342,7 +336,7 @@ pub struct RunStateResponse {
 pub async fn run_state(
     State(state): State<AppState>,
     caller: Caller,
-    Path(run_id): Path<String>,
+    ApiPath(run_id): ApiPath<String>,
 ) -> ApiResult<Json<RunStateResponse>> {
     let run = visible_run(&state, &caller, &RunId::from_string(run_id)).await?;
     let id = run.id.clone();

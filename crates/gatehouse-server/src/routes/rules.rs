@@ -6,8 +6,7 @@
 //! agent's gates in every run, so a scoped token sees and makes rules only
 //! for the agents its scope names.
 
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 use gatehouse_engine::{AllowRule, AllowRuleFilter, AllowRuleId, AllowRuleStatus, NewAllowRule};
@@ -19,7 +18,7 @@ use utoipa_axum::routes;
 use crate::auth::{missing, Caller};
 use crate::error::{ApiError, ApiErrorBody, ApiResult};
 use crate::json::ApiJson;
-use crate::routes::hitl::query_error;
+use crate::params::{ApiPath, ApiQuery};
 use crate::scope;
 use crate::state::AppState;
 
@@ -54,7 +53,10 @@ fn parse_status(s: Option<&str>) -> ApiResult<Option<AllowRuleStatus>> {
         "expired" => Some(AllowRuleStatus::Expired),
         "revoked" => Some(AllowRuleStatus::Revoked),
         other => {
-            return Err(ApiError::invalid(format!("status: `{other}` is not one of live, expired, revoked, all")));
+            return Err(ApiError::invalid_field(
+                "status",
+                format!("`{other}` is not one of live, expired, revoked, all"),
+            ));
         }
     })
 }
@@ -66,13 +68,12 @@ fn parse_status(s: Option<&str>) -> ApiResult<Option<AllowRuleStatus>> {
 pub async fn list_allow_rules(
     State(state): State<AppState>,
     caller: Caller,
-    query: Result<Query<AllowRuleQuery>, QueryRejection>,
+    ApiQuery(q): ApiQuery<AllowRuleQuery>,
 ) -> ApiResult<Json<AllowRuleList>> {
     caller.require_reviewer()?;
-    let Query(q) = query.map_err(query_error)?;
     let limit = q.limit.unwrap_or(500);
     if !(1..=5000).contains(&limit) {
-        return Err(ApiError::invalid(format!("limit: must be from 1 to 5000, got {limit}")));
+        return Err(ApiError::invalid_field("limit", format!("must be from 1 to 5000, got {limit}")));
     }
     let filter = AllowRuleFilter {
         agent: q.agent.filter(|a| !a.trim().is_empty()),
@@ -124,7 +125,7 @@ pub async fn create_allow_rule(
 pub async fn revoke_allow_rule(
     State(state): State<AppState>,
     caller: Caller,
-    Path(rule_id): Path<String>,
+    ApiPath(rule_id): ApiPath<String>,
 ) -> ApiResult<Json<AllowRule>> {
     caller.require_reviewer()?;
     let id = AllowRuleId::from_string(rule_id);

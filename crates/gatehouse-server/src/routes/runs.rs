@@ -3,8 +3,7 @@
 //! choose the next agent; and the run's event log as JSON for its
 //! timeline. Pause, resume and cancel are seed 004's endpoints in `hitl`.
 
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 use gatehouse_engine::store::EventFilter;
@@ -17,8 +16,8 @@ use utoipa_axum::routes;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiErrorBody, ApiResult};
 use crate::json::ApiJson;
+use crate::params::{ApiPath, ApiQuery};
 use crate::routes::collab::on_run;
-use crate::routes::hitl::query_error;
 use crate::state::AppState;
 
 /// This module's routes.
@@ -40,7 +39,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
 pub async fn step_run(
     State(state): State<AppState>,
     caller: Caller,
-    Path(run_id): Path<String>,
+    ApiPath(run_id): ApiPath<String>,
 ) -> ApiResult<Json<Run>> {
     caller.require_reviewer()?;
     Ok(Json(on_run(&state, &caller, run_id, |e, id, actor| e.step_run(id, actor)).await?))
@@ -64,7 +63,7 @@ pub struct ControlRequest {
 pub async fn set_control(
     State(state): State<AppState>,
     caller: Caller,
-    Path(run_id): Path<String>,
+    ApiPath(run_id): ApiPath<String>,
     ApiJson(req): ApiJson<ControlRequest>,
 ) -> ApiResult<Json<Run>> {
     caller.require_reviewer()?;
@@ -91,7 +90,7 @@ pub struct InstructionRequest {
 pub async fn inject_instruction(
     State(state): State<AppState>,
     caller: Caller,
-    Path(run_id): Path<String>,
+    ApiPath(run_id): ApiPath<String>,
     ApiJson(req): ApiJson<InstructionRequest>,
 ) -> ApiResult<(StatusCode, Json<Instruction>)> {
     caller.require_reviewer()?;
@@ -116,7 +115,7 @@ pub struct NextAgentRequest {
 pub async fn set_next_agent(
     State(state): State<AppState>,
     caller: Caller,
-    Path(run_id): Path<String>,
+    ApiPath(run_id): ApiPath<String>,
     ApiJson(req): ApiJson<NextAgentRequest>,
 ) -> ApiResult<Json<Run>> {
     caller.require_reviewer()?;
@@ -154,13 +153,12 @@ pub struct EventPage {
 pub async fn run_events(
     State(state): State<AppState>,
     caller: Caller,
-    Path(run_id): Path<String>,
-    query: Result<Query<EventsQuery>, QueryRejection>,
+    ApiPath(run_id): ApiPath<String>,
+    ApiQuery(q): ApiQuery<EventsQuery>,
 ) -> ApiResult<Json<EventPage>> {
-    let Query(q) = query.map_err(query_error)?;
     let limit = q.limit.unwrap_or(500);
     if !(1..=5000).contains(&limit) {
-        return Err(ApiError::invalid(format!("limit: must be from 1 to 5000, got {limit}")));
+        return Err(ApiError::invalid_field("limit", format!("must be from 1 to 5000, got {limit}")));
     }
     let after = q.after.unwrap_or(0);
     let events = on_run(&state, &caller, run_id, move |e, id, _| {

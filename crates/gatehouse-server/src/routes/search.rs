@@ -4,8 +4,7 @@
 //! matches are marked as parts of plain text (never HTML: it is agent
 //! text). Every parameter is read here so a bad one is a 422 naming it.
 
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::Json;
 use chrono::{DateTime, NaiveDate, NaiveTime, Utc};
 use gatehouse_engine::decision::DecisionAction;
@@ -21,6 +20,7 @@ use utoipa_axum::routes;
 
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiErrorBody, ApiResult};
+use crate::params::ApiQuery;
 use crate::scope;
 use crate::state::AppState;
 
@@ -137,9 +137,8 @@ pub struct GateSearchPage {
 pub async fn search_gates(
     State(state): State<AppState>,
     caller: Caller,
-    query: Result<Query<SearchQuery>, QueryRejection>,
+    ApiQuery(q): ApiQuery<SearchQuery>,
 ) -> ApiResult<Json<GateSearchPage>> {
-    let Query(q) = query.map_err(|e| ApiError::invalid(format!("query: {}", e.body_text())))?;
     let mut search = parse(q)?;
     if caller.role == TokenRole::Agent {
         search.agent = Some(caller.name.clone());
@@ -173,14 +172,14 @@ fn parse(q: SearchQuery) -> ApiResult<GateSearch> {
     let status = match given(q.status).as_deref() {
         None | Some("any") => None,
         Some(s) => Some(GateStatus::ALL.into_iter().find(|x| x.as_str() == s).ok_or_else(|| {
-            ApiError::invalid(format!("status: `{s}` is not one of any, pending, resolved, expired, cancelled"))
+            ApiError::invalid_field("status", format!("`{s}` is not one of any, pending, resolved, expired, cancelled"))
         })?),
     };
     let kind = match given(q.kind).as_deref() {
         None => None,
         Some(k) => Some(GateKind::ALL.into_iter().find(|x| x.as_str() == k).ok_or_else(|| {
             let kinds: Vec<&str> = GateKind::ALL.iter().map(|k| k.as_str()).collect();
-            ApiError::invalid(format!("kind: `{k}` is not one of {}", kinds.join(", ")))
+            ApiError::invalid_field("kind", format!("`{k}` is not one of {}", kinds.join(", ")))
         })?),
     };
     Ok(GateSearch {
@@ -199,12 +198,9 @@ fn parse(q: SearchQuery) -> ApiResult<GateSearch> {
 
 /// A whole number in `min..=max`.
 fn number(name: &str, value: &str, min: u32, max: u32) -> ApiResult<u32> {
-    value
-        .trim()
-        .parse::<u32>()
-        .ok()
-        .filter(|n| (min..=max).contains(n))
-        .ok_or_else(|| ApiError::invalid(format!("{name}: must be a whole number from {min} to {max}, got `{value}`")))
+    value.trim().parse::<u32>().ok().filter(|n| (min..=max).contains(n)).ok_or_else(|| {
+        ApiError::invalid_field(name, format!("must be a whole number from {min} to {max}, got `{value}`"))
+    })
 }
 
 /// An RFC 3339 time, or a date: its start, or for an end bound (`end`) the
@@ -218,9 +214,10 @@ fn instant(name: &str, value: &str, end: bool) -> ApiResult<DateTime<Utc>> {
         .ok()
         .and_then(|d| if end { d.succ_opt() } else { Some(d) })
         .ok_or_else(|| {
-            ApiError::invalid(format!(
-                "{name}: `{value}` is neither a date (YYYY-MM-DD) nor an RFC 3339 time (2026-03-01T09:00:00Z)"
-            ))
+            ApiError::invalid_field(
+                name,
+                format!("`{value}` is neither a date (YYYY-MM-DD) nor an RFC 3339 time (2026-03-01T09:00:00Z)"),
+            )
         })?;
     Ok(day.and_time(NaiveTime::MIN).and_utc())
 }

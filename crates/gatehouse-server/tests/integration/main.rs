@@ -16,6 +16,7 @@ mod guards;
 mod hitl;
 mod hitl_listings;
 mod instances;
+mod json_errors;
 mod mcp;
 mod orchestrated;
 mod robustness;

@@ -2,7 +2,7 @@
 //! a run's checkpoints. An edit's `edits` are merged over the gate's
 //! payload (RFC 7386) before the engine diffs and records them.
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::Json;
 use gatehouse_engine::decision::{DecisionAction, DecisionInput};
 use gatehouse_engine::{Gate, GateId, RunId};
@@ -13,6 +13,7 @@ use utoipa::ToSchema;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiErrorBody, ApiResult};
 use crate::json::ApiJson;
+use crate::params::ApiPath;
 use crate::state::AppState;
 
 /// What a reviewer does with a checkpoint: approve, edit or reject.
@@ -81,7 +82,7 @@ fn merge_patch(target: &mut Value, patch: &Value) {
 pub async fn approve(
     State(state): State<AppState>,
     caller: Caller,
-    Path(run_id): Path<String>,
+    ApiPath(run_id): ApiPath<String>,
     ApiJson(req): ApiJson<ApproveRequest>,
 ) -> ApiResult<Json<Gate>> {
     caller.require_reviewer()?;
@@ -110,7 +111,7 @@ pub async fn approve(
         let edits = req
             .edits
             .filter(|e| !e.is_null())
-            .ok_or_else(|| ApiError::invalid("edits: an `edit` needs the edited fields"))?;
+            .ok_or_else(|| ApiError::invalid_field("edits", "an `edit` needs the edited fields"))?;
         input.payload = Some(match gate.payload {
             Some(mut payload) => {
                 merge_patch(&mut payload, &edits);

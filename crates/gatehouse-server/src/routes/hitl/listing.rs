@@ -6,8 +6,7 @@
 //! Seed 004 writes its filters as `?user_id=&status=`, so an empty value
 //! means "no filter" here, never "the empty name".
 
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
 use axum::Json;
 use chrono::{DateTime, Utc};
 use gatehouse_engine::plan::ProgressState;
@@ -17,9 +16,9 @@ use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::query_error;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiErrorBody, ApiResult};
+use crate::params::{ApiPath, ApiQuery};
 use crate::routes::gates::{GateList, GateSummary};
 use crate::scope;
 use crate::state::AppState;
@@ -135,7 +134,7 @@ fn parse_limit(raw: Option<String>, default: u32, max: u32) -> ApiResult<u32> {
     let Some(raw) = non_empty(raw) else { return Ok(default) };
     match raw.trim().parse::<u32>() {
         Ok(n) if (1..=max).contains(&n) => Ok(n),
-        _ => Err(ApiError::invalid(format!("limit: `{raw}` is not a whole number from 1 to {max}"))),
+        _ => Err(ApiError::invalid_field("limit", format!("`{raw}` is not a whole number from 1 to {max}"))),
     }
 }
 
@@ -145,7 +144,7 @@ fn parse_offset(raw: Option<String>) -> ApiResult<Option<u32>> {
     raw.trim()
         .parse::<u32>()
         .map(Some)
-        .map_err(|_| ApiError::invalid(format!("offset: `{raw}` is not a whole number from 0 to {}", u32::MAX)))
+        .map_err(|_| ApiError::invalid_field("offset", format!("`{raw}` is not a whole number from 0 to {}", u32::MAX)))
 }
 
 /// Parses a comma-separated `status`, naming the parameter and the bad value.
@@ -156,8 +155,8 @@ fn parse_statuses(raw: Option<String>) -> ApiResult<Vec<RunStatus>> {
         .filter(|s| !s.is_empty())
         .map(|s| {
             serde_json::from_value(serde_json::Value::String(s.to_owned())).map_err(|_| {
-                ApiError::invalid(format!(
-                    "status: `{s}` is not a run status; use created, active, awaiting_human, paused, completed, failed or cancelled"
+                ApiError::invalid_field("status", format!(
+                    "`{s}` is not a run status; use created, active, awaiting_human, paused, completed, failed or cancelled"
                 ))
             })
         })
@@ -168,10 +167,10 @@ fn parse_statuses(raw: Option<String>) -> ApiResult<Vec<RunStatus>> {
 fn live_statuses(raw: Option<String>) -> ApiResult<Vec<RunStatus>> {
     let statuses = parse_statuses(raw)?;
     if let Some(done) = statuses.iter().find(|s| s.is_terminal()) {
-        return Err(ApiError::invalid(format!(
-            "status: `{}` has ended; active runs are created, active, awaiting_human or paused",
-            done.as_str()
-        )));
+        return Err(ApiError::invalid_field(
+            "status",
+            format!("`{}` has ended; active runs are created, active, awaiting_human or paused", done.as_str()),
+        ));
     }
     Ok(if statuses.is_empty() { LIVE.to_vec() } else { statuses })
 }
@@ -220,9 +219,8 @@ async fn summaries(state: &AppState, caller: &Caller, filter: RunFilter) -> ApiR
 pub async fn list_runs(
     State(state): State<AppState>,
     caller: Caller,
-    query: Result<Query<RunsQuery>, QueryRejection>,
+    ApiQuery(q): ApiQuery<RunsQuery>,
 ) -> ApiResult<Json<RunList>> {
-    let Query(q) = query.map_err(query_error)?;
     let filter = RunFilter {
         statuses: parse_statuses(q.status)?,
         user_id: non_empty(q.user_id),
@@ -239,9 +237,8 @@ pub async fn list_runs(
 pub async fn active_runs(
     State(state): State<AppState>,
     caller: Caller,
-    query: Result<Query<ActiveQuery>, QueryRejection>,
+    ApiQuery(q): ApiQuery<ActiveQuery>,
 ) -> ApiResult<Json<RunList>> {
-    let Query(q) = query.map_err(query_error)?;
     let filter = RunFilter {
         statuses: live_statuses(q.status)?,
         user_id: non_empty(q.user_id),
@@ -259,10 +256,9 @@ pub async fn active_runs(
 pub async fn session_active_runs(
     State(state): State<AppState>,
     caller: Caller,
-    Path(session_id): Path<String>,
-    query: Result<Query<SessionQuery>, QueryRejection>,
+    ApiPath(session_id): ApiPath<String>,
+    ApiQuery(q): ApiQuery<SessionQuery>,
 ) -> ApiResult<Json<RunList>> {
-    let Query(q) = query.map_err(query_error)?;
     let filter = RunFilter {
         statuses: LIVE.to_vec(),
         user_id: non_empty(q.user_id),
@@ -281,9 +277,8 @@ pub async fn session_active_runs(
 pub async fn pending_approvals(
     State(state): State<AppState>,
     caller: Caller,
-    query: Result<Query<PendingQuery>, QueryRejection>,
+    ApiQuery(q): ApiQuery<PendingQuery>,
 ) -> ApiResult<Json<GateList>> {
-    let Query(q) = query.map_err(query_error)?;
     let limit = parse_limit(q.limit, 500, 10_000)?;
     let agent = (caller.role == TokenRole::Agent).then(|| caller.name.clone());
     let user = non_empty(q.user_id);

@@ -1,0 +1,138 @@
+//! Every error a client gets is the JSON error body (`code`, `message`,
+//! and `field` naming the offending parameter where there is one): bad
+//! query and path values on every operation of the OpenAPI document, the
+//! router's own 404 and 405, and rmcp's answers at `/mcp`.
+
+use crate::common;
+
+use common::TestServer;
+use reqwest::Method;
+use serde_json::{json, Value};
+
+/// Sends `request` and returns its status and JSON error body, failing the
+/// test if the body is not the JSON error body.
+async fn json_error(request: reqwest::RequestBuilder, what: &str) -> (u16, Value) {
+    let resp = request.send().await.expect("request");
+    let status = resp.status().as_u16();
+    let content_type = resp.headers().get("content-type").map(|v| v.to_str().unwrap_or_default().to_owned());
+    let text = resp.text().await.unwrap_or_default();
+    assert!(status >= 400, "{what}: {status} {text}");
+    assert_eq!(content_type.as_deref(), Some("application/json"), "{what}: {status} {text}");
+    let body: Value = serde_json::from_str(&text).unwrap_or_else(|_| panic!("{what}: not JSON: {text}"));
+    assert!(body["code"].is_string(), "{what}: no code: {body}");
+    assert!(body["message"].as_str().is_some_and(|m| !m.is_empty()), "{what}: no message: {body}");
+    (status, body)
+}
+
+/// Whether a parameter's schema is one that `abc` cannot be: a number, a
+/// boolean or an enum (directly, in `oneOf`, or behind a `$ref`).
+fn rejects_text(schema: &Value, doc: &Value) -> bool {
+    if let Some(name) = schema["$ref"].as_str().and_then(|r| r.rsplit('/').next()) {
+        return rejects_text(&doc["components"]["schemas"][name], doc);
+    }
+    if let Some(options) = schema["oneOf"].as_array().or(schema["anyOf"].as_array()) {
+        return options.iter().filter(|o| o["type"] != "null").all(|o| rejects_text(o, doc));
+    }
+    let types: Vec<&str> = match &schema["type"] {
+        Value::String(t) => vec![t.as_str()],
+        Value::Array(ts) => ts.iter().filter_map(Value::as_str).filter(|t| *t != "null").collect(),
+        _ => Vec::new(),
+    };
+    schema["enum"].is_array()
+        || (!types.is_empty() && types.iter().all(|t| ["integer", "number", "boolean"].contains(t)))
+}
+
+#[tokio::test]
+async fn every_operations_bad_query_and_path_values_answer_json_naming_the_parameter() {
+    let s = TestServer::start().await;
+    let run = s.run().await;
+    let gate = s.gate(&run, json!({"kind": "question", "text": "Region?"})).await;
+    let (_, doc) = s.get("/openapi.json", &s.admin).await;
+
+    // The document's paths are absolute (`/api/hitl/...`).
+    let url = |path: &str| format!("http://{}{path}", s.server.addr);
+    let mut checked = 0;
+    for (template, operations) in doc["paths"].as_object().expect("paths") {
+        for (method, operation) in operations.as_object().expect("operations") {
+            let method = Method::from_bytes(method.to_uppercase().as_bytes()).expect("a method");
+            let parameters = operation["parameters"].as_array().cloned().unwrap_or_default();
+            let real_path = template.replace("{run_id}", &run).replace("{gate_id}", &gate);
+            for parameter in &parameters {
+                let name = parameter["name"].as_str().expect("a parameter name");
+                let what = format!("{method} {template} with a bad {name}");
+                let (url, documented) = match parameter["in"].as_str() {
+                    // Not UTF-8 once decoded: no path parameter can be read from it.
+                    Some("path") => (url(&template.replace(&format!("{{{name}}}"), "%FF")), true),
+                    Some("query") if rejects_text(&parameter["schema"], &doc) => {
+                        (url(&format!("{real_path}?{name}=abc")), true)
+                    }
+                    _ => continue,
+                };
+                assert!(documented && operation["responses"]["422"].is_object(), "{what}: 422 is not documented");
+                let mut named = false;
+                for token in [&s.admin, &s.agent] {
+                    let (status, body) =
+                        json_error(s.http.request(method.clone(), &url).bearer_auth(token), &what).await;
+                    assert!(status < 500, "{what}: {status} {body}");
+                    named |= status == 422 && body["field"] == name;
+                }
+                assert!(named, "{what}: no 422 naming `{name}` for the admin or the agent");
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 30, "only {checked} parameters checked");
+}
+
+#[tokio::test]
+async fn the_reported_plain_text_errors_are_json_naming_the_field() {
+    let s = TestServer::start().await;
+    let run = s.run().await;
+    let gate = s.gate(&run, json!({"kind": "question", "text": "Region?"})).await;
+    for (path, field) in [
+        ("/gates?limit=-1".to_owned(), "limit"),
+        ("/gates?kind=".to_owned(), "kind"),
+        (format!("/gates/{gate}/wait?timeout=abc"), "timeout"),
+    ] {
+        let (status, body) = json_error(s.http.get(s.url(&path)).bearer_auth(&s.reviewer), &path).await;
+        assert_eq!(
+            (status, body["code"].as_str(), body["field"].as_str()),
+            (422, Some("invalid"), Some(field)),
+            "{path}: {body}"
+        );
+        assert!(body["message"].as_str().unwrap().starts_with(field), "{path}: {body}");
+    }
+}
+
+#[tokio::test]
+async fn an_engine_refusal_names_its_field() {
+    let s = TestServer::start().await;
+    let run = s.run().await;
+    let (status, body) = s.post(&format!("/runs/{run}/gates"), &s.agent, json!({"kind": "question", "text": ""})).await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(body["field"], "text", "{body}");
+}
+
+#[tokio::test]
+async fn the_routers_404_and_405_are_json() {
+    let s = TestServer::start().await;
+    let (status, body) = json_error(s.http.delete(s.url("/gates")).bearer_auth(&s.admin), "DELETE /gates").await;
+    assert_eq!((status, body["code"].as_str()), (405, Some("method_not_allowed")), "{body}");
+    let (status, body) = json_error(s.http.get(s.url("/no-such-route")).bearer_auth(&s.admin), "unknown path").await;
+    assert_eq!((status, body["code"].as_str()), (404, Some("not_found")), "{body}");
+}
+
+#[tokio::test]
+async fn mcp_answers_an_oversized_or_non_json_body_with_json() {
+    let s = TestServer::start_with(gatehouse_server::ServerConfig { body_limit: 1024, ..Default::default() }).await;
+    let mcp = format!("http://{}/mcp", s.server.addr);
+    let post = || s.http.post(&mcp).bearer_auth(&s.agent).header("accept", "application/json, text/event-stream");
+    let (status, body) = json_error(
+        post().header("content-type", "application/json").body(format!("{{\"x\": \"{}\"}}", "a".repeat(4096))),
+        "an oversized MCP body",
+    )
+    .await;
+    assert_eq!((status, body["code"].as_str()), (413, Some("payload_too_large")), "{body}");
+    let (status, body) = json_error(post().header("content-type", "text/plain").body("hello"), "a text MCP body").await;
+    assert_eq!((status, body["code"].as_str()), (415, Some("invalid")), "{body}");
+}
