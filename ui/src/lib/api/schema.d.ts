@@ -73,6 +73,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/hitl/audit/anchor": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The audit log's head (sequence number and hash) to keep elsewhere: a
+         *     later `GET /audit/verify?anchor=SEQ:HASH` proves nothing up to it was
+         *     truncated or rewritten. Admins with unscoped tokens only.
+         */
+        get: operations["audit_anchor"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/hitl/audit/verify": {
         parameters: {
             query?: never;
@@ -80,7 +101,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Verifies the hash-chained audit log end to end. Admins with unscoped tokens only. */
+        /**
+         * Verifies the hash-chained audit log end to end (with the server's audit
+         *     key, and against an anchor if given) and every stored row against it.
+         *     Admins with unscoped tokens only.
+         */
         get: operations["verify_audit"];
         put?: never;
         post?: never;
@@ -1086,6 +1111,12 @@ export interface components {
             code: components["schemas"]["ApiErrorCode"];
             /** @description What went wrong and what to do. */
             message: string;
+            /**
+             * @description The offending field, parameter or path segment, where there is one:
+             *     a body field's path (`options[1].title`), a query parameter
+             *     (`limit`), a path parameter (`id`).
+             */
+            field?: string | null;
             /** @description For a gate conflict: who decided first. */
             resolved_by?: string | null;
             /**
@@ -1098,7 +1129,7 @@ export interface components {
          * @description Machine-readable error codes of the API.
          * @enum {string}
          */
-        ApiErrorCode: "unauthorized" | "forbidden" | "not_found" | "conflict" | "payload_too_large" | "invalid" | "internal";
+        ApiErrorCode: "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "invalid" | "unavailable" | "internal";
         /**
          * @description What a reviewer does with a checkpoint: approve, edit or reject.
          * @enum {string}
@@ -1126,6 +1157,20 @@ export interface components {
              */
             approved_by?: string | null;
         };
+        /**
+         * @description The log's head as someone kept it elsewhere: `SEQ:HASH` (hex). Verifying
+         *     against it proves the log still holds that event with that hash, so
+         *     nothing up to it was truncated or rewritten.
+         */
+        AuditAnchor: {
+            /**
+             * Format: int64
+             * @description The head's sequence number (0 for an empty log).
+             */
+            seq: number;
+            /** @description Its chained hash, hex. */
+            hash: string;
+        };
         /** @description The result of verifying the audit log. */
         AuditReport: {
             /**
@@ -1140,11 +1185,34 @@ export interface components {
             purged_events: number;
             /**
              * Format: int64
-             * @description Resolved gates cross-checked against their logged decisions.
+             * @description Logged decisions compared with the stored ones (rows and gates').
              */
             decisions_checked: number;
+            /**
+             * Format: int64
+             * @description Stored rows compared with the state the log implies.
+             */
+            rows_checked?: number;
+            /**
+             * Format: int64
+             * @description The newest event's sequence number.
+             */
+            head_seq?: number;
             /** @description The newest hash, hex: anchor it elsewhere to detect a rewritten log. */
             head_hash: string;
+            /** @description Whether the links were checked with the audit key. */
+            keyed?: boolean;
+            /**
+             * Format: int64
+             * @description The first event chained with a key; the ones before it predate the key.
+             */
+            keyed_from?: number | null;
+            /**
+             * Format: int64
+             * @description Keyed links not checked, for want of the key.
+             */
+            unchecked_links?: number;
+            anchor?: null | components["schemas"]["AuditAnchor"];
             /** @description Everything found wrong; empty when the log is intact. */
             problems: string[];
         };
@@ -1346,6 +1414,11 @@ export interface components {
              * @description Milliseconds from the gate opening to this decision.
              */
             latency_ms: number;
+            /**
+             * @description Decided with the same token that opened the gate, on a server that
+             *     allows it (the single-user desktop app, `serve --allow-self-review`).
+             */
+            self_decided?: boolean;
         };
         /**
          * @description What was decided.
@@ -1799,6 +1872,12 @@ export interface components {
             /** @description The agent's idempotency key. */
             idempotency_key?: string | null;
             /**
+             * @description The id of the API token that opened it (none when the engine was
+             *     called directly): that token never decides it, unless the server
+             *     allows self-review, and then its decision says so.
+             */
+            opened_by?: string | null;
+            /**
              * Format: date-time
              * @description When it opened.
              */
@@ -1924,6 +2003,12 @@ export interface components {
              * @description Gates a person decided.
              */
             human_decided: number;
+            /**
+             * Format: int64
+             * @description Of those, gates decided with the token that opened them (only where
+             *     the server allows self-review).
+             */
+            self_decided: number;
             /**
              * Format: double
              * @description `waited_for_human / gates`, the HITL rate; absent without gates.
@@ -2573,6 +2658,7 @@ export interface components {
             runs: components["schemas"]["RunRecord"][];
             /** @description Their events in order. */
             events: components["schemas"]["EventBody"][];
+            anchor?: null | components["schemas"]["AuditAnchor"];
         };
         /** @description What a recording covers. */
         RecordingScope: {
@@ -3118,6 +3204,15 @@ export interface operations {
                     "application/json": components["schemas"]["AllowRuleList"];
                 };
             };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3155,6 +3250,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AllowRule"];
+                };
+            };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
             403: {
@@ -3195,6 +3299,15 @@ export interface operations {
                     "application/json": components["schemas"]["AllowRule"];
                 };
             };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3204,6 +3317,15 @@ export interface operations {
                 };
             };
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description A parameter is malformed or out of range; `field` names it */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3235,7 +3357,52 @@ export interface operations {
                     "application/json": components["schemas"]["GateList"];
                 };
             };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    audit_anchor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditAnchor"];
+                };
+            };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3247,7 +3414,14 @@ export interface operations {
     };
     verify_audit: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description A head kept elsewhere (`SEQ:HASH`, from `GET /audit/anchor` or
+                 *     `gatehouse audit anchor`): the log must still hold that event with
+                 *     that hash, so nothing up to it was truncated or rewritten.
+                 */
+                anchor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -3262,7 +3436,24 @@ export interface operations {
                     "application/json": components["schemas"]["AuditReport"];
                 };
             };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3304,6 +3495,15 @@ export interface operations {
                 };
                 content: {
                     "text/event-stream": components["schemas"]["Event"];
+                };
+            };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
             403: {
@@ -3364,6 +3564,15 @@ export interface operations {
                     "application/json": components["schemas"]["GateList"];
                 };
             };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3417,6 +3626,15 @@ export interface operations {
                     "application/json": components["schemas"]["GateSearchPage"];
                 };
             };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3447,7 +3665,25 @@ export interface operations {
                     "application/json": components["schemas"]["GateDetail"];
                 };
             };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description A parameter is malformed or out of range; `field` names it */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3479,6 +3715,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Gate"];
+                };
+            };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
             403: {
@@ -3539,6 +3784,15 @@ export interface operations {
                     "application/json": components["schemas"]["ScoreReply"];
                 };
             };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3596,6 +3850,15 @@ export interface operations {
                     "application/json": components["schemas"]["Gate"];
                 };
             };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3631,6 +3894,15 @@ export interface operations {
                     "application/json": components["schemas"]["MetricsResponse"];
                 };
             };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3658,6 +3930,15 @@ export interface operations {
                     "application/json": components["schemas"]["ProvidersResponse"];
                 };
             };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
         };
     };
     import_recording: {
@@ -3679,6 +3960,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ImportSummary"];
+                };
+            };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
             403: {
@@ -3726,6 +4016,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PurgeReport"];
+                };
+            };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
             403: {
@@ -3816,6 +4115,15 @@ export interface operations {
                     "application/json": components["schemas"]["Run"];
                 };
             };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3874,6 +4182,15 @@ export interface operations {
                     "application/json": components["schemas"]["Gate"];
                 };
             };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3928,6 +4245,15 @@ export interface operations {
                     "application/json": components["schemas"]["Run"];
                 };
             };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3945,6 +4271,15 @@ export interface operations {
                 };
             };
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description A parameter is malformed or out of range; `field` names it */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3974,6 +4309,15 @@ export interface operations {
                     "application/json": components["schemas"]["Run"];
                 };
             };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3991,6 +4335,15 @@ export interface operations {
                 };
             };
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description A parameter is malformed or out of range; `field` names it */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4020,6 +4373,15 @@ export interface operations {
                     "application/json": components["schemas"]["RunStateResponse"];
                 };
             };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4029,6 +4391,15 @@ export interface operations {
                 };
             };
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description A parameter is malformed or out of range; `field` names it */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4058,6 +4429,15 @@ export interface operations {
                     "application/json": components["schemas"]["RunStatusResponse"];
                 };
             };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4067,6 +4447,15 @@ export interface operations {
                 };
             };
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description A parameter is malformed or out of range; `field` names it */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4103,6 +4492,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RunList"];
+                };
+            };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
             422: {
@@ -4143,6 +4541,15 @@ export interface operations {
                     "application/json": components["schemas"]["RunList"];
                 };
             };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4175,6 +4582,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Run"];
+                };
+            };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
             403: {
@@ -4233,6 +4649,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4242,6 +4667,15 @@ export interface operations {
                 };
             };
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description A parameter is malformed or out of range; `field` names it */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4271,6 +4705,15 @@ export interface operations {
                     "application/json": components["schemas"]["ContextChange"][];
                 };
             };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4280,6 +4723,15 @@ export interface operations {
                 };
             };
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description A parameter is malformed or out of range; `field` names it */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4313,6 +4765,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ContextUpdate"];
+                };
+            };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
             403: {
@@ -4371,6 +4832,15 @@ export interface operations {
                     "application/json": components["schemas"]["ContextUpdate"];
                 };
             };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4388,6 +4858,15 @@ export interface operations {
                 };
             };
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description A parameter is malformed or out of range; `field` names it */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4419,6 +4898,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Run"];
+                };
+            };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
             403: {
@@ -4482,6 +4970,15 @@ export interface operations {
                     "application/json": components["schemas"]["Directive"];
                 };
             };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4533,6 +5030,15 @@ export interface operations {
                     "application/json": components["schemas"]["EventPage"];
                 };
             };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4581,6 +5087,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Run"];
+                };
+            };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
             403: {
@@ -4644,6 +5159,15 @@ export interface operations {
                     "application/json": components["schemas"]["OpenedGate"];
                 };
             };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4692,6 +5216,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Instruction"];
+                };
+            };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
             403: {
@@ -4752,6 +5285,15 @@ export interface operations {
                     "application/json": components["schemas"]["Run"];
                 };
             };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4806,6 +5348,15 @@ export interface operations {
                     "application/json": components["schemas"]["PlanView"];
                 };
             };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4815,6 +5366,15 @@ export interface operations {
                 };
             };
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description A parameter is malformed or out of range; `field` names it */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4846,6 +5406,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PlanRevision"];
+                };
+            };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
             403: {
@@ -4902,6 +5471,15 @@ export interface operations {
                     "application/json": components["schemas"]["Recording"];
                 };
             };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4911,6 +5489,15 @@ export interface operations {
                 };
             };
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description A parameter is malformed or out of range; `field` names it */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4940,6 +5527,15 @@ export interface operations {
                     "application/json": components["schemas"]["Run"];
                 };
             };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4957,6 +5553,15 @@ export interface operations {
                 };
             };
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description A parameter is malformed or out of range; `field` names it */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4991,6 +5596,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ToolCallReply"];
+                };
+            };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
             403: {
@@ -5054,6 +5668,15 @@ export interface operations {
                     "application/json": components["schemas"]["ToolCallReply"];
                 };
             };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5113,6 +5736,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ToolCallReply"];
+                };
+            };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
             403: {
@@ -5180,6 +5812,15 @@ export interface operations {
                     "application/json": components["schemas"]["TurnReply"];
                 };
             };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5237,6 +5878,15 @@ export interface operations {
                     "application/json": components["schemas"]["RunList"];
                 };
             };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5267,6 +5917,15 @@ export interface operations {
                     "application/json": components["schemas"]["Recording"];
                 };
             };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5276,6 +5935,15 @@ export interface operations {
                 };
             };
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description A parameter is malformed or out of range; `field` names it */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5300,6 +5968,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TokenList"];
+                };
+            };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
             403: {
@@ -5331,6 +6008,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CreatedToken"];
+                };
+            };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
             403: {
@@ -5369,6 +6055,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Token"];
+                };
+            };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
             403: {
