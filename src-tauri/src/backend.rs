@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use gatehouse_engine::event::AuditKey;
-use gatehouse_engine::{Engine, EngineConfig, TokenRole};
+use gatehouse_engine::{private_files, Engine, EngineConfig, TokenRole};
 use gatehouse_server::{ProviderRegistry, RunningServer, ServerConfig};
 
 use crate::connection::Server;
@@ -42,7 +42,8 @@ impl Backend {
     pub fn start(db: PathBuf, ui_dir: Option<PathBuf>, welcome: bool, audit_key: Option<AuditKey>) -> Result<Self> {
         let first_start = !db.exists();
         if let Some(parent) = db.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).with_context(|| {
+            // Readable only by this user: the database holds every payload and decision.
+            private_files::create_private_dir(parent).with_context(|| {
                 format!("cannot create {}; check its permissions or pass --db PATH", parent.display())
             })?;
         }
