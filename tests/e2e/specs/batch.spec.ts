@@ -117,9 +117,10 @@ test("two reviewers share a batch: each sees the other's decisions live, and a c
   await expect(bob.getByTestId("batch-notice")).toContainText("1 action still open");
   await expect(row(bob, "c").getByTestId("batch-action-state")).toContainText("approve by bob");
 
-  // Alice approves the rest with `a`: only a is open.
+  // Alice approves the rest with `a` and Ctrl+Enter: only a is open.
   await alice.getByTestId("resolution-modal").focus();
   await alice.keyboard.press("a");
+  await alice.keyboard.press("Control+Enter");
   const decided = await waiting;
   expect((decided.decision?.actions ?? []).map((x) => [x.id, x.action, x.decided_by])).toEqual([
     ["a", "approve", "alice"],

@@ -79,6 +79,7 @@ test("a preset answer or rejection is one key press, and the agent learns which 
   await expect(modal.getByTestId("preset-us")).toHaveAttribute("aria-keyshortcuts", "2");
   await modal.focus();
   await page.keyboard.press("2");
+  await page.keyboard.press("Control+Enter");
   const first = await answered;
   expect([first.decision?.action, first.decision?.text, first.decision?.option]).toEqual(["respond", "Use us-east-1", "us"]);
 
@@ -86,6 +87,7 @@ test("a preset answer or rejection is one key press, and the agent learns which 
   await expect(modal.getByTestId("preset-unsafe")).toContainText("Refuse on safety grounds");
   await modal.focus();
   await page.keyboard.press("1");
+  await page.keyboard.press("Control+Enter");
   const second = await rejected;
   expect([second.decision?.action, second.decision?.text, second.decision?.option]).toEqual(["reject", "Never drop users.", "unsafe"]);
   await expect(page.getByTestId("blocker-row")).toHaveCount(0);

@@ -1,5 +1,5 @@
 // A reviewer resolves gates with the keyboard alone (j/k, Enter, typing,
-// r, Ctrl+Enter, Esc) and the agents' pending long polls get the decisions.
+// Alt+r from the note, Ctrl+Enter, Esc) and the agents' pending long polls get the decisions.
 
 import { expect, signIn, test } from "../support/fixtures";
 
@@ -67,8 +67,11 @@ test("a reviewer answers and rejects with only the keyboard and the waiting agen
   await page.keyboard.press("Enter");
   await expect(modal).toHaveAttribute("data-gate-id", approval.id);
   await expect(modal.getByTestId("decide-approve")).toBeEnabled();
-  await page.keyboard.press("r");
+  // The cursor starts in the note, where r is a letter: Alt+r arms the rejection from there.
   await expect(modal.getByTestId("answer-input")).toBeFocused();
+  await page.keyboard.press("Alt+r");
+  await expect(modal.getByTestId("answer-input")).toBeFocused();
+  await expect(modal.getByTestId("answer-input")).toHaveValue("");
   await expect(modal.getByText("Reason for rejecting")).toBeVisible();
   await page.keyboard.type("Invoices from 2019 are still audited.");
   await page.keyboard.press("Control+Enter");
@@ -105,7 +108,9 @@ test("? lists the shortcuts from an open gate too, without the view keys, and cl
   await expect(modal).toHaveAttribute("data-gate-id", gate.id);
   await expect(modal.getByTestId("decide-approve")).toBeEnabled();
 
-  // ? in the gate: the list, headed truthfully (the view keys are not for an open gate).
+  // ? in the gate (from the dialog; in the note, where the cursor starts, ? is a character):
+  // the list, headed truthfully (the view keys are not for an open gate).
+  await modal.focus();
   await page.keyboard.press("?");
   const shortcuts = page.getByTestId("shortcuts-dialog");
   await expect(shortcuts).toBeVisible();

@@ -50,8 +50,10 @@ test("a quality gate is scored criterion by criterion: below the required score 
   await expect(verdict).toHaveAttribute("data-passes", "false");
   await expect(verdict).toContainText("below the required score");
 
-  // Nothing is sent before every score is justified.
+  // Nothing is sent before every score is justified: a arms the approval, Ctrl+Enter confirms it, and it is refused.
   await page.keyboard.press("a");
+  await expect(modal.getByTestId("armed-decision")).toHaveText("Approve this deliverable as proposed, for writer.");
+  await page.keyboard.press("Control+Enter");
   await expect(modal.getByTestId("decision-problem")).toHaveText("Justify the score of Accuracy, Clarity, Tone.");
   const justifications = review.getByTestId("justification");
   const why = ["2 of 9 version numbers are wrong", "Mostly readable", "Friendly"];
@@ -141,8 +143,9 @@ test("a goal is refined one round and accepted the next, with the change between
   // A goal is refined or accepted, never rejected.
   await expect(modal.getByTestId("decide-reject")).toHaveCount(0);
 
-  // v: refine, saying what to change.
-  await page.keyboard.press("v");
+  // v (Alt+v from the note, where the cursor starts): refine, saying what to change.
+  await expect(modal.getByTestId("answer-input")).toBeFocused();
+  await page.keyboard.press("Alt+v");
   await expect(modal.getByTestId("answer-input")).toBeFocused();
   await expect(modal.getByText("What should change")).toBeVisible();
   await expect(modal.getByTestId("decide-needs_revision")).toContainText("Confirm: refine");
@@ -170,7 +173,10 @@ test("a goal is refined one round and accepted the next, with the change between
   expect(added).not.toContain("release notes");
   await expect(review.getByTestId("goal-previous-feedback")).toHaveText(`Asked last round (alice): ${feedback}`);
 
-  await page.keyboard.press("a");
+  // Alt+a arms the acceptance; Ctrl+Enter confirms it.
+  await page.keyboard.press("Alt+a");
+  await expect(modal.getByTestId("decide-approve")).toContainText("Confirm: accept goal");
+  await page.keyboard.press("Control+Enter");
   expect((await accepted).decision).toMatchObject({ action: "approve", decided_by: "alice" });
   await expect(modal).toHaveCount(0);
   await expect(page.getByTestId("blocker-count")).toHaveText("0");
@@ -213,8 +219,9 @@ test("a plan is reviewed as tasks with status and dependencies, modified by keyb
   await expect(modal.getByTestId("decide-edit")).toContainText("Approve modified plan");
   await expect(modal.getByTestId("decide-reject")).toBeVisible();
 
-  // n adds a task and puts the cursor in its description; Tab on to its status and dependencies.
-  await page.keyboard.press("n");
+  // n (Alt+n from the note, where the cursor starts) adds a task and puts the cursor in its
+  // description; Tab on to its status and dependencies.
+  await page.keyboard.press("Alt+n");
   await expect(tasks).toHaveCount(4);
   const added = tasks.nth(3);
   await expect(added).toHaveAttribute("data-task-id", "task-4");
@@ -280,7 +287,9 @@ test("a plan is reviewed as tasks with status and dependencies, modified by keyb
   await expect(review).toContainText("by alice");
   await expect(review.getByTestId("plan-diff")).toContainText("task-4 added");
   await expect(review.getByTestId("plan-edits")).toHaveCount(0);
-  await page.keyboard.press("a");
+  await page.keyboard.press("Alt+a");
+  await expect(modal.getByTestId("armed-decision")).toHaveText("Approve this plan as proposed, for planner.");
+  await page.keyboard.press("Control+Enter");
   const final = await approved;
   expect(final.decision).toMatchObject({ action: "approve", decided_by: "alice" });
   expect(final.decision?.payload ?? null).toBeNull();

@@ -34,8 +34,8 @@ test("a reviewer edits a payload and the agent gets the edited payload with the 
   await expect(editorPanel.getByTestId("example-changes")).toContainText("differ from the example");
   await expect(editorPanel.getByTestId("payload-edits")).toHaveCount(0);
 
-  // e puts the cursor in the payload; replace it, first with broken JSON.
-  await page.keyboard.press("e");
+  // e (Alt+e from the note, where the cursor starts) puts the cursor in the payload; replace it, first with broken JSON.
+  await page.keyboard.press("Alt+e");
   await expect(editorPanel.getByTestId("payload-input")).toBeFocused();
   await page.keyboard.press("Control+a");
   await page.keyboard.insertText('{"tool": "resize", "args": {');
@@ -94,7 +94,7 @@ test("reset to proposed undoes the reviewer's edits", async ({ page, gatehouse }
   await page.keyboard.press("Enter");
   const modal = page.getByTestId("resolution-modal");
   await expect(modal.getByTestId("payload-input")).toContainText('"prod"');
-  await page.keyboard.press("e");
+  await page.keyboard.press("Alt+e");
   await expect(modal.getByTestId("payload-input")).toBeFocused();
   await page.keyboard.press("Control+a");
   await page.keyboard.insertText('{"env": "staging", "replicas": 3}');

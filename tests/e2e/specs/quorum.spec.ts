@@ -28,7 +28,8 @@ test("a quorum gate counts each approval, waits in the panel until the quorum is
   await page.keyboard.press("Enter");
   const modal = page.getByTestId("resolution-modal");
   await expect(modal.getByTestId("quorum-tally")).toHaveText("0 of 2 approvals");
-  await page.keyboard.press("a");
+  await page.keyboard.press("Alt+a");
+  await page.keyboard.press("Control+Enter");
 
   // Her vote is counted, not taken for the decision: the gate is still listed and the desk says 1 of 2.
   await expect(modal).toHaveCount(0);
@@ -53,7 +54,8 @@ test("a quorum gate counts each approval, waits in the panel until the quorum is
   const bobModal = bobPage.getByTestId("resolution-modal");
   await expect(bobModal.getByTestId("quorum-tally")).toHaveText("1 of 2 approvals");
   await expect(bobModal.getByTestId("quorum-vote")).toContainText("alice approved");
-  await bobPage.keyboard.press("a");
+  await bobPage.keyboard.press("Alt+a");
+  await bobPage.keyboard.press("Control+Enter");
   await expect(bobModal).toHaveCount(0);
   await expect(bobPage.getByTestId("notice")).toHaveText("Decided: approve.");
 

@@ -42,9 +42,9 @@ test("an information review summarises the model, and the reviewer changes model
   await expect(review).toContainText("brand_terms");
   await expect(review.getByTestId("recommended-settings")).toContainText("temperature");
 
-  // p: modify the prompt; Tab on to the model, where an unknown one is
-  // flagged and a known one summarised.
-  await page.keyboard.press("p");
+  // p (Alt+p from the note, where the cursor starts): modify the prompt; Tab
+  // on to the model, where an unknown one is flagged and a known one summarised.
+  await page.keyboard.press("Alt+p");
   await expect(review.getByTestId("information-prompt")).toBeFocused();
   await page.keyboard.press("Control+a");
   await page.keyboard.insertText("Write a short, friendly tagline");

@@ -65,7 +65,8 @@ test("a reviewer searches pending and past gates, sees the match and opens it", 
   await expect(modal).toHaveAttribute("data-gate-id", deploy.id);
   // Decision keys act once the gate is shown (a key pressed while it loads decides nothing).
   await expect(modal.getByTestId("decide-approve")).toBeEnabled();
-  await page.keyboard.press("a");
+  await page.keyboard.press("Alt+a");
+  await page.keyboard.press("Control+Enter");
   await expect(modal).toHaveCount(0);
   await expect(hit.getByTestId("hit-status")).toHaveText("approved by alice");
 

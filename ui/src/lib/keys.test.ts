@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  actionFor,
   ACTIONS,
   BINDINGS,
   createKeymap,
@@ -10,6 +11,7 @@ import {
   keyOfEvent,
   normalizeKey,
   worksWhileTyping,
+  type Scope,
 } from "./keys";
 
 const key = (k: string, mods: Partial<{ ctrlKey: boolean; metaKey: boolean; altKey: boolean }> = {}) => ({
@@ -141,5 +143,44 @@ describe("the hotkey registry", () => {
     expect(isTyping({ tagName: "DIV", isContentEditable: true } as unknown as EventTarget)).toBe(true);
     expect(isTyping({ tagName: "DIV", isContentEditable: false } as unknown as EventTarget)).toBe(false);
     expect(isTyping(null)).toBe(false);
+  });
+});
+
+describe("what a key does where it is pressed", () => {
+  const keymap = createKeymap("other");
+  const press = (key: string, mods: { alt?: boolean; ctrl?: boolean; code?: string } = {}) => ({
+    key,
+    ctrlKey: mods.ctrl ?? false,
+    altKey: mods.alt ?? false,
+    metaKey: false,
+    ...(mods.code ? { code: mods.code } : {}),
+  });
+  const gate: Scope[] = ["anywhere", "modal"];
+
+  it("a letter typed into a field is the field's, in an open gate and outside it", () => {
+    for (const key of ["a", "r", "e", "v", "2", "?"]) {
+      expect(actionFor(keymap, press(key), gate, true)).toBeNull();
+      expect(actionFor(keymap, press(key), ["anywhere", "global", "panel"], true)).toBeNull();
+    }
+  });
+
+  it("outside a field the gate's letters choose and arm, digits pick", () => {
+    expect(actionFor(keymap, press("a"), gate, false)).toBe("gate.approve");
+    expect(actionFor(keymap, press("r"), gate, false)).toBe("gate.reject");
+    expect(actionFor(keymap, press("2"), gate, false)).toBe("review.score");
+  });
+
+  it("Ctrl+Enter and Esc work from a field: the confirmation and the way out", () => {
+    expect(actionFor(keymap, press("Enter", { ctrl: true }), gate, true)).toBe("gate.submit");
+    expect(actionFor(keymap, press("Escape"), gate, true)).toBe("gate.close");
+  });
+
+  it("Alt with a gate's letter arms from a field, even where Option changes the character", () => {
+    expect(actionFor(keymap, press("r", { alt: true }), gate, true)).toBe("gate.reject");
+    expect(actionFor(keymap, press("®", { alt: true, code: "KeyR" }), gate, true)).toBe("gate.reject");
+    expect(actionFor(keymap, press("n", { alt: true }), gate, true)).toBe("review.add-task");
+    // Never digits (they are text in a field), never outside a gate.
+    expect(actionFor(keymap, press("2", { alt: true }), gate, true)).toBeNull();
+    expect(actionFor(keymap, press("a", { alt: true }), ["anywhere", "global", "panel"], true)).toBeNull();
   });
 });

@@ -111,21 +111,21 @@ export const BINDINGS: Readonly<Record<Action, Binding>> = {
   },
   "panel.edit": { label: "Open the selected gate in its editor (payload, response, plan)", scope: "panel", keys: ["e"] },
   "panel.clear-marks": { label: "Unmark every gate", scope: "panel", keys: ["Escape"] },
-  "gate.approve": { label: "Approve as proposed", scope: "modal", keys: ["a"] },
-  "gate.edit": { label: "Edit the payload", scope: "modal", keys: ["e"] },
-  "gate.reject": { label: "Reject (type a reason, then submit)", scope: "modal", keys: ["r"] },
-  "gate.submit": { label: "Submit the decision", scope: "modal", keys: ["Mod+Enter"], whileTyping: true },
+  "gate.approve": { label: "Arm approval as proposed (then confirm; Alt+a from a field)", scope: "modal", keys: ["a"] },
+  "gate.edit": { label: "Edit the payload (Alt+e from a field)", scope: "modal", keys: ["e"] },
+  "gate.reject": { label: "Arm rejection: type a reason, then confirm (Alt+r from a field)", scope: "modal", keys: ["r"] },
+  "gate.submit": { label: "Submit the decision: confirm the armed one", scope: "modal", keys: ["Mod+Enter"], whileTyping: true },
   "gate.close": { label: "Close without deciding", scope: "modal", keys: ["Escape"], whileTyping: true },
-  "gate.retry": { label: "Retry with changes (type them, then submit)", scope: "modal", keys: ["t"] },
-  "gate.revise": { label: "Refine or request a revision (type what to change)", scope: "modal", keys: ["v"] },
-  "review.prompt": { label: "Information review: modify the prompt", scope: "modal", keys: ["p"] },
-  "review.model": { label: "Information review: change the model", scope: "modal", keys: ["m"] },
+  "gate.retry": { label: "Arm a retry with changes: type them, then confirm (Alt+t from a field)", scope: "modal", keys: ["t"] },
+  "gate.revise": { label: "Arm a refinement or revision: type what to change, then confirm (Alt+v from a field)", scope: "modal", keys: ["v"] },
+  "review.prompt": { label: "Information review: modify the prompt (Alt+p from a field)", scope: "modal", keys: ["p"] },
+  "review.model": { label: "Information review: change the model (Alt+m from a field)", scope: "modal", keys: ["m"] },
   "review.score": {
-    label: "Choose preset option 1 to 9, or score the current criterion 1 to 5 (quality gates)",
+    label: "Arm preset option 1 to 9 (then confirm), or score the current criterion 1 to 5 (quality gates)",
     scope: "modal",
     keys: ["1", "2", "3", "4", "5", "6", "7", "8", "9"],
   },
-  "review.add-task": { label: "Plan review: add a task", scope: "modal", keys: ["n"] },
+  "review.add-task": { label: "Plan review: add a task (Alt+n from a field)", scope: "modal", keys: ["n"] },
   "view.desk": { label: "Show the desk", scope: "global", keys: ["1"] },
   "view.runs": { label: "Show the runs", scope: "global", keys: ["2"] },
   "view.search": { label: "Show the search", scope: "global", keys: ["3"] },
@@ -280,4 +280,41 @@ export function isTyping(target: EventTarget | null): boolean {
 /** Whether `action` may fire while the reviewer is typing. */
 export function worksWhileTyping(action: Action): boolean {
   return BINDINGS[action].whileTyping === true;
+}
+
+/**
+ * The gate's letters that Alt brings into a field: a gate opens with the
+ * cursor in its note, where `r` is a letter, so Alt+r arms the rejection
+ * from there. Each only arms or moves the cursor; none decides.
+ */
+const GATE_CHORDS: readonly Action[] = [
+  "gate.approve",
+  "gate.edit",
+  "gate.reject",
+  "gate.retry",
+  "gate.revise",
+  "review.prompt",
+  "review.model",
+  "review.add-task",
+];
+
+/**
+ * The action a key event triggers where it happened, if any. A single key
+ * typed into a field is the field's: only actions marked `whileTyping`
+ * (Ctrl+Enter, Esc) fire there, and in an open gate Alt with one of the
+ * gate's letters (Alt+r). `typing` says whether the event comes from a field.
+ */
+export function actionFor(
+  keymap: Keymap,
+  e: Pick<KeyboardEvent, "key" | "ctrlKey" | "altKey" | "metaKey"> & { code?: string },
+  scopes: Scope[],
+  typing: boolean,
+): Action | null {
+  const action = keymap.match(e, scopes);
+  if (action !== null && (!typing || worksWhileTyping(action))) return action;
+  if (!typing || !scopes.includes("modal") || !e.altKey || e.ctrlKey || e.metaKey) return null;
+  // On macOS Option turns letters into other characters (⌥r is "®"): read the key's place instead.
+  const letter = /^Key[A-Z]$/.test(e.code ?? "") ? e.code!.slice(3).toLowerCase() : e.key;
+  const bare = keymap.match({ key: letter, ctrlKey: false, altKey: false, metaKey: false }, ["modal"]);
+  return bare !== null && GATE_CHORDS.includes(bare) ? bare : null;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { barActions, buildDecision, EMPTY_DRAFT, primaryAction, textLabel } from "./decision";
+import { armedSentence, barActions, buildDecision, EMPTY_DRAFT, optionSentence, primaryAction, textLabel } from "./decision";
 
 describe("the decision bar", () => {
   it("shows the allowed actions, going-ahead ones first, edit only with a payload", () => {
@@ -81,5 +81,30 @@ describe("always allowing with an approval", () => {
     const draft = { ...EMPTY_DRAFT, allow: { problem: "The argument pattern is not valid JSON." } };
     expect(buildDecision("approve", draft)).toEqual({ problem: "Always allow: The argument pattern is not valid JSON." });
     expect(buildDecision("reject", draft)).toEqual({ input: { action: "reject" } });
+  });
+});
+
+describe("the armed decision, in words", () => {
+  const drop = { agent: "deployer", spec: { kind: "approval", action: "DROP TABLE orders_2019" } };
+  it("names the action, the agent and what the agent is told", () => {
+    expect(armedSentence(drop, "approve", "", 0)).toBe("Approve DROP TABLE orders_2019 as proposed, for deployer.");
+    expect(armedSentence(drop, "edit", "", 2)).toBe("Approve DROP TABLE orders_2019 with your edits (2), for deployer.");
+    expect(armedSentence(drop, "reject", "", 0)).toBe("Reject DROP TABLE orders_2019: type the reason deployer is told.");
+    expect(armedSentence(drop, "reject", "  Looks   bad ", 0)).toBe("Reject DROP TABLE orders_2019: deployer is told “Looks bad”.");
+  });
+
+  it("says what is reviewed when there is no action name, and shortens long text", () => {
+    const goal = { agent: "writer", spec: { kind: "goal_review" } };
+    expect(armedSentence(goal, "approve", "", 0)).toBe("Approve this goal as proposed, for writer.");
+    expect(armedSentence(goal, "needs_revision", "", 0)).toBe("Ask writer to revise this goal: say what to change.");
+    const long = armedSentence(goal, "needs_revision", "x".repeat(200), 0);
+    expect(long).toContain("…”");
+    expect(long.length).toBeLessThan(140);
+    expect(armedSentence({ agent: "a", spec: { kind: "approval", action: "  " } }, "approve", "", 0)).toBe("Approve this action as proposed, for a.");
+  });
+
+  it("names a preset option chosen by its digit", () => {
+    expect(optionSentence({ agent: "ops", spec: { kind: "question" } }, "respond", "Use us-east-1")).toBe("Answer ops with “Use us-east-1”.");
+    expect(optionSentence(drop, "reject", "Too risky")).toBe("Reject DROP TABLE orders_2019 with “Too risky”.");
   });
 });

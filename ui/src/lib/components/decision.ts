@@ -157,3 +157,66 @@ export function textLabel(allowed: readonly DecisionAction[], armed: DecisionAct
   if (allowed.includes("respond")) return "Your answer";
   return "Note, reason or feedback (optional)";
 }
+
+/** What a gate is about, for the armed sentence: an approval's action, else the kind of thing reviewed. */
+function subjectOf(gate: { spec: { kind: string; action?: string | null } }): string {
+  if (gate.spec.kind === "approval" && typeof gate.spec.action === "string" && gate.spec.action.trim() !== "") return gate.spec.action.trim();
+  return SUBJECTS[gate.spec.kind] ?? "this gate";
+}
+
+const SUBJECTS: Record<string, string> = {
+  approval: "this action",
+  payload_review: "this payload",
+  question: "this question",
+  information_review: "this request",
+  response_review: "this response",
+  quality_score: "this deliverable",
+  goal_review: "this goal",
+  plan_review: "this plan",
+};
+
+/** The reviewer's text as quoted in a sentence, shortened past `max` characters. */
+function quoted(text: string, max = 80): string {
+  const t = text.trim().replace(/\s+/g, " ");
+  return `“${t.length > max ? `${t.slice(0, max - 1)}…` : t}”`;
+}
+
+/**
+ * What the armed decision will do, in words, before the reviewer confirms
+ * it: "Approve DROP TABLE orders_2019 as proposed, for deployer."
+ */
+export function armedSentence(
+  gate: { agent: string; spec: { kind: string; action?: string | null } },
+  action: DecisionAction,
+  text: string,
+  edits: number,
+): string {
+  const what = subjectOf(gate);
+  const agent = gate.agent;
+  const said = text.trim() !== "";
+  switch (action) {
+    case "approve":
+      return `Approve ${what} as proposed, for ${agent}.`;
+    case "edit":
+      return `Approve ${what} with your edits${edits > 0 ? ` (${edits})` : ""}, for ${agent}.`;
+    case "reject":
+      return said ? `Reject ${what}: ${agent} is told ${quoted(text)}.` : `Reject ${what}: type the reason ${agent} is told.`;
+    case "needs_revision":
+      return said ? `Ask ${agent} to revise ${what}: ${quoted(text)}.` : `Ask ${agent} to revise ${what}: say what to change.`;
+    case "retry":
+      return said ? `Ask ${agent} to retry ${what}: ${quoted(text)}.` : `Ask ${agent} to retry ${what}: say what to change.`;
+    case "respond":
+      return said ? `Answer ${agent}: ${quoted(text)}.` : `Answer ${agent}: type the answer.`;
+    case "defer":
+      return `Defer ${what} for ${agent}.`;
+  }
+}
+
+/** What a preset option chosen by its digit will do: "Answer ops with “Use us-east-1”." */
+export function optionSentence(gate: { agent: string; spec: { kind: string; action?: string | null } }, action: DecisionAction, title: string): string {
+  const what = subjectOf(gate);
+  if (action === "respond") return `Answer ${gate.agent} with ${quoted(title)}.`;
+  if (action === "reject") return `Reject ${what} with ${quoted(title)}.`;
+  if (action === "approve") return `Approve ${what} with ${quoted(title)}, for ${gate.agent}.`;
+  return `${ACTION_LABELS[action]} ${what} with ${quoted(title)}, for ${gate.agent}.`;
+}
