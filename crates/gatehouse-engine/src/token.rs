@@ -237,7 +237,10 @@ impl<S: Store> Engine<S> {
 
     /// Creates a token, with its teams and scope; returns its record and
     /// its secret, shown only now. A scope's runs must exist.
-    pub fn issue_token(&self, new: NewToken, actor: &str) -> Result<(Token, String)> {
+    pub fn issue_token(&self, mut new: NewToken, actor: &str) -> Result<(Token, String)> {
+        // A name is an identity: its secrets are redacted like any text a client sends.
+        new.name = self.redacted_text(&new.name);
+        new.scope = self.redacted(new.scope)?;
         let teams = check_teams(&new.teams)?;
         let name = new.name.trim();
         if name.is_empty() || name.len() > 128 {

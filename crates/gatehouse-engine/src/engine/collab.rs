@@ -50,6 +50,7 @@ impl<S: Store> Engine<S> {
         value: serde_json::Value,
         actor: &str,
     ) -> Result<Option<serde_json::Value>> {
+        let key = &self.redacted_text(key);
         check_key(key)?;
         let value = self.redactor().redact_value(&value);
         let (run_id, key, actor, now) = (run_id.clone(), key.to_owned(), actor.to_owned(), self.now());
@@ -65,6 +66,8 @@ impl<S: Store> Engine<S> {
 
     /// Deletes a shared-context key; returns its last value.
     pub fn context_delete(&self, run_id: &RunId, key: &str, actor: &str) -> Result<Option<serde_json::Value>> {
+        // Redacted as when it was set, so a key holding a secret is still found.
+        let key = &self.redacted_text(key);
         check_key(key)?;
         let (run_id, key, actor, now) = (run_id.clone(), key.to_owned(), actor.to_owned(), self.now());
         self.store().write(move |tx| {
@@ -122,6 +125,7 @@ impl<S: Store> Engine<S> {
     /// Applies a plan operation, keeping the new revision and its change
     /// log. An operation that changes nothing returns the current revision.
     pub fn plan_apply(&self, run_id: &RunId, op: PlanOperation, actor: &str) -> Result<PlanRevision> {
+        let op = self.redacted(op)?;
         let (run_id, actor, now) = (run_id.clone(), actor.to_owned(), self.now());
         self.store().write(move |tx| {
             let run = load_run(tx, &run_id)?;

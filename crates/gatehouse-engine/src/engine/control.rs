@@ -34,6 +34,7 @@ impl<S: Store> Engine<S> {
         breakpoints: Vec<Breakpoint>,
         actor: &str,
     ) -> Result<Run> {
+        let breakpoints = self.redacted(breakpoints)?;
         check_breakpoints(&breakpoints)?;
         let (id, actor, now) = (id.clone(), actor.to_owned(), self.now());
         self.store().write(move |tx| {
@@ -102,7 +103,7 @@ impl<S: Store> Engine<S> {
     /// Chooses the agent that acts next (`None` withdraws the choice); the
     /// choice reaches the run's agents with their next directive.
     pub fn set_next_agent(&self, id: &RunId, agent: Option<&str>, actor: &str) -> Result<Run> {
-        let agent = agent.map(str::trim).filter(|a| !a.is_empty()).map(str::to_owned);
+        let agent = agent.map(str::trim).filter(|a| !a.is_empty()).map(|a| self.redacted_text(a));
         let (id, actor, now) = (id.clone(), actor.to_owned(), self.now());
         self.store().write(move |tx| {
             let mut run = load_run(tx, &id)?;

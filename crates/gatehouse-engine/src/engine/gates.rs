@@ -34,8 +34,12 @@ impl<S: Store> Engine<S> {
     /// Opens a gate on `run_id`. A retry carrying the same idempotency key
     /// returns the first gate unchanged. Under the run's policy the gate may
     /// pass at once, recorded as `auto_approved` with the reason.
-    pub fn open_gate(&self, run_id: &RunId, new: NewGate, actor: &str) -> Result<Gate> {
+    pub fn open_gate(&self, run_id: &RunId, mut new: NewGate, actor: &str) -> Result<Gate> {
+        // The key is kept apart: two secret keys redact alike but must not match.
+        let key = new.idempotency_key.take();
+        let mut new = NewGate { idempotency_key: key, ..self.redacted(new)? };
         validate_new_gate(&new)?;
+        new.idempotency_key = new.idempotency_key.as_deref().map(crate::redact::idempotency_digest);
         let now = self.now();
         let r = self.redactor();
         let payload = new.payload.as_ref().map(|v| r.redact_value(v));
@@ -216,6 +220,7 @@ impl<S: Store> Engine<S> {
     /// whose roles count against a gate's deciders: someone the gate does
     /// not name (by name or role) gets [`EngineError::NotADecider`].
     pub fn resolve_gate_as(&self, id: &GateId, input: DecisionInput, who: &Decider) -> Result<Gate> {
+        let input = self.redacted(input)?;
         let reviewer = who.name.as_str();
         if let Some(score) = &input.score {
             score.validate()?;
@@ -269,6 +274,7 @@ impl<S: Store> Engine<S> {
     /// auto-approve threshold the score meets and the gate does not require
     /// a human; otherwise the score is recorded and the gate stays pending.
     pub fn evaluate_quality_gate(&self, id: &GateId, score: QualityScore, role: Role) -> Result<(Gate, ScoreVerdict)> {
+        let score = self.redacted(score)?;
         score.validate()?;
         let (id, now) = (id.clone(), self.now());
         self.store().write(move |tx| {
@@ -323,7 +329,7 @@ impl<S: Store> Engine<S> {
 
     /// Withdraws a pending gate.
     pub fn cancel_gate(&self, id: &GateId, reason: &str, actor: &str) -> Result<Gate> {
-        let (id, reason, actor, now) = (id.clone(), reason.to_owned(), actor.to_owned(), self.now());
+        let (id, reason, actor, now) = (id.clone(), self.redacted_text(reason), actor.to_owned(), self.now());
         self.store().write(move |tx| {
             let mut gate = tx.gate(&id)?.ok_or_else(|| not_found_gate(&id))?;
             let closed = closed_error(&gate);

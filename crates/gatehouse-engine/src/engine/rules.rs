@@ -31,6 +31,7 @@ impl<S: Store> Engine<S> {
     /// Makes an allow-rule directly, by `author`. Its `args` pattern is
     /// required unless `any_args` says any arguments will do.
     pub fn create_allow_rule(&self, new: NewAllowRule, author: &str) -> Result<AllowRule> {
+        let new = self.redacted(new)?;
         let now = self.now();
         let agent = check_name("agent", &new.agent)?;
         let action = check_name("action", &new.action)?;

@@ -18,6 +18,7 @@ use crate::store::{GateFilter, RunFilter, Store, WriteTx};
 impl<S: Store> Engine<S> {
     /// Creates a run in `created`.
     pub fn create_run(&self, new: NewRun, actor: &str) -> Result<Run> {
+        let new = self.redacted(new)?;
         new.hitl_config.validate()?;
         crate::engine::control::check_breakpoints(&new.breakpoints)?;
         if let Some(t) = new.protocol.auto_approve_threshold {
@@ -144,13 +145,14 @@ impl<S: Store> Engine<S> {
 
     /// Fails a run with a reason.
     pub fn fail_run(&self, id: &RunId, actor: &str, reason: &str) -> Result<Run> {
-        self.change_run(id, actor, RunTransition::Fail, Some(reason.to_owned()), None)
+        self.change_run(id, actor, RunTransition::Fail, Some(self.redacted_text(reason)), None)
     }
 
     /// Cancels a run (seed 000's abort) and its sub-agents' live runs, all
     /// the way down; their pending gates are withdrawn with them.
     pub fn cancel_run(&self, id: &RunId, actor: &str, reason: Option<&str>) -> Result<Run> {
-        let (id, actor, now, reason) = (id.clone(), actor.to_owned(), self.now(), reason.map(str::to_owned));
+        let (id, actor, now) = (id.clone(), actor.to_owned(), self.now());
+        let reason = reason.map(|r| self.redacted_text(r));
         self.store().write(move |tx| {
             let mut run = load_run(tx, &id)?;
             set_status(tx, &mut run, RunTransition::Cancel, &actor, reason, now)?;
@@ -200,6 +202,7 @@ impl<S: Store> Engine<S> {
     }
 
     fn turn_with(&self, run_id: &RunId, turn: NewTurn, actor: &str, direct: bool) -> Result<(Turn, Directive)> {
+        let turn = self.redacted(turn)?;
         if let Some(score) = turn.score {
             QualityScore::new("turn", actor, score, self.now())?;
         }

@@ -19,6 +19,8 @@ mod instances;
 mod json_errors;
 mod mcp;
 mod orchestrated;
+mod oversight;
+mod redaction;
 mod robustness;
 mod run_control;
 mod scoped_admin;
