@@ -179,6 +179,7 @@ describe("what a key does where it is pressed", () => {
     expect(actionFor(keymap, press("r", { alt: true }), gate, true)).toBe("gate.reject");
     expect(actionFor(keymap, press("®", { alt: true, code: "KeyR" }), gate, true)).toBe("gate.reject");
     expect(actionFor(keymap, press("n", { alt: true }), gate, true)).toBe("review.add-task");
+    expect(actionFor(keymap, press("r", { alt: true }), gate, false)).toBe("gate.reject");
     // Never digits (they are text in a field), never outside a gate.
     expect(actionFor(keymap, press("2", { alt: true }), gate, true)).toBeNull();
     expect(actionFor(keymap, press("a", { alt: true }), ["anywhere", "global", "panel"], true)).toBeNull();

@@ -302,7 +302,8 @@ const GATE_CHORDS: readonly Action[] = [
  * The action a key event triggers where it happened, if any. A single key
  * typed into a field is the field's: only actions marked `whileTyping`
  * (Ctrl+Enter, Esc) fire there, and in an open gate Alt with one of the
- * gate's letters (Alt+r). `typing` says whether the event comes from a field.
+ * gate's letters (Alt+r, which works outside a field too). `typing` says
+ * whether the event comes from a field.
  */
 export function actionFor(
   keymap: Keymap,
@@ -312,7 +313,7 @@ export function actionFor(
 ): Action | null {
   const action = keymap.match(e, scopes);
   if (action !== null && (!typing || worksWhileTyping(action))) return action;
-  if (!typing || !scopes.includes("modal") || !e.altKey || e.ctrlKey || e.metaKey) return null;
+  if (!scopes.includes("modal") || !e.altKey || e.ctrlKey || e.metaKey) return null;
   // On macOS Option turns letters into other characters (⌥r is "®"): read the key's place instead.
   const letter = /^Key[A-Z]$/.test(e.code ?? "") ? e.code!.slice(3).toLowerCase() : e.key;
   const bare = keymap.match({ key: letter, ctrlKey: false, altKey: false, metaKey: false }, ["modal"]);
