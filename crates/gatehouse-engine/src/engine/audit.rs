@@ -215,13 +215,18 @@ fn check_link(
             return true;
         }
     };
-    match (keyed, report.keyed_from) {
-        (true, None) => report.keyed_from = Some(row.seq),
-        (false, Some(from)) => report.problems.push(format!(
+    match (keyed, report.keyed_from, key) {
+        (true, None, _) => report.keyed_from = Some(row.seq),
+        (false, Some(from), Some(_)) => report.problems.push(format!(
             "event {} is chained without the audit key after event {from} was chained with it: \
              the log was re-chained from there by someone without the key",
             row.seq
         )),
+        (false, Some(from), None) => {
+            // The links taken for keyed ones were broken: plain links follow them.
+            report.problems.push(format!("event {from} breaks the hash chain"));
+            report.keyed_from = None;
+        }
         _ => {}
     }
     keyed
