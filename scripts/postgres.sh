@@ -5,33 +5,68 @@
 #                                   prints `export GATEHOUSE_TEST_POSTGRES=postgres://...`
 #   scripts/postgres.sh stop DIR    stops it and removes DIR
 # As root the server runs as the `postgres` user (PostgreSQL refuses to run as root).
+# The Rust tests run this themselves when GATEHOUSE_TEST_POSTGRES is unset
+# (tests/support/postgres.rs); without a terminal, sudo is never asked for a password.
 set -euo pipefail
 action=${1:?usage: scripts/postgres.sh start|stop DIR}
 dir=${2:?usage: scripts/postgres.sh start|stop DIR}
 
+# The directory holding initdb and pg_ctl: Debian's versioned one, else the PATH's.
 bindir() {
   local found
   found=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
-  [ -n "$found" ] && [ -x "$found/initdb" ] && echo "$found"
+  if [ -n "$found" ] && [ -x "$found/initdb" ]; then echo "$found"; return 0; fi
+  found=$(command -v initdb 2>/dev/null) || return 1
+  dirname "$found"
 }
 
 as_owner() {
   if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
 }
 
+cannot_install() {
+  echo "error: PostgreSQL's server programs (initdb, pg_ctl) are not installed, and $1." >&2
+  echo "  Install PostgreSQL (Debian and Ubuntu: sudo apt-get install postgresql), or set" >&2
+  echo "  GATEHOUSE_TEST_POSTGRES to the URL of a cluster the tests may use." >&2
+  exit 1
+}
+
+install_postgres() {
+  command -v apt-get >/dev/null 2>&1 || cannot_install "this is not a system apt-get can install them on"
+  local sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null 2>&1 || cannot_install "installing them needs root (there is no sudo)"
+    # Under `cargo test` there is no one to type a password.
+    if [ -t 0 ]; then sudo="sudo"; else sudo="sudo -n"; fi
+  fi
+  echo "==> installing PostgreSQL (system packages)" >&2
+  { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq postgresql; } >&2 \
+    || cannot_install "installing them failed (apt-get install postgresql, as root)"
+}
+
+# A free loopback port: one nothing accepts connections on.
+free_port() {
+  if command -v python3 >/dev/null 2>&1; then
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+    return
+  fi
+  local port
+  while :; do
+    port=$((20000 + RANDOM % 30000))
+    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || { echo "$port"; return; }
+  done
+}
+
 case "$action" in
 start)
   if ! bin=$(bindir); then
-    echo "==> installing PostgreSQL (system packages)" >&2
-    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-    $SUDO apt-get update -qq >&2
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq postgresql >&2
-    bin=$(bindir)
+    install_postgres
+    bin=$(bindir) || cannot_install "they were not found after installing the postgresql package"
   fi
   rm -rf "$dir"
   mkdir -p "$dir"
   [ "$(id -u)" -eq 0 ] && chown postgres "$dir"
-  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  port=$(free_port)
   as_owner "$bin/initdb" -D "$dir/data" -U gatehouse -A trust -E UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 \
     || { cat "$dir/initdb.log" >&2; exit 1; }
   as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \

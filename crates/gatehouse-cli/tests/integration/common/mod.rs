@@ -35,10 +35,13 @@ pub fn bare() -> Command {
     cmd
 }
 
-/// The test cluster's URL, required by the team-server tests.
+#[path = "../../../../../tests/support/postgres.rs"]
+mod cluster;
+
+/// The test cluster's URL (`GATEHOUSE_TEST_POSTGRES`, else a throwaway
+/// cluster this test binary starts once), for the team-server tests.
 pub fn postgres_url() -> String {
-    std::env::var("GATEHOUSE_TEST_POSTGRES")
-        .expect("the team-server tests need GATEHOUSE_TEST_POSTGRES; `scripts/postgres.sh start DIR` starts a cluster")
+    cluster::url()
 }
 
 pub fn stdout(out: &Output) -> String {
@@ -213,6 +216,11 @@ impl Server {
             assert!(Instant::now() < deadline, "no pending gate about {text:?} appeared:\n{listed}");
             std::thread::sleep(Duration::from_millis(100));
         }
+    }
+
+    /// What it has logged (its stderr) so far.
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
     /// Its process id.

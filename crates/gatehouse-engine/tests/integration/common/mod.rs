@@ -1,8 +1,8 @@
 //! Shared test fixtures: a fresh engine with a manual clock, on a real
 //! SQLite file in a temporary directory, or, when the test command sets
 //! `GATEHOUSE_TEST_BACKEND=postgres`, in a schema of its own in the
-//! throwaway PostgreSQL cluster named by `GATEHOUSE_TEST_POSTGRES`. The
-//! same tests thus run against both backends.
+//! throwaway PostgreSQL cluster named by `GATEHOUSE_TEST_POSTGRES` (else one
+//! this test binary starts). The same tests thus run against both backends.
 
 use std::sync::Arc;
 
@@ -19,12 +19,15 @@ pub struct Fixture {
     schema: Option<String>,
 }
 
-/// The PostgreSQL URL of the test cluster, when the tests run on PostgreSQL.
+#[path = "../../../../../tests/support/postgres.rs"]
+mod cluster;
+
+/// The PostgreSQL URL of the test cluster, when the tests run on PostgreSQL:
+/// `GATEHOUSE_TEST_POSTGRES`, else a throwaway cluster this test binary
+/// starts once.
 pub fn postgres_url() -> Option<String> {
     match std::env::var("GATEHOUSE_TEST_BACKEND").as_deref() {
-        Ok("postgres") => Some(std::env::var("GATEHOUSE_TEST_POSTGRES").expect(
-            "GATEHOUSE_TEST_BACKEND=postgres needs GATEHOUSE_TEST_POSTGRES (scripts/postgres.sh start prints it)",
-        )),
+        Ok("postgres") => Some(cluster::url()),
         Ok("sqlite") | Err(_) => None,
         Ok(other) => panic!("GATEHOUSE_TEST_BACKEND is `{other}`; use sqlite or postgres"),
     }

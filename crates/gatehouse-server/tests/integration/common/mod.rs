@@ -1,6 +1,7 @@
 //! Test harness: a real Gatehouse server on an ephemeral loopback port over
 //! a real SQLite file (or, with `GATEHOUSE_TEST_BACKEND=postgres`, a schema
-//! of its own in the test cluster named by `GATEHOUSE_TEST_POSTGRES`), with
+//! of its own in the test cluster named by `GATEHOUSE_TEST_POSTGRES`, else
+//! one this test binary starts), with
 //! tokens for each role and a small HTTP client. A second instance on the
 //! same PostgreSQL data serves the team-server tests.
 
@@ -28,10 +29,13 @@ pub struct TestServer {
     pub schema: Option<String>,
 }
 
-/// The test cluster's URL, required by the team-server tests.
+#[path = "../../../../../tests/support/postgres.rs"]
+mod cluster;
+
+/// The test cluster's URL (`GATEHOUSE_TEST_POSTGRES`, else a throwaway
+/// cluster this test binary starts once), for the team-server tests.
 pub fn postgres_url() -> String {
-    std::env::var("GATEHOUSE_TEST_POSTGRES")
-        .expect("the team-server tests need GATEHOUSE_TEST_POSTGRES; `scripts/postgres.sh start DIR` starts a cluster")
+    cluster::url()
 }
 
 /// Opens an engine on `database` (in `schema`, on PostgreSQL).
