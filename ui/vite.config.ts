@@ -34,5 +34,7 @@ export default defineConfig({
   test: {
     include: ["src/**/*.test.ts"],
     environment: "node",
+    // theme.test.ts reads app.css as text (`?raw`), which vitest otherwise empties.
+    css: { include: [/app\.css/] },
   },
 });
