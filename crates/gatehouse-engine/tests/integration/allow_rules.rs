@@ -350,3 +350,23 @@ fn a_rule_made_while_deciding_travels_with_its_runs_recording() {
     assert_eq!(summary.gates, 2);
     assert!(other.engine.allow_rules(&AllowRuleFilter::default()).unwrap().is_empty(), "history, not a live rule");
 }
+
+#[test]
+fn a_rule_for_arguments_holding_a_secret_matches_them_as_stored_redacted() {
+    let f = Fixture::new();
+    let run = f.run("deployer");
+    let args = json!({"env": "prod", "auth": "Bearer abcdefgh12345678", "api_key": "k-1"});
+    let first = f.engine.open_gate(&run.id, deploy(args.clone()), "deployer").unwrap();
+    assert_eq!(first.payload, Some(json!({"env": "prod", "auth": "Bearer [REDACTED]", "api_key": "[REDACTED]"})));
+    f.engine.resolve_gate(&first.id, approve_and_allow(allow(Some(3600))), "alice").unwrap();
+    let second = f.engine.open_gate(&run.id, deploy(args), "deployer").unwrap();
+    assert_eq!(second.status, GateStatus::Resolved, "the same arguments, redacted alike, pass");
+
+    // A rule made directly is redacted the same way, whatever the secret.
+    let run = f.run("builder");
+    let rule = rule_for("builder", "build", json!({"token": "other", "url": "https://u:p@host/x"}));
+    f.engine.create_allow_rule(rule, "alice").unwrap();
+    let gate = NewGate::approval("build", "Build?", json!({"token": "mine", "url": "https://u:q@host/x"}));
+    let gate = f.engine.open_gate(&run.id, gate, "builder").unwrap();
+    assert_eq!(gate.status, GateStatus::Resolved, "{:?}", gate.payload);
+}

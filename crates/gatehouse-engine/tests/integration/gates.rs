@@ -73,6 +73,23 @@ fn a_retried_request_with_the_same_idempotency_key_returns_the_first_gate() {
 }
 
 #[test]
+fn idempotency_keys_are_kept_as_digests_and_secret_keys_that_redact_alike_stay_apart() {
+    let f = Fixture::new();
+    let run = f.run("agent");
+    let open = |key: &str| {
+        let mut new = NewGate::question("Which region?");
+        new.idempotency_key = Some(key.into());
+        f.engine.open_gate(&run.id, new, "agent").unwrap()
+    };
+    let a = open("sk-proj-AAAAAAAAAAAAAAAAAAAA");
+    let b = open("sk-proj-BBBBBBBBBBBBBBBBBBBB");
+    assert_ne!(a.id, b.id, "two keys are two gates");
+    assert_eq!(open("sk-proj-AAAAAAAAAAAAAAAAAAAA").id, a.id, "a retry finds the first");
+    let stored = f.engine.gate(&a.id).unwrap().idempotency_key;
+    assert_eq!(stored, Some(gatehouse_engine::redact::idempotency_digest("sk-proj-AAAAAAAAAAAAAAAAAAAA")));
+}
+
+#[test]
 fn the_pending_queue_puts_sync_first_then_priority_then_age() {
     let f = Fixture::new();
     let run = f.run("agent");
