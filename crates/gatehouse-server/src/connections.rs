@@ -63,6 +63,8 @@ const REFUSAL_LIMIT: Duration = Duration::from_secs(2);
 const CLOSING_GRACE: Duration = Duration::from_secs(1);
 /// The longest wait between failed accepts.
 const MAX_ACCEPT_BACKOFF: Duration = Duration::from_secs(1);
+/// How often failing accepts are reported in the log.
+const ACCEPT_REPORT_EVERY: Duration = Duration::from_secs(30);
 
 /// Raises the soft open-file limit (`RLIMIT_NOFILE`) to the hard limit, as
 /// a server holding a connection per client needs, and returns the soft
@@ -116,14 +118,19 @@ pub(crate) async fn serve(
     let slots = Arc::new(Semaphore::new(limits.max_connections));
     let refusals = Arc::new(Semaphore::new(REFUSAL_SLOTS));
     let mut backoff = Duration::ZERO;
+    // Failed accepts since the last report, and when that was: one line per
+    // `ACCEPT_REPORT_EVERY` however long the descriptors stay exhausted.
+    let (mut failures, mut reported): (u64, Option<Instant>) = (0, None);
     loop {
         let (stream, peer) = match listener.accept().await {
             Ok(accepted) => accepted,
             Err(e) if is_connection_error(&e) => continue,
             Err(e) => {
                 // Out of file descriptors and the like: wait, longer each time, rather than spin.
-                if backoff.is_zero() {
-                    tracing::warn!(error = %e, "cannot accept connections; retrying with backoff");
+                failures += 1;
+                if reported.is_none_or(|at| at.elapsed() >= ACCEPT_REPORT_EVERY) {
+                    tracing::warn!(error = %e, failures, "cannot accept connections; retrying with backoff");
+                    (failures, reported) = (0, Some(Instant::now()));
                 }
                 backoff = (backoff * 2).clamp(Duration::from_millis(5), MAX_ACCEPT_BACKOFF);
                 tokio::time::sleep(backoff).await;

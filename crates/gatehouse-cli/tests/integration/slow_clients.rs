@@ -115,3 +115,32 @@ fn past_the_connection_cap_a_client_gets_an_immediate_json_503() {
     assert_eq!(body["code"], "unavailable", "{body}");
     drop(held);
 }
+
+#[test]
+fn out_of_file_descriptors_the_server_backs_off_quietly_and_recovers() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Soft and hard: the server cannot raise it, and more clients come than it has descriptors for.
+    let server = Server::spawn_wrapped(
+        &tmp.path().join("gatehouse.db"),
+        &["prlimit", "--nofile=128:128"],
+        &["serve", "--bind", "127.0.0.1:0"],
+    );
+    // More than it can accept, but few enough for the listen backlog to hold the rest.
+    let flood: Vec<TcpStream> = (0..200).map(|_| connect(&server)).collect();
+    std::thread::sleep(Duration::from_secs(3));
+    let exhausted = server.log_text().lines().filter(|l| l.contains("Too many open files")).count();
+    assert!(exhausted <= 1, "{exhausted} log lines about running out of descriptors in 3 s:\n{}", server.log_text());
+    drop(flood);
+
+    // Once the clients leave, a normal request is answered again, within a bound.
+    let client = reqwest::blocking::Client::builder().timeout(Duration::from_secs(5)).build().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let answer = client.get(format!("{}/api/hitl/gates", server.url)).bearer_auth(&server.admin).send();
+        match answer {
+            Ok(answer) if answer.status() == 200 => break,
+            other => assert!(Instant::now() < deadline, "no answer after the flood: {other:?}"),
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
