@@ -217,6 +217,7 @@ def test_not_found_and_invalid_requests_name_what_is_wrong(gh: Client) -> None:
     with pytest.raises(InvalidRequest) as invalid:
         gh.open_gate(run, "question", "   ")
     assert invalid.value.status == 422 and invalid.value.message.startswith("text")
+    assert invalid.value.field == "text"
     with pytest.raises(GatehouseError):  # every exception shares the base class
         gh.fail_run(run, "  ")
 

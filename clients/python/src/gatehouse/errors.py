@@ -1,8 +1,10 @@
 """The exceptions the client raises.
 
 Every one is a :class:`GatehouseError` carrying the server's own message
-(its error bodies are ``{code, message}``), so ``str(error)`` says what went
-wrong and what to do. Branch on the class, never on the text.
+(its error bodies are ``{code, message}``, with ``field`` naming the
+offending field or parameter where there is one), so ``str(error)`` says
+what went wrong and what to do. Branch on the class and ``field``, never on
+the text.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ if TYPE_CHECKING:
 
 
 class GatehouseError(Exception):
-    """Base class: the server's message, and its HTTP status and error code when it answered."""
+    """Base class: the server's message, its HTTP status and error code, and the offending field if any."""
 
     def __init__(
         self,
@@ -29,6 +31,7 @@ class GatehouseError(Exception):
         self.status = status
         self.code = code
         self.body = body
+        self.field: str | None = body.get("field") if isinstance(body, dict) else None
 
 
 class AuthError(GatehouseError):
