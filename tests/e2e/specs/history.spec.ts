@@ -1,0 +1,71 @@
+// A decided gate shows the decision, never an editor: the payload the agent
+// received, its difference from the proposal in red and green, who decided,
+// when, why, and how long the agent waited.
+
+import { expect, signIn, test } from "../support/fixtures";
+
+test("a past gate approved with edits shows the payload the agent received and its diff, read-only", async ({ page, gatehouse }) => {
+  const agent = gatehouse.agent(await gatehouse.token("agent", "deployer"));
+  const runId = await agent.startRun("Archive cleanup");
+  const gate = await agent.openGate(runId, {
+    kind: "approval",
+    action: "drop_table",
+    mode: "sync",
+    text: "Drop the archive table?",
+    payload: { table: "orders_2019", cascade: true },
+    example_input: { table: "orders_2000", cascade: false },
+  });
+  const decided = agent.wait(gate.id);
+  await gatehouse.call(await gatehouse.token("reviewer", "bob"), "POST", `/gates/${gate.id}/resolve`, {
+    action: "edit",
+    payload: { table: "orders_2018", cascade: false },
+    text: "2019 is still audited",
+  });
+  expect((await decided).decision?.payload).toEqual({ table: "orders_2018", cascade: false });
+
+  await signIn(page, gatehouse, await gatehouse.token("reviewer", "alice"));
+  await page.keyboard.press("Control+k");
+  const view = page.getByTestId("search-view");
+  await view.getByTestId("search-input").fill("archive");
+  await expect(view.getByTestId("search-hit")).toHaveCount(1);
+  await page.keyboard.press("Enter");
+  const modal = page.getByTestId("resolution-modal");
+  await expect(modal).toHaveAttribute("data-gate-id", gate.id);
+
+  const record = modal.getByTestId("decision-record");
+  await expect(record.getByTestId("decision-outcome")).toContainText("approved with edits by bob");
+  await expect(record.getByTestId("decision-text")).toHaveText("2019 is still audited");
+  await expect(record.getByTestId("decision-waited")).toContainText(/deployer waited/);
+  // What the agent received, and how it differs from what it proposed.
+  const received = record.getByTestId("decision-final-payload");
+  await expect(received).toContainText('"orders_2018"');
+  await expect(received).not.toContainText("orders_2019");
+  const diff = record.getByTestId("decision-payload-diff");
+  await expect(diff.locator("del")).toContainText(["orders_2019"]);
+  await expect(diff.locator("ins")).toContainText(["orders_2018"]);
+  await expect(diff.locator("del").filter({ hasText: "true" })).toHaveCount(1);
+  // Nothing to edit or decide on a decided gate.
+  await expect(modal.getByTestId("payload-input")).toHaveCount(0);
+  await expect(modal.getByRole("button", { name: /Reset/ })).toHaveCount(0);
+  await expect(modal.getByTestId("answer-input")).toHaveCount(0);
+  await expect(modal.getByTestId("decision-bar")).toHaveCount(0);
+  await expect(modal.locator("textarea, input:not([type=hidden]), [contenteditable=true]")).toHaveCount(0);
+});
+
+test("a past gate approved as proposed says the agent received the proposal unchanged", async ({ page, gatehouse }) => {
+  const agent = gatehouse.agent(await gatehouse.token("agent", "deployer"));
+  const runId = await agent.startRun("Deploys");
+  const gate = await agent.openGate(runId, { kind: "approval", action: "deploy", mode: "sync", text: "Deploy the web tier?", payload: { tier: "web" } });
+  await gatehouse.call(await gatehouse.token("reviewer", "bob"), "POST", `/gates/${gate.id}/resolve`, { action: "approve" });
+
+  await signIn(page, gatehouse, await gatehouse.token("reviewer", "alice"));
+  await page.keyboard.press("Control+k");
+  await page.getByTestId("search-input").fill("web tier");
+  await expect(page.getByTestId("search-hit")).toHaveCount(1);
+  await page.keyboard.press("Enter");
+  const record = page.getByTestId("resolution-modal").getByTestId("decision-record");
+  await expect(record.getByTestId("decision-outcome")).toContainText("approved by bob");
+  await expect(record.getByTestId("decision-final-payload")).toContainText('"web"');
+  await expect(record.getByTestId("decision-payload-unchanged")).toHaveText("The agent received the payload as proposed.");
+  await expect(page.getByTestId("resolution-modal").getByTestId("payload-input")).toHaveCount(0);
+});
