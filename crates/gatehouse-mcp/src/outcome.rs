@@ -5,6 +5,7 @@
 //! error result (`isError`). A permission prompt answers in its own
 //! contract's shape.
 
+use gatehouse_engine::redact::Redactor;
 use gatehouse_engine::{DecisionAction, DecisionOrigin, Gate, GateStatus};
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde::Serialize;
@@ -120,8 +121,13 @@ pub fn answer(summary: &str, value: Value) -> CallToolResult {
     result
 }
 
-/// An error result: Gatehouse could not carry the call out.
+/// An error result: Gatehouse could not carry the call out. Its message may
+/// quote the arguments (a refused task id, say), so secrets in it are
+/// redacted with the built-in patterns, as the engine redacts what it keeps.
 pub fn failure(error: &BackendError) -> CallToolResult {
+    static REDACTOR: std::sync::OnceLock<Redactor> = std::sync::OnceLock::new();
+    let message = REDACTOR.get_or_init(Redactor::default).redact_str(&error.message).into_owned();
+    let error = &BackendError { message, ..error.clone() };
     let hint = match error.failure {
         Failure::Unauthorized => {
             " Give this MCP server a live Gatehouse token (`gatehouse token create --role agent --name NAME`)."

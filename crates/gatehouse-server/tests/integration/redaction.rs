@@ -35,7 +35,8 @@ fn server_log() -> &'static Arc<Mutex<Vec<u8>>> {
         let log = Arc::new(Mutex::new(Vec::new()));
         let sink = log.clone();
         let subscriber = tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::DEBUG)
+            // What `gatehouse serve` logs unless told otherwise (`GATEHOUSE_LOG`).
+            .with_max_level(tracing::Level::INFO)
             .with_writer(move || LogWriter(sink.clone()))
             .finish();
         let _ = tracing::subscriber::set_global_default(subscriber);
@@ -432,6 +433,66 @@ async fn hook_receiver() -> (String, Arc<Mutex<Vec<String>>>) {
     (url, got)
 }
 
+/// Calls every MCP tool at `/mcp` with arguments generated from its input
+/// schema (a canary in every string; a real run and gate where it names
+/// one, asynchronous where it may wait), while a reviewer rejects whatever
+/// waits; answers with every result. The gate tools must succeed.
+async fn mcp_calls(s: &TestServer) -> Vec<String> {
+    use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::ServiceExt;
+
+    let uri = format!("http://{}/mcp", s.server.addr);
+    let transport = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(uri).auth_header(&s.agent),
+    );
+    let info = ClientConfig::new(ClientCapabilities::default(), Implementation::new("canary", "1.0.0"));
+    let session = info.serve(transport).await.expect("MCP session");
+    let (http, base, token) = (s.http.clone(), s.base.clone(), s.reviewer.clone());
+    let rejecter = tokio::spawn(async move {
+        loop {
+            let list: Value =
+                http.get(format!("{base}/gates")).bearer_auth(&token).send().await.unwrap().json().await.unwrap();
+            for gate in list["gates"].as_array().cloned().unwrap_or_default() {
+                let id = gate["id"].as_str().unwrap_or_default();
+                let url = format!("{base}/gates/{id}/resolve");
+                let _ = http.post(url).bearer_auth(&token).json(&json!({"action": "reject"})).send().await;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    });
+    let run = s.run().await;
+    let gate = s.gate(&run, json!({"kind": "question", "text": "Region?", "mode": "async"})).await;
+    let mut results = Vec::new();
+    for tool in session.list_all_tools().await.expect("tools") {
+        let schema = Value::Object((*tool.input_schema).clone());
+        let defs = schema["$defs"].as_object().cloned().unwrap_or_default();
+        for (family, canary) in CANARIES {
+            let mut args = Generator { schemas: &defs, canary, pick: 0 }.body(&schema);
+            for (field, value) in [("run_id", json!(run)), ("gate_id", json!(gate)), ("mode", json!("async"))] {
+                if let Some(slot) = args.get_mut(field) {
+                    *slot = value;
+                }
+            }
+            args.as_object_mut().expect("arguments").remove("wait_seconds");
+            let Value::Object(arguments) = args else { unreachable!() };
+            let call = session.call_tool(CallToolRequestParams::new(tool.name.to_string()).with_arguments(arguments));
+            let result = tokio::time::timeout(Duration::from_secs(5), call).await.expect("the tool answers");
+            let text = format!("{result:?}");
+            let gate_tool = tool.name.starts_with("request_") || tool.name == "ask_human";
+            assert!(
+                !gate_tool || result.as_ref().is_ok_and(|r| r.is_error != Some(true)),
+                "{} ({family}): {text}",
+                tool.name
+            );
+            results.push(format!("MCP {} ({family}): {text}", tool.name));
+        }
+    }
+    rejecter.abort();
+    results
+}
+
 /// Where `MARK` sits in `haystack`, with some context, if anywhere.
 fn leak(haystack: &[u8]) -> Option<String> {
     let at = haystack.windows(MARK.len()).position(|w| w == MARK.as_bytes())?;
@@ -511,6 +572,8 @@ async fn no_secret_sent_in_any_field_of_any_operation_is_stored_streamed_exporte
         responses.push(format!("DELETE /run ({family}): {answer}"));
         runs.push(run);
     }
+
+    responses.extend(mcp_calls(&s).await);
 
     // Every string field of every body was sent with a canary, and accepted.
     let mut missing = Vec::new();
