@@ -3,6 +3,7 @@ call ``interrupt()``, answered by a reviewer over HTTP."""
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import operator
 import threading
@@ -32,6 +33,16 @@ def one_interrupt(value: Any, schema: dict[str, Any] | None = None) -> Any:
     g.add_edge(START, "ask")
     g.add_edge("ask", END)
     return g.compile(checkpointer=InMemorySaver())
+
+
+def stored_key(thread_id: str, interrupt_id: str, attempt: int) -> str:
+    """The gate key as the server keeps it: its SHA-256 (a key may hold anything, a secret too)."""
+    return hashlib.sha256(idempotency_key(thread_id, interrupt_id, attempt).encode()).hexdigest()
+
+
+def interrupt_ids(graph: Any, config: dict[str, Any]) -> set[str]:
+    """Every interrupt the thread's graph raised, from its checkpoints."""
+    return {i.id for snapshot in graph.get_state_history(config) for i in snapshot.interrupts}
 
 
 def thread() -> dict[str, Any]:
@@ -166,14 +177,16 @@ def test_a_schema_gatehouse_cannot_hold_as_a_form_is_checked_here_and_asked_agai
     ])
     decider = reviewer.decide_in_background(lambda g: next(answers), session_id=session(config), count=3)
     schema = {"type": "integer", "minimum": 1}
-    final = GatehouseHuman(gh, timeout=30).invoke(one_interrupt("How many replicas?", schema), {}, config)
+    graph = one_interrupt("How many replicas?", schema)
+    final = GatehouseHuman(gh, timeout=30).invoke(graph, {}, config)
     assert final["answers"] == [4]
     gates = decider.finish()
     assert gates[0]["allowed_actions"] == ["edit", "respond"]
     assert "response_schema" not in gates[0]
     assert "0 is less than the minimum of 1" in gates[2]["text"]
     keys = [g["idempotency_key"] for g in gates]
-    assert [k.rsplit(":", 1)[1] for k in keys] == ["1", "2", "3"]
+    (interrupt_id,) = interrupt_ids(graph, config)
+    assert keys == [stored_key(config["configurable"]["thread_id"], interrupt_id, n) for n in (1, 2, 3)]
 
 
 def test_an_answer_that_never_fits_stops_after_the_attempts(gh: Client, reviewer: Reviewer) -> None:
@@ -227,8 +240,8 @@ def test_gate_keys_derive_from_thread_and_interrupt(gh: Client, reviewer: Review
     graph = one_interrupt("Key?")
     GatehouseHuman(gh, timeout=30).invoke(graph, {}, config)
     gate = decider.finish()[0]
-    interrupt_id = gate["idempotency_key"].split(":")[2]
-    assert gate["idempotency_key"] == idempotency_key(config["configurable"]["thread_id"], interrupt_id, 1)
+    (interrupt_id,) = interrupt_ids(graph, config)
+    assert gate["idempotency_key"] == stored_key(config["configurable"]["thread_id"], interrupt_id, 1)
     assert len(idempotency_key("x" * 500, "i")) < 255, "long thread ids are hashed to fit the key"
 
 

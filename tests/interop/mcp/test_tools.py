@@ -5,6 +5,7 @@ each gate through the REST API."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 
@@ -185,7 +186,8 @@ async def test_a_permission_prompt_is_allowed_with_the_reviewers_edit(server, tr
     assert gate["payload"] == {"command": "rm -rf build"}
     assert gate["spec"]["action"] == "Bash"
     assert "rm -rf build" in gate["text"]
-    assert gate["idempotency_key"] == "permission:toolu_01"
+    # The server keeps only the key's SHA-256.
+    assert gate["idempotency_key"] == hashlib.sha256(b"permission:toolu_01").hexdigest()
     assert not result.is_error
     assert json.loads(result.content[0].text) == {"behavior": "allow", "updatedInput": {"command": "rm -rf build/tmp"}}
 
