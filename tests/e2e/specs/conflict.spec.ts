@@ -91,3 +91,52 @@ test("a reviewer watching a gate that someone else resolves sees who and when at
   await expect(bob.getByTestId("decide-respond")).toBeDisabled();
   await expect(bob.getByTestId("blocker-count")).toHaveText("0");
 });
+
+async function openApproval(server: Gatehouse): Promise<string> {
+  const agent = server.agent(await server.token("agent", "deployer"));
+  const runId = await agent.startRun("Cleanup");
+  const gate = await agent.openGate(runId, { kind: "approval", action: "DROP TABLE orders_2019", mode: "sync", text: "Drop the 2019 orders?" });
+  return gate.id;
+}
+
+test("the reviewer who lost sees live whether the other approved or rejected, and why, with their own text kept", async ({
+  browser,
+  gatehouse,
+}) => {
+  const gateId = await openApproval(gatehouse);
+  const bob = await reviewerPage(browser, gatehouse, "bob");
+  await bob.keyboard.press("Enter");
+  const modal = bob.getByTestId("resolution-modal");
+  await expect(modal).toHaveAttribute("data-gate-id", gateId);
+  const bobText = "Looks fine to me, but check the backups";
+  await modal.getByTestId("answer-input").fill(bobText);
+
+  await gatehouse.call(await gatehouse.token("reviewer", "alice"), "POST", `/gates/${gateId}/resolve`, {
+    action: "reject",
+    text: "2019 is still audited",
+  });
+
+  await expect(modal.getByTestId("closed-notice")).toContainText("This gate was just resolved by alice");
+  const record = modal.getByTestId("decision-record");
+  await expect(record.getByTestId("decision-outcome")).toContainText("rejected by alice");
+  await expect(record.getByTestId("decision-text")).toHaveText("2019 is still audited");
+  await expect(modal.getByTestId("answer-input")).toHaveValue(bobText);
+  await expect(modal.getByTestId("decide-approve")).toBeDisabled();
+});
+
+test("the slower reviewer's refused submission says what the first decided and why", async ({ browser, gatehouse }) => {
+  const gateId = await openApproval(gatehouse);
+  const bob = await reviewerPage(browser, gatehouse, "bob", true);
+  await bob.keyboard.press("Enter");
+  const modal = bob.getByTestId("resolution-modal");
+  await expect(modal.getByTestId("decide-approve")).toBeEnabled();
+  await modal.getByTestId("answer-input").fill("ship it");
+  await gatehouse.call(await gatehouse.token("reviewer", "alice"), "POST", `/gates/${gateId}/resolve`, { action: "approve", text: "backups verified" });
+
+  await bob.keyboard.press("Control+Enter");
+  await expect(modal.getByTestId("conflict-notice")).toContainText("alice resolved this gate at");
+  const record = modal.getByTestId("decision-record");
+  await expect(record.getByTestId("decision-outcome")).toContainText("approved by alice");
+  await expect(record.getByTestId("decision-text")).toHaveText("backups verified");
+  await expect(modal.getByTestId("answer-input")).toHaveValue("ship it");
+});

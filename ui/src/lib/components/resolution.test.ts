@@ -3,7 +3,7 @@ import { createApi } from "../api/client";
 import { gate, jsonResponse } from "../test-fixtures";
 import { EMPTY_DRAFT } from "./decision";
 import type { Gate } from "../api/types";
-import { afterOutcome, canDecide, conflictSentence, Drafts, submitDecision, type Conflict, type Submission } from "./resolution";
+import { afterOutcome, canDecide, conflictSentence, Drafts, submitDecision, type Conflict, type Submission, closedElsewhere } from "./resolution";
 
 /** A server answering the decision with `status` and `body`, and a read of the gate with `current` (404 without). */
 function serverAnswering(status: number, body: unknown, current?: Gate) {
@@ -119,5 +119,19 @@ describe("submitting a decision", () => {
     expect(drafts.get("g1")?.text).toBe("half an answer");
     drafts.forget("g1");
     expect(drafts.get("g1")).toBeUndefined();
+  });
+});
+
+describe("a gate that closed under the reviewer", () => {
+  const gate = {} as never;
+  it("shows what the other decided after a conflict, or when the stream says it closed", () => {
+    expect(closedElsewhere({ kind: "conflict", message: "", gateStatus: "resolved", resolvedBy: "alice", resolvedAt: null }, false)).toBe(true);
+    expect(closedElsewhere(null, true)).toBe(true);
+    expect(closedElsewhere({ kind: "refused", status: 500, message: "x" }, true)).toBe(true);
+  });
+  it("not when this reviewer decided it, nor while it is open", () => {
+    expect(closedElsewhere({ kind: "resolved", gate }, true)).toBe(false);
+    expect(closedElsewhere(null, false)).toBe(false);
+    expect(closedElsewhere({ kind: "refused", status: 422, message: "x" }, false)).toBe(false);
   });
 });

@@ -133,3 +133,12 @@ export class Drafts {
     this.#drafts.delete(gateId);
   }
 }
+
+/**
+ * Whether the gate closed under this reviewer without their decision: their
+ * submission met a conflict, or the event stream said it closed while they
+ * had it open. Its record (what the other decided, and why) is then shown.
+ */
+export function closedElsewhere(outcome: Outcome | null, closedLive: boolean): boolean {
+  return outcome?.kind === "conflict" || (closedLive && outcome?.kind !== "resolved");
+}
