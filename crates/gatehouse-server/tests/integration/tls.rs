@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use gatehouse_engine::{Engine, EngineConfig, TokenRole};
-use gatehouse_server::{RunningServer, ServerConfig, TlsConfig, TlsError};
+use gatehouse_server::{ConnectionLimits, RunningServer, ServerConfig, TlsConfig, TlsError};
 use serde_json::{json, Value};
 
 fn fixture(name: &str) -> PathBuf {
@@ -24,12 +24,21 @@ struct Tls {
 
 impl Tls {
     async fn start() -> Self {
+        Self::start_with(ConnectionLimits::default()).await
+    }
+
+    async fn start_with(connections: ConnectionLimits) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let engine = Engine::open(dir.path().join("gatehouse.db"), EngineConfig::default()).unwrap();
         let reviewer = engine.create_token("alice", TokenRole::Reviewer, "test").unwrap().1;
         let agent = engine.create_token("deployer", TokenRole::Agent, "test").unwrap().1;
         let tls = TlsConfig::from_pem_files(fixture("server.pem"), fixture("server-key.pem")).unwrap();
-        let config = ServerConfig { bind: "127.0.0.1:0".parse().unwrap(), tls: Some(tls), ..ServerConfig::default() };
+        let config = ServerConfig {
+            bind: "127.0.0.1:0".parse().unwrap(),
+            tls: Some(tls),
+            connections,
+            ..ServerConfig::default()
+        };
         let server = gatehouse_server::start(engine, config).await.unwrap();
         Self { server, reviewer, agent, _dir: dir }
     }
@@ -182,4 +191,25 @@ fn unusable_certificate_or_key_files_are_errors_naming_the_file() {
     assert!(e.contains("does not belong to the certificate") && e.contains("other-key.pem"), "{e}");
 
     assert!(TlsConfig::from_pem_files(&cert, &key).is_ok());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_https_a_silent_client_is_dropped_and_one_past_the_cap_gets_a_json_503() {
+    use tokio::io::AsyncReadExt;
+    let limits =
+        ConnectionLimits { max_connections: 1, header_read_timeout: Duration::from_secs(1), ..Default::default() };
+    let s = Tls::start_with(limits).await;
+
+    // It holds the one slot without starting its handshake, until the deadline.
+    let mut silent = tokio::net::TcpStream::connect(s.server.addr).await.unwrap();
+    for http1_only in [true, false] {
+        let (_, status, body) = send(client(http1_only).get(s.url("/gates")).bearer_auth(&s.reviewer)).await;
+        assert_eq!((status, body["code"].as_str()), (503, Some("unavailable")), "{body}");
+    }
+    let mut rest = Vec::new();
+    let closed = tokio::time::timeout(Duration::from_secs(5), silent.read_to_end(&mut rest)).await;
+    assert!(closed.is_ok(), "the silent client was still connected after 5 s");
+
+    let (_, status, body) = send(client(false).get(s.url("/gates")).bearer_auth(&s.reviewer)).await;
+    assert_eq!(status, 200, "the slot is free again: {body}");
 }
