@@ -52,6 +52,15 @@ pub fn load_key(file: Option<&Path>, db: &Path, create: bool) -> Result<Option<A
     AuditKey::from_text(&text).map(Some).map_err(anyhow::Error::msg)
 }
 
+/// Says that this database's log is keyed and this command has no key.
+pub fn warn_keyless() {
+    eprintln!(
+        "warning: this database's audit log is keyed (the desktop app keeps its key in the OS keychain), \
+         but no key was given: what this command writes is chained without it, and `audit verify` with the \
+         key will report it. Give the key with {AUDIT_KEY_ENV} or --audit-key-file."
+    );
+}
+
 fn read_key(path: &Path) -> Result<AuditKey> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read the audit key file {}", path.display()))?;

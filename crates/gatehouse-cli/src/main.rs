@@ -207,7 +207,12 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
     // Every command that writes chains with the key; `serve` makes one on first start.
     let open_keyed = |create: bool| -> Result<(PathBuf, Engine)> {
         let key = audit::load_key(key_file.as_deref(), &target.token_base, create)?;
-        Ok((target.token_base.clone(), target.open(key)?))
+        let keyless = key.is_none();
+        let engine = target.open(key)?;
+        if keyless && engine.audit_head_is_keyed().unwrap_or(false) {
+            audit::warn_keyless();
+        }
+        Ok((target.token_base.clone(), engine))
     };
     let open = || open_keyed(false);
     // The server-facing commands find their fallback token beside the database, never opening it.

@@ -109,6 +109,23 @@ impl<S: Store> Engine<S> {
     pub fn audit_anchor(&self) -> Result<AuditAnchor> {
         self.store().read(head_anchor)
     }
+
+    /// Whether the newest event's link is not a plain SHA-256 one: the
+    /// log is keyed (or broken), so writing without its key would append
+    /// links that verification with the key reports.
+    pub fn audit_head_is_keyed(&self) -> Result<bool> {
+        self.store().read(|r| {
+            let seq = r.head_seq()?;
+            let rows = r.event_rows(seq.saturating_sub(2), 2)?;
+            let (prev, head) = match rows.as_slice() {
+                [head] if head.seq == 1 => (event::GENESIS, head),
+                [prev, head] => (prev.hash.as_slice().try_into().unwrap_or([0; 32]), head),
+                _ => return Ok(false),
+            };
+            let body_hash: [u8; 32] = head.body_hash.as_slice().try_into().unwrap_or([0; 32]);
+            Ok(head.hash != event::chain(&prev, head.seq, &body_hash))
+        })
+    }
 }
 
 /// The head of the log `r` reads.

@@ -163,9 +163,11 @@ fn a_log_chained_before_its_key_still_verifies_and_keyed_links_follow_it() {
     let f = Fixture::new();
     let (run, _) = resolved_approval(&f);
     let plain_head = f.engine.audit_anchor().unwrap();
+    assert!(!f.engine.audit_head_is_keyed().unwrap());
     let key = AuditKey::from_text(&AuditKey::generate()).unwrap();
     let keyed = f.open_with_key(Some(key));
     keyed.context_set(&run.id, "colour", json!("blue"), "deployer").unwrap();
+    assert!(keyed.audit_head_is_keyed().unwrap(), "a keyless writer can tell it would break the keyed chain");
 
     let report = keyed.verify_audit().unwrap();
     assert_intact(&report);
