@@ -100,7 +100,7 @@ export const BINDINGS: Readonly<Record<Action, Binding>> = {
   "panel.filter": { label: "Filter the panel", scope: "global", keys: ["/"] },
   "panel.mark": { label: "Mark or unmark the gate for bulk review (also Ctrl-click; Shift-click marks a range)", scope: "panel", keys: ["x"] },
   "panel.approve-marked": {
-    label: "Approve every marked gate, each as its own decision; with none marked, open the selected gate ready to approve",
+    label: "Arm the approval of every marked gate that allows it (the others named with why; Enter confirms); with none marked, open the selected gate ready to approve",
     scope: "panel",
     keys: ["a"],
   },

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { createApi } from "../api/client";
 import { gate, jsonResponse, summary } from "../test-fixtures";
-import { decideEach, keepPending, markRange, summarize, toggleMark } from "./bulk";
+import type { DecisionAction } from "../api/types";
+import { decideEach, keepPending, markRange, planBulk, summarize, toggleMark } from "./bulk";
 
 describe("bulk review", () => {
   const shown = ["a", "b", "c", "d", "e"].map((id) => summary({ id }));
@@ -45,6 +46,34 @@ describe("bulk review", () => {
     expect(summarize("Approved", results, (id) => `gate ${id}`)).toBe(
       "Approved 2 gates. 1 vote counted on gates that wait for more. 2 already decided: gate b (by bob), gate e (expired). " +
         "1 refused: gate c: action: question gates take respond or defer.",
+    );
+  });
+});
+
+describe("a bulk decision split by what each gate allows", () => {
+  const allowed: Record<string, DecisionAction[] | null> = {
+    deploy: ["approve", "edit", "reject"],
+    question: ["respond", "defer"],
+    gone: [],
+    unread: null,
+  };
+  const label = (id: string) => `“${id}”`;
+
+  it("sends only to the gates that take it; the others say what they take instead", () => {
+    const plan = planBulk(["deploy", "question", "gone", "unread"], "approve", (id) => allowed[id] ?? null, label);
+    expect(plan.take).toEqual(["deploy"]);
+    expect(plan.leftOut).toEqual([
+      { gateId: "question", why: "“question” takes an answer or a deferral, not an approval: open it to decide." },
+      { gateId: "gone", why: "“gone” takes no decision from you now: open it to see why." },
+      { gateId: "unread", why: "“unread” could not be read: open it to decide." },
+    ]);
+    expect(planBulk(["deploy", "question"], "reject", (id) => allowed[id] ?? null, label).take).toEqual(["deploy"]);
+  });
+
+  it("the summary names those left out, without the server's words", () => {
+    const plan = planBulk(["question"], "reject", (id) => allowed[id] ?? null, label);
+    expect(summarize("Rejected", [], label, plan.leftOut)).toBe(
+      "Rejected 0 gates. 1 left out: “question” takes an answer or a deferral, not a rejection: open it to decide.",
     );
   });
 });

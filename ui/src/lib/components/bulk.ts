@@ -4,7 +4,7 @@
 // conflict or refusal on some never hides the others' success.
 
 import type { Api } from "../api/client";
-import type { DecisionInput, GateSummary } from "../api/types";
+import type { DecisionAction, DecisionInput, GateSummary } from "../api/types";
 import { submitDecision, type Conflict, type Outcome } from "./resolution";
 
 /** Marks `id`, or unmarks it when it was marked. */
@@ -51,10 +51,69 @@ export async function decideEach(api: Api, gateIds: readonly string[], input: De
   return results;
 }
 
-/** One line saying what happened: "Approved 3 gates. 1 refused: … 1 already decided: …". */
-export function summarize(verb: string, results: readonly BulkResult[], label: (gateId: string) => string): string {
+/** A gate left out of a bulk decision, and why, in words. */
+export interface LeftOut {
+  gateId: string;
+  why: string;
+}
+
+/** A bulk decision split by what each marked gate allows: the gates that take it, and those left out. */
+export interface BulkPlan {
+  take: string[];
+  leftOut: LeftOut[];
+}
+
+/** Each decision as a thing a gate takes: "an approval", "an answer". */
+const AS_NOUN: Record<DecisionAction, string> = {
+  approve: "an approval",
+  edit: "an approval with edits",
+  reject: "a rejection",
+  respond: "an answer",
+  needs_revision: "a revision request",
+  defer: "a deferral",
+  retry: "a retry",
+};
+
+/** "a", "a or b", "a, b or c". */
+function either(items: readonly string[]): string {
+  return items.length <= 1 ? (items[0] ?? "") : `${items.slice(0, -1).join(", ")} or ${items[items.length - 1]}`;
+}
+
+/**
+ * Splits `gateIds` (in order) by whether each gate allows `action`, as its
+ * `allowed_actions` say (`allowedOf` gives null for a gate that could not be
+ * read). Those left out are named with what they take instead, so no raw
+ * server refusal reaches the reviewer.
+ */
+export function planBulk(
+  gateIds: readonly string[],
+  action: DecisionAction,
+  allowedOf: (gateId: string) => readonly DecisionAction[] | null,
+  label: (gateId: string) => string,
+): BulkPlan {
+  const plan: BulkPlan = { take: [], leftOut: [] };
+  for (const gateId of gateIds) {
+    const allowed = allowedOf(gateId);
+    if (allowed?.includes(action)) {
+      plan.take.push(gateId);
+      continue;
+    }
+    const why =
+      allowed === null
+        ? `${label(gateId)} could not be read: open it to decide.`
+        : allowed.length === 0
+          ? `${label(gateId)} takes no decision from you now: open it to see why.`
+          : `${label(gateId)} takes ${either(allowed.map((a) => AS_NOUN[a]))}, not ${AS_NOUN[action]}: open it to decide.`;
+    plan.leftOut.push({ gateId, why });
+  }
+  return plan;
+}
+
+/** One line saying what happened: "Approved 3 gates. 1 left out: … 1 refused: … 1 already decided: …". */
+export function summarize(verb: string, results: readonly BulkResult[], label: (gateId: string) => string, leftOut: readonly LeftOut[] = []): string {
   const done = results.filter((r) => r.outcome.kind === "resolved").length;
   const parts = [`${verb} ${done} gate${done === 1 ? "" : "s"}.`];
+  if (leftOut.length > 0) parts.push(`${leftOut.length} left out: ${leftOut.map((l) => l.why).join(" ")}`);
   // A quorum gate takes each approval as one vote and may still wait for others.
   const votes = results.filter((r) => r.outcome.kind === "voted").length;
   if (votes > 0) parts.push(`${votes} vote${votes === 1 ? "" : "s"} counted on gates that wait for more.`);
