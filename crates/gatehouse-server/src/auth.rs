@@ -12,7 +12,9 @@ use axum::http::{header, HeaderMap};
 use axum::middleware::Next;
 use axum::response::Response;
 use gatehouse_engine::token::TokenScope;
-use gatehouse_engine::{Decider, Engine, EngineError, Gate, GateId, NewRun, Run, RunId, TokenRole};
+use gatehouse_engine::{
+    Decider, Engine, EngineError, Gate, GateId, NewRun, Oversight, ReviewFloor, Run, RunId, TokenRole,
+};
 
 use crate::error::{ApiError, ApiResult};
 use crate::state::{AppState, ServerConfig};
@@ -30,12 +32,21 @@ pub struct Caller {
     pub teams: Vec<String>,
     /// The runs and agents its token is limited to; empty for everything.
     pub scope: TokenScope,
+    /// Whether this server lets a token decide the gates it opened.
+    pub self_review: bool,
 }
 
 impl Caller {
-    /// Who this caller decides as: name, role and teams.
+    /// Who this caller decides as: name, role, teams and token.
     pub fn decider(&self) -> Decider {
-        gatehouse_engine::token::decider_of(&self.name, self.role, &self.teams)
+        let who = gatehouse_engine::token::decider_of(&self.name, self.role, &self.teams).with_token(&self.token_id);
+        Decider { self_review: self.self_review, ..who }
+    }
+
+    /// The review people set for this caller, if it is an agent: the least
+    /// its runs and gates get. People (reviewers, admins) set their own.
+    pub fn floor<'a>(&self, oversight: &'a Oversight) -> Option<&'a ReviewFloor> {
+        (self.role == TokenRole::Agent).then(|| oversight.floor(&self.name, &self.teams))
     }
 
     /// Reviewers and admins only: an agent must never decide a gate.
@@ -281,6 +292,7 @@ pub async fn require_token(State(state): State<AppState>, mut req: Request, next
         role: token.role,
         teams: token.teams,
         scope: token.scope,
+        self_review: state.config.allow_self_review,
     });
     Ok(next.run(req).await)
 }

@@ -7,6 +7,7 @@ const rates = (gates: number, auto: number, human: number) => ({
   auto_passed: auto,
   waited_for_human: gates - auto,
   human_decided: human,
+  self_decided: 0,
   hitl_rate: gates ? (gates - auto) / gates : null,
   auto_pass_rate: gates ? auto / gates : null,
 });
