@@ -9,7 +9,9 @@
 //! save dialog, answered through `xdotool`. A link in an agent's text, and
 //! the page trying to go elsewhere, open in the browser (a stand-in
 //! `xdg-open` records them) while the window stays on Gatehouse.
-//! Screenshots land in `target/e2e-artifacts/`.
+//! Screenshots land in `target/e2e-artifacts/`. The app never reaches the
+//! real user's data: it runs in a home of its own, which `isolation`
+//! checks on the app's own processes while the test runs.
 //!
 //! Needs a display (run under `xvfb-run -a`), `dbus-daemon` (Debian: dbus),
 //! `WebKitWebDriver` (Debian: webkit2gtk-driver) and `tauri-driver` (`cargo install tauri-driver
@@ -18,6 +20,7 @@
 
 mod desktop;
 mod harness;
+mod isolation;
 mod webdriver;
 
 use std::path::Path;
@@ -26,7 +29,8 @@ use std::time::{Duration, Instant};
 
 use desktop::Desktop;
 use gatehouse_engine::{Engine, EngineConfig, TokenRole};
-use harness::{answer_save_dialog, app_process, artifacts, real_user_files, Agent};
+use harness::{answer_save_dialog, app_process, artifacts, Agent};
+use isolation::Isolation;
 use serde_json::json;
 use webdriver::{By, Session};
 
@@ -38,7 +42,7 @@ const REVIEWER: &str = "e2e-reviewer";
 fn a_gate_sent_by_an_agent_is_decided_in_the_desktop_window_and_the_agent_gets_the_decision() {
     let home = tempfile::tempdir().expect("a temp dir");
     let db = home.path().join("gatehouse.db");
-    let before = real_user_files();
+    let isolation = Isolation::watch(&db, home.path());
 
     // The agent's token, made directly in the database the app will open.
     let agent_token = {
@@ -234,7 +238,7 @@ fn a_gate_sent_by_an_agent_is_decided_in_the_desktop_window_and_the_agent_gets_t
     assert!(saved.is_file(), "the window's size and place were not saved to {}", saved.display());
     drop(window);
 
-    assert_eq!(before, real_user_files(), "the app touched the real user's data");
+    isolation.assert_kept();
 }
 
 /// Waits up to `limit` for `file` to hold the line `wanted`; returns its lines.

@@ -8,6 +8,7 @@
 //! Built only with `--features e2e`, like the window test.
 
 mod desktop;
+mod isolation;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -16,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use desktop::Desktop;
 use gatehouse_engine::{Engine, EngineConfig};
+use isolation::{private_home, Isolation};
 
 const APP: &str = env!("CARGO_BIN_EXE_gatehouse-desktop");
 
@@ -33,9 +35,7 @@ fn launch(home: &Path, bus: &str) -> Command {
     let mut app = Command::new(APP);
     app.env("GATEHOUSE_DB", home.join("gatehouse.db"))
         .env("DBUS_SESSION_BUS_ADDRESS", bus)
-        .env("XDG_DATA_HOME", home.join("data"))
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("XDG_CACHE_HOME", home.join("cache"))
+        .envs(private_home(home))
         .stderr(Stdio::null());
     app
 }
@@ -43,6 +43,7 @@ fn launch(home: &Path, bus: &str) -> Command {
 #[test]
 fn a_second_launch_hands_over_to_the_first_and_makes_no_token() {
     let home = tempfile::tempdir().expect("a temp dir");
+    let isolation = Isolation::watch(&home.path().join("gatehouse.db"), home.path());
     let desktop = Desktop::start();
     let address = desktop.address().to_owned();
 
@@ -80,4 +81,5 @@ fn a_second_launch_hands_over_to_the_first_and_makes_no_token() {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert!(engine.tokens().expect("the tokens")[0].revoked_at.is_some(), "the first app's token outlived it");
+    isolation.assert_kept();
 }

@@ -11,12 +11,19 @@
 //! reviewer switches back to this computer's server, and that choice
 //! holds across a restart. The token is never in a file.
 //!
+//! The app runs in a home of its own (`HOME` and the XDG directories in the
+//! test's temporary directory), and the test fails if any of the app's
+//! processes had a file of the real user's open for writing, or was given
+//! another home (`isolation`: it watches the app itself, so a Gatehouse
+//! running beside the tests, writing its own database, does not matter).
+//!
 //! Needs what `desktop_window` needs, plus `gnome-keyring-daemon` (Debian:
 //! gnome-keyring), `secret-tool` (Debian: libsecret-tools) and the
 //! `gatehouse` binary (`cargo build -p gatehouse-cli`, or `GATEHOUSE_BIN`).
 
 mod desktop;
 mod harness;
+mod isolation;
 mod keyring;
 mod webdriver;
 
@@ -26,7 +33,8 @@ use std::time::{Duration, Instant};
 
 use desktop::Desktop;
 use gatehouse_engine::{Engine, EngineConfig, TokenRole};
-use harness::{app_process, artifacts, free_port, real_user_files, Agent};
+use harness::{app_process, artifacts, free_port, Agent};
+use isolation::Isolation;
 use keyring::Keyring;
 use serde_json::json;
 use webdriver::{By, Session};
@@ -174,7 +182,7 @@ fn files_holding(dir: &Path, secret: &str) -> Vec<PathBuf> {
 fn the_app_reviews_a_team_server_reconnects_from_the_keychain_and_falls_back_to_this_computer() {
     let home = tempfile::tempdir().expect("a temp dir");
     let db = home.path().join("desktop.db");
-    let before = real_user_files();
+    let isolation = Isolation::watch(&db, home.path());
 
     // The team server's tokens, made in its database before it starts.
     let team_db = home.path().join("team/gatehouse.db");
@@ -312,5 +320,5 @@ fn the_app_reviews_a_team_server_reconnects_from_the_keychain_and_falls_back_to_
     team.stop();
 
     drop(team);
-    assert_eq!(before, real_user_files(), "the app touched the real user's data");
+    isolation.assert_kept();
 }

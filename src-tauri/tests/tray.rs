@@ -11,6 +11,7 @@
 
 mod desktop;
 mod harness;
+mod isolation;
 mod webdriver;
 
 use std::path::Path;
@@ -19,6 +20,7 @@ use std::time::{Duration, Instant};
 use desktop::Desktop;
 use gatehouse_engine::{Engine, EngineConfig, TokenRole};
 use harness::{app_process, artifacts, Agent};
+use isolation::Isolation;
 use serde_json::json;
 use webdriver::{By, Session};
 
@@ -35,6 +37,7 @@ fn the_tray_menu_follows_the_pending_count_and_its_entries_act() {
         engine.create_token("bot", TokenRole::Agent, "tray test").expect("an agent token").1
     };
 
+    let isolation = Isolation::watch(&db, home.path());
     let desktop = Desktop::start();
     let (_driver, wd) = harness::start_driver(home.path(), &db, desktop.address(), REVIEWER, &[]);
     let window =
@@ -109,4 +112,5 @@ fn the_tray_menu_follows_the_pending_count_and_its_entries_act() {
     let tokens = engine.tokens().expect("the tokens");
     let window_token = tokens.iter().find(|t| t.name == REVIEWER).expect("the window's token");
     assert!(window_token.revoked_at.is_some(), "the window's token outlived Quit: {window_token:?}");
+    isolation.assert_kept();
 }

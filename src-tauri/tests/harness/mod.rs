@@ -1,7 +1,6 @@
 //! What the real-window tests share: tauri-driver as a process stopped
-//! however the test ends, free ports, where artifacts go, the real user's
-//! files the app must leave alone, finding the app's process, and an agent
-//! over plain HTTP.
+//! however the test ends, free ports, where artifacts go, finding the app's
+//! process, and an agent over plain HTTP.
 
 // Each test file uses its own part of this.
 #![allow(dead_code)]
@@ -9,7 +8,7 @@
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -63,9 +62,7 @@ pub fn start_driver(home: &Path, db: &Path, bus: &str, user: &str, env: &[(&str,
     driver
         .args(["--port", &port.to_string(), "--native-port", &free_port().to_string()])
         .env("GATEHOUSE_DB", db)
-        .env("XDG_DATA_HOME", home.join("data"))
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("XDG_CACHE_HOME", home.join("cache"))
+        .envs(crate::isolation::private_home(home))
         .env("DBUS_SESSION_BUS_ADDRESS", bus)
         .env("GATEHOUSE_LOG", "info")
         .env("USER", user)
@@ -93,30 +90,9 @@ pub fn artifacts() -> PathBuf {
     dir
 }
 
-/// What the app must leave alone: the real user's database and app data.
-pub fn real_user_files() -> Vec<(PathBuf, Option<SystemTime>)> {
-    let mut paths = Vec::new();
-    if let Some(data) = dirs::data_dir() {
-        paths.push(data.join("gatehouse/gatehouse.db"));
-        paths.push(data.join("dev.gatehouse.desktop"));
-    }
-    if let Some(config) = dirs::config_dir() {
-        paths.push(config.join("dev.gatehouse.desktop"));
-    }
-    paths.into_iter().map(|p| (p.clone(), std::fs::metadata(&p).and_then(|m| m.modified()).ok())).collect()
-}
-
 /// The app's process: the one whose environment names this test's database.
 pub fn app_process(db: &Path) -> Option<u32> {
-    let wanted = format!("GATEHOUSE_DB={}", db.display());
-    std::fs::read_dir("/proc").ok()?.flatten().find_map(|entry| {
-        let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
-        let exe = std::fs::read_link(entry.path().join("exe")).ok()?;
-        let environ = std::fs::read(entry.path().join("environ")).ok()?;
-        let ours =
-            exe.file_name()? == "gatehouse-desktop" && environ.split(|b| *b == 0).any(|var| var == wanted.as_bytes());
-        ours.then_some(pid)
-    })
+    crate::isolation::app_processes(db).into_iter().next()
 }
 
 /// Waits until nobody owns `name` on the bus at `bus` (a killed app's
