@@ -16,7 +16,6 @@
 //! not end it first.
 
 use std::io::{BufRead, BufReader};
-use std::os::unix::process::CommandExt;
 use std::process::{ChildStdin, Command, Stdio};
 use std::sync::OnceLock;
 
@@ -57,16 +56,12 @@ impl Cluster {
             "$0" stop "$1" 2>/dev/null
             rm -f "$2"
         "#;
-        let mut child = Command::new("sh")
-            .args(["-c", watchdog, SCRIPT])
-            .arg(&dir)
-            .arg(&log)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .process_group(0)
-            .spawn()
-            .map_err(|e| format!("cannot run {SCRIPT} under sh: {e}"))?;
+        let mut command = Command::new("sh");
+        command.args(["-c", watchdog, SCRIPT]).arg(&dir).arg(&log);
+        command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        let mut child = command.spawn().map_err(|e| format!("cannot run {SCRIPT} under sh: {e}"))?;
         let lifeline = child.stdin.take().ok_or("the watchdog has no stdin")?;
         let stdout = BufReader::new(child.stdout.take().ok_or("the watchdog has no stdout")?);
         // The URL line, or the end of output when the start failed.
