@@ -28,16 +28,19 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
 /// Reads a query string as a `T`, naming the first bad parameter.
 pub fn parse_query<T: DeserializeOwned>(query: &str) -> Result<T, ApiError> {
     let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(query.as_bytes()));
-    serde_path_to_error::deserialize(de).map_err(|e| query_error(&e))
+    serde_path_to_error::deserialize(de).map_err(|e| query_error(query, &e))
 }
 
-fn query_error(e: &serde_path_to_error::Error<serde_urlencoded::de::Error>) -> ApiError {
+fn query_error(query: &str, e: &serde_path_to_error::Error<serde_urlencoded::de::Error>) -> ApiError {
     let field = e.path().to_string();
     if field.is_empty() || field == "." {
         // A missing parameter: serde names it in the message.
-        ApiError::invalid(format!("query: {}", e.inner()))
-    } else {
-        ApiError::invalid_field(field, e.inner())
+        return ApiError::invalid(format!("query: {}", e.inner()));
+    }
+    // Say which value was refused: serde's reason alone ("invalid digit found in string") does not.
+    match form_urlencoded::parse(query.as_bytes()).find(|(name, _)| *name == field) {
+        Some((_, value)) => ApiError::invalid_field(field, format!("`{value}` is not accepted: {}", e.inner())),
+        None => ApiError::invalid_field(field, e.inner()),
     }
 }
 

@@ -89,10 +89,10 @@ async fn the_reported_plain_text_errors_are_json_naming_the_field() {
     let s = TestServer::start().await;
     let run = s.run().await;
     let gate = s.gate(&run, json!({"kind": "question", "text": "Region?"})).await;
-    for (path, field) in [
-        ("/gates?limit=-1".to_owned(), "limit"),
-        ("/gates?kind=".to_owned(), "kind"),
-        (format!("/gates/{gate}/wait?timeout=abc"), "timeout"),
+    for (path, field, value) in [
+        ("/gates?limit=-1".to_owned(), "limit", "`-1`"),
+        ("/gates?kind=".to_owned(), "kind", "``"),
+        (format!("/gates/{gate}/wait?timeout=abc"), "timeout", "`abc`"),
     ] {
         let (status, body) = json_error(s.http.get(s.url(&path)).bearer_auth(&s.reviewer), &path).await;
         assert_eq!(
@@ -100,7 +100,8 @@ async fn the_reported_plain_text_errors_are_json_naming_the_field() {
             (422, Some("invalid"), Some(field)),
             "{path}: {body}"
         );
-        assert!(body["message"].as_str().unwrap().starts_with(field), "{path}: {body}");
+        let message = body["message"].as_str().unwrap();
+        assert!(message.starts_with(field) && message.contains(value), "{path}: {body}");
     }
 }
 
