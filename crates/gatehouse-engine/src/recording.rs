@@ -97,6 +97,8 @@ pub struct ImportSummary {
 impl<S: Store> Engine<S> {
     /// Exports `scope` as a recording (secrets redacted).
     pub fn export(&self, scope: RecordingScope) -> Result<Recording> {
+        // A session is stored redacted: named as it was sent, it is found.
+        let scope = self.redacted(scope)?;
         let exported_at = self.now();
         let recording = self.store().read(|r| {
             let runs = match &scope {

@@ -71,7 +71,13 @@ impl<S: Store> Engine<S> {
 
     /// Runs matching `filter`, newest first.
     pub fn runs(&self, filter: &RunFilter) -> Result<Vec<Run>> {
-        self.store().read(|r| r.runs(filter))
+        // Users and sessions are stored redacted: named as they were sent, they are found.
+        let filter = RunFilter {
+            user_id: filter.user_id.as_deref().map(|u| self.redacted_text(u)),
+            session_id: filter.session_id.as_deref().map(|s| self.redacted_text(s)),
+            ..filter.clone()
+        };
+        self.store().read(|r| r.runs(&filter))
     }
 
     /// created → active.

@@ -164,9 +164,9 @@ async fn no_secret_sent_in_any_field_of_any_operation_is_stored_streamed_exporte
             responses.push(format!("GET {path}: {body}"));
         }
     }
-    // A session named with a secret is exported under its redacted name.
-    let session = gatehouse_engine::redact::Redactor::default().redact_str(CANARIES[0].1).into_owned();
-    let (session_status, export) = s.get(&format!("/sessions/{}/recording", urlencode(&session)), &s.admin).await;
+    // A session named with a secret is found by the name as sent.
+    let path = format!("/sessions/{}/recording", urlencode(CANARIES[0].1));
+    let (session_status, export) = s.get(&path, &s.admin).await;
     responses.push(format!("session recording: {export}"));
 
     let mut streamed = String::new();
@@ -194,5 +194,5 @@ async fn no_secret_sent_in_any_field_of_any_operation_is_stored_streamed_exporte
         .filter_map(|(place, bytes)| leak(bytes).map(|at| format!("{place} holds a canary: …{at}…")))
         .collect();
     assert!(leaks.is_empty(), "{}", leaks.join("\n\n"));
-    assert_eq!(session_status, 200, "the session's export, by its redacted name");
+    assert_eq!(session_status, 200, "the session's export, by the name as sent");
 }
