@@ -313,7 +313,14 @@ fn db_path(flag: Option<PathBuf>) -> Result<PathBuf> {
         return Ok(path);
     }
     Ok(match dirs::data_dir() {
-        Some(dir) => dir.join("gatehouse").join("gatehouse.db"),
+        Some(dir) => {
+            let own = dir.join("gatehouse");
+            // Gatehouse's own directory: private, even if an older version made it readable.
+            if let Err(e) = gatehouse_engine::private_files::restrict_to_owner(&own) {
+                tracing::warn!(dir = %own.display(), error = %e, "cannot make the data directory private");
+            }
+            own.join("gatehouse.db")
+        }
         // No home directory (a bare container, say): the working directory is the one place left.
         None => PathBuf::from("gatehouse.db"),
     })

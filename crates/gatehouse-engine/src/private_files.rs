@@ -56,12 +56,16 @@ pub fn create_private_file(path: &Path) -> io::Result<std::fs::File> {
     Ok(file)
 }
 
-/// Tightens an existing `path` to 0600; a missing file is not an error.
+/// Tightens an existing `path` to its owner alone: a file to 0600, a
+/// directory to 0700. A missing one is not an error.
 pub fn restrict_to_owner(path: &Path) -> io::Result<()> {
-    match set_mode(path, 0o600) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-        other => other,
-    }
+    let mode = match std::fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => 0o700,
+        Ok(_) => 0o600,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    set_mode(path, mode)
 }
 
 fn create_private(path: &Path) -> io::Result<std::fs::File> {

@@ -60,3 +60,21 @@ fn an_existing_readable_database_is_made_private_when_served() {
     }
     drop(server);
 }
+
+#[test]
+fn the_default_data_directory_is_made_private_even_when_it_was_readable() {
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join("gatehouse");
+    std::fs::create_dir(&data).unwrap();
+    std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let child = crate::common::bare()
+        .env("XDG_DATA_HOME", home.path())
+        .args(["export", "--all"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("gatehouse runs");
+    let _ = wait_output(child, WAIT);
+    assert_eq!(mode(&data), "700");
+    assert_eq!(mode(&data.join("gatehouse.db")), "600");
+}
