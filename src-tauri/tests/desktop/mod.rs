@@ -5,7 +5,10 @@
 //! owns `org.kde.StatusNotifierWatcher`, where the app's tray icon (a
 //! StatusNotifierItem with a `com.canonical.dbusmenu` menu, as on GNOME with
 //! the AppIndicator extension, KDE or XFCE) registers; the test reads the
-//! icon's label and menu and clicks menu items, as a panel does.
+//! icon's label and menu and clicks menu items, as a panel does. The bus
+//! runs in a home of its own, so a service it starts on demand (GNOME
+//! Keyring, when the app asks for the Secret Service) keeps its files there
+//! and not in the real user's data.
 
 // Each test file uses its own part of this.
 #![allow(dead_code)]
@@ -113,6 +116,8 @@ pub struct MenuEntry {
 /// host on it; all stop when this is dropped.
 pub struct Desktop {
     bus: Child,
+    /// The bus's home, and that of every service it activates.
+    _home: tempfile::TempDir,
     address: String,
     connection: zbus::blocking::Connection,
     shown: Arc<Mutex<Vec<Shown>>>,
@@ -121,8 +126,10 @@ pub struct Desktop {
 
 impl Desktop {
     pub fn start() -> Self {
+        let home = tempfile::tempdir().expect("the bus's home");
         let mut bus = Command::new("dbus-daemon")
             .args(["--session", "--nofork", "--print-address=1"])
+            .envs(crate::isolation::private_home(home.path()))
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -139,7 +146,7 @@ impl Desktop {
             .and_then(|b| b.name("org.kde.StatusNotifierWatcher"))
             .and_then(|b| b.build())
             .unwrap_or_else(|e| panic!("cannot serve the stand-in desktop on the test bus: {e}"));
-        Self { bus, address, connection, shown, tray_items }
+        Self { bus, _home: home, address, connection, shown, tray_items }
     }
 
     /// The bus address to give the app (`DBUS_SESSION_BUS_ADDRESS`).
