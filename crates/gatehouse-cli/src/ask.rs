@@ -173,17 +173,19 @@ fn outcome(gate: &Gate, timeout: Duration) -> Result<ExitCode> {
                     gate.id
                 )
             };
-            outln!(
-                "{}",
-                pretty(&json!({
-                    "action": decision.action,
-                    "decided_by": decision.decided_by,
-                    "text": decision.text,
-                    "payload": decision.payload,
-                    "gate_id": gate.id,
-                    "run_id": gate.run_id,
-                }))
-            );
+            let mut answer = json!({
+                "action": decision.action,
+                "decided_by": decision.decided_by,
+                "text": decision.text,
+                "payload": decision.payload,
+                "gate_id": gate.id,
+                "run_id": gate.run_id,
+            });
+            if decision.self_decided {
+                // The same token asked and decided (a server that allows self-review): say so.
+                answer["self_decided"] = json!(true);
+            }
+            outln!("{}", pretty(&answer));
             Ok(ExitCode::from(if decision.action.lets_agent_proceed() { 0 } else { 1 }))
         }
         GateStatus::Expired => {

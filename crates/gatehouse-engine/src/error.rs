@@ -138,7 +138,8 @@ pub enum EngineError {
     /// The token that opened the gate tried to decide it.
     #[error(
         "gate {gate_id} was opened with the same token that tries to decide it; a gate is decided by someone other \
-         than who asked (this server does not allow self-review)"
+         than who asked: use another reviewer's token, or, for one person working alone, start the server with \
+         `gatehouse serve --allow-self-review`"
     )]
     SelfDecision {
         /// The gate.

@@ -154,8 +154,16 @@ impl From<EngineError> for ApiError {
     }
 }
 
+/// The built-in secret patterns, for error messages: one may quote what a
+/// client sent (a name, a parameter), and a secret in it is not echoed back.
+static MESSAGE_REDACTOR: std::sync::LazyLock<gatehouse_engine::redact::Redactor> =
+    std::sync::LazyLock::new(gatehouse_engine::redact::Redactor::default);
+
 impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
+    fn into_response(mut self) -> Response {
+        if let std::borrow::Cow::Owned(clean) = MESSAGE_REDACTOR.redact_str(&self.body.message) {
+            self.body.message = clean;
+        }
         (self.status, Json(self.body)).into_response()
     }
 }

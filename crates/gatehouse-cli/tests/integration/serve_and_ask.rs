@@ -84,9 +84,10 @@ fn a_rejected_ask_exits_1_and_an_unanswered_one_exits_2() {
     let dir = tempfile::tempdir().expect("temp dir");
     let server = Server::start(&dir.path().join("g.db"));
 
+    let alice = token(&server, "reviewer", "alice");
     let asking = server.start_child(&["ask", "Run the migration now?", "--priority", "urgent"]);
     let gate = server.pending_gate("Run the migration now?");
-    assert_success(&server.run(&["gates", "resolve", &gate, "--reject", "not during the freeze"]));
+    assert_success(&server.run(&["gates", "resolve", &gate, "--reject", "not during the freeze", "--token", &alice]));
     let asked = wait_output(asking, WAIT);
     assert_eq!(asked.status.code(), Some(1), "stderr:\n{}", stderr(&asked));
     assert_eq!(parse(&asked)["action"], "reject");
@@ -117,9 +118,28 @@ fn an_async_ask_returns_at_once_and_an_agent_token_cannot_resolve_it() {
     let err = stderr(&refused);
     assert!(err.starts_with("error: ") && err.contains("agent token") && err.contains("HTTP 403"), "{err}");
 
-    assert_success(&server.run(&["gates", "resolve", &gate, "--respond", "eu-west-1"]));
+    // The admin token asked, so it may not answer: someone else decides.
+    let own = server.run(&["gates", "resolve", &gate, "--respond", "eu-west-1"]);
+    assert_eq!(own.status.code(), Some(3));
+    let err = stderr(&own);
+    assert!(err.contains("same token") && err.contains("--allow-self-review") && err.contains("HTTP 403"), "{err}");
+    let alice = token(&server, "reviewer", "alice");
+    assert_success(&server.run(&["gates", "resolve", &gate, "--respond", "eu-west-1", "--token", &alice]));
     let shown = stdout(&server.run(&["gates", "show", &gate]));
-    assert!(shown.contains("respond by admin") && shown.contains("eu-west-1"), "{shown}");
+    assert!(shown.contains("respond by alice") && shown.contains("eu-west-1"), "{shown}");
+}
+
+#[test]
+fn one_person_alone_may_ask_and_decide_with_one_token_when_the_server_allows_self_review() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("g.db");
+    let server = Server::spawn(&db, &["serve", "--bind", "127.0.0.1:0", "--allow-self-review"]);
+    let asking = server.start_child(&["ask", "Ship it?"]);
+    let gate = server.pending_gate("Ship it?");
+    assert_success(&server.run(&["gates", "resolve", &gate, "--approve"]));
+    let asked = wait_output(asking, WAIT);
+    assert_eq!(asked.status.code(), Some(0), "stderr:\n{}", stderr(&asked));
+    assert_eq!(parse(&asked)["self_decided"], true, "the decision says it was self-decided: {}", stdout(&asked));
 }
 
 #[test]

@@ -36,26 +36,19 @@ impl<S: Store> Engine<S> {
     /// pass at once, recorded as `auto_approved` with the reason.
     pub fn open_gate(&self, run_id: &RunId, mut new: NewGate, actor: &str) -> Result<Gate> {
         // The key is kept apart: two secret keys redact alike but must not match.
-        let key = new.idempotency_key.take();
-        let mut new = NewGate { idempotency_key: key, ..self.redacted(new)? };
+        // The opening token is not part of the request's body, so it is kept apart too.
+        let (key, opened_by) = (new.idempotency_key.take(), new.opened_by.take());
+        let mut new = NewGate { idempotency_key: key, opened_by, ..self.redacted(new)? };
         validate_new_gate(&new)?;
         new.idempotency_key = new.idempotency_key.as_deref().map(crate::redact::idempotency_digest);
         let now = self.now();
-        let r = self.redactor();
-        let payload = new.payload.as_ref().map(|v| r.redact_value(v));
-        let example_input = new.example_input.as_ref().map(|v| r.redact_value(v));
-        let text = r.redact_str(&new.text).into_owned();
-        let spec = match new.spec.clone() {
-            GateSpec::ResponseReview { raw, audited, indicators } => GateSpec::ResponseReview {
-                raw: r.redact_str(&raw).into_owned(),
-                audited: r.redact_str(&audited).into_owned(),
-                indicators,
-            },
-            GateSpec::GoalReview { goal, round } => GateSpec::GoalReview { goal: r.redact_value(&goal), round },
-            other => other,
-        };
-        let actions = proposed_actions(&new.actions, r);
-        let agent_state = new.agent_state.as_ref().map(|v| r.redact_value(v));
+        // Everything below comes from the redacted request.
+        let payload = new.payload.take();
+        let example_input = new.example_input.take();
+        let text = std::mem::take(&mut new.text);
+        let spec = new.spec.clone();
+        let actions = proposed_actions(&new.actions);
+        let agent_state = new.agent_state.take();
         let (run_id, actor) = (run_id.clone(), actor.to_owned());
         self.store().write(move |tx| {
             let mut run = load_run(tx, &run_id)?;
@@ -225,19 +218,10 @@ impl<S: Store> Engine<S> {
         if let Some(score) = &input.score {
             score.validate()?;
         }
-        let r = self.redactor();
         let now = self.now();
         let input = DecisionInput {
-            payload: input.payload.map(|v| r.redact_value(&v)),
-            response: input.response.map(|v| r.redact_value(&v)),
-            text: input.text.map(|t| r.redact_str(&t).into_owned()),
             // The scorer is whoever decides, at the time they decide, whatever the input says.
             score: input.score.map(|s| QualityScore { scorer: reviewer.to_owned(), at: now, ..s }),
-            allow_rule: input.allow_rule.map(|a| crate::allow_rule::AllowRuleRequest {
-                args: a.args.map(|v| r.redact_value(&v)),
-                note: a.note.map(|n| r.redact_str(&n).into_owned()),
-                ..a
-            }),
             ..input
         };
         let (id, reviewer, who) = (id.clone(), reviewer.to_owned(), who.clone());
@@ -852,7 +836,7 @@ fn validate_actions(new: &NewGate) -> Result<()> {
 
 /// The gate's actions as stored: redacted, numbered where the agent gave
 /// no id (skipping ids it gave), and undecided.
-fn proposed_actions(actions: &[ProposedAction], r: &crate::redact::Redactor) -> Vec<ProposedAction> {
+fn proposed_actions(actions: &[ProposedAction]) -> Vec<ProposedAction> {
     let taken: std::collections::HashSet<&str> = actions.iter().map(|a| a.id.as_str()).collect();
     let mut next = 0;
     actions
@@ -872,8 +856,8 @@ fn proposed_actions(actions: &[ProposedAction], r: &crate::redact::Redactor) -> 
             ProposedAction {
                 id,
                 name: a.name.clone(),
-                args: r.redact_value(&a.args),
-                description: a.description.as_ref().map(|d| r.redact_str(d).into_owned()),
+                args: a.args.clone(),
+                description: a.description.clone(),
                 allowed_actions: a.allowed_actions.clone(),
                 decision: None,
             }

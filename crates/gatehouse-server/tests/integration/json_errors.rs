@@ -137,3 +137,13 @@ async fn mcp_answers_an_oversized_or_non_json_body_with_json() {
     let (status, body) = json_error(post().header("content-type", "text/plain").body("hello"), "a text MCP body").await;
     assert_eq!((status, body["code"].as_str()), (415, Some("invalid")), "{body}");
 }
+
+#[tokio::test]
+async fn an_error_quoting_what_the_client_sent_does_not_echo_a_secret() {
+    let s = TestServer::start().await;
+    let secret = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD";
+    let (status, body) = s.post("/run", &s.agent, serde_json::json!({"run_input": {}, "agent": secret})).await;
+    assert_eq!(status, 403, "{body}");
+    assert!(body["message"].as_str().is_some_and(|m| m.contains("may start runs only for itself")), "{body}");
+    assert!(!body.to_string().contains("abcdefghijklmnopqrstuvwxyz0123456789"), "{body}");
+}

@@ -157,6 +157,22 @@ async fn a_token_never_decides_a_gate_it_opened() {
 }
 
 #[tokio::test]
+async fn a_gate_holding_a_secret_still_remembers_who_opened_it() {
+    // Redacting the request must not lose the opener: the secret makes the engine rewrite the gate.
+    let s = TestServer::start().await;
+    let run = s.run().await;
+    let text = "Rotate the key sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD now?";
+    let (status, body) = s
+        .post(&format!("/runs/{run}/gates"), &s.reviewer, json!({"kind": "approval", "action": "rotate", "text": text}))
+        .await;
+    assert_eq!(status, 201, "{body}");
+    assert!(!body.to_string().contains("abcdefghijklmnopqrstuvwxyz0123456789"), "redacted: {body}");
+    let gate = body["gate_id"].as_str().unwrap().to_owned();
+    let (status, body) = s.post(&format!("/gates/{gate}/resolve"), &s.reviewer, json!({"action": "approve"})).await;
+    assert_eq!(status, 403, "{body}");
+}
+
+#[tokio::test]
 async fn with_self_review_allowed_the_decision_is_marked_self_decided() {
     let s = TestServer::start_with(ServerConfig { allow_self_review: true, ..ServerConfig::default() }).await;
     let run = s.run().await;
