@@ -262,6 +262,10 @@ impl ToolOptions {
         if self.timeout == Some(0) {
             return Err(ApiError::invalid_field("timeout", "must be at least 1 second"));
         }
+        let longest = gatehouse_engine::gate::MAX_WAIT_SECS;
+        if self.timeout.is_some_and(|t| t > longest) {
+            return Err(ApiError::invalid_field("timeout", format!("must be at most {longest} seconds (ten years)")));
+        }
         gate.priority = self.urgency.unwrap_or_default();
         gate.mode = self.mode.unwrap_or(default_mode);
         gate.expires_in_secs = self.timeout;

@@ -147,3 +147,31 @@ async fn an_error_quoting_what_the_client_sent_does_not_echo_a_secret() {
     assert!(body["message"].as_str().is_some_and(|m| m.contains("may start runs only for itself")), "{body}");
     assert!(!body.to_string().contains("abcdefghijklmnopqrstuvwxyz0123456789"), "{body}");
 }
+
+#[tokio::test]
+async fn a_wait_longer_than_ten_years_is_refused_naming_the_field_not_a_500() {
+    let s = TestServer::start().await;
+    let run = s.run().await;
+    let cases = [
+        (
+            format!("/runs/{run}/gates"),
+            json!({"kind": "question", "text": "x", "expires_in_secs": 9_000_000_000_000u64}),
+            "expires_in_secs",
+        ),
+        (
+            format!("/runs/{run}/gates"),
+            json!({"kind": "question", "text": "x", "escalate_after_secs": u64::MAX, "escalate_to": ["ops"]}),
+            "escalate_after_secs",
+        ),
+        (
+            format!("/runs/{run}/tools/request_approval"),
+            json!({"action": "deploy", "timeout": 9_000_000_000_000u64}),
+            "timeout",
+        ),
+    ];
+    for (path, body, field) in cases {
+        let (status, reply) = s.post(&path, &s.agent, body.clone()).await;
+        assert_eq!(status, 422, "{body}: {reply}");
+        assert_eq!(reply["field"], field, "{body}: {reply}");
+    }
+}

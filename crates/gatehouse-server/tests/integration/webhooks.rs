@@ -217,3 +217,30 @@ async fn a_gate_escalating_after_its_wait_names_whom_it_brings_in() {
     assert_eq!(detail["gate"]["status"], "pending", "{detail}");
     assert!(receiver.next(Duration::from_secs(6)).await.is_none(), "announced once");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_webhook_that_redirects_is_not_followed() {
+    // The configured target answers 307 to somewhere else; that other place must never hear of the gate.
+    let mut elsewhere = Receiver::start(Duration::ZERO).await;
+    let target = elsewhere.url.clone();
+    let app = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move || {
+            let target = target.clone();
+            async move { (axum::http::StatusCode::TEMPORARY_REDIRECT, [(axum::http::header::LOCATION, target)]) }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let redirecting = format!("http://{}/hook", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+
+    let s = server_posting_to(&redirecting).await;
+    let run = new_run(&s, None).await;
+    s.gate(&run, question("Redirect me?", "sync")).await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while s.server.state.webhooks.stats().failed == 0 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(s.server.state.webhooks.stats().failed, 1, "a redirect is a failed delivery");
+    assert!(elsewhere.next(Duration::from_millis(300)).await.is_none(), "the redirect was followed");
+}
