@@ -104,7 +104,7 @@ fn a_gate_sent_by_an_agent_is_decided_in_the_desktop_window_and_the_agent_gets_t
 
     window.click(&row);
     window.wait_for_text(By::Css("[data-testid=gate-text]"), "Deploy release 42", Duration::from_secs(10));
-    window.press("a");
+    window.approve_open_gate();
 
     let decided = waiting.join().expect("the agent's thread");
     assert_eq!(decided["id"], gate_id.as_str(), "{decided}");

@@ -242,7 +242,7 @@ fn the_app_reviews_a_team_server_reconnects_from_the_keychain_and_falls_back_to_
     desktop.wait_for("Deploy release 7", WAIT);
     window.click(&row);
     window.wait_for_text(By::Css("[data-testid=gate-text]"), "Deploy release 7", WAIT);
-    window.press("a");
+    window.approve_open_gate();
     let decided = waiting.join().expect("the agent's thread");
     assert_eq!(decided["status"], "resolved", "{decided}");
     assert_eq!(decided["decision"]["action"], "approve", "{decided}");

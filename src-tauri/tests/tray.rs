@@ -78,7 +78,7 @@ fn the_tray_menu_follows_the_pending_count_and_its_entries_act() {
     let row = window.wait_for(By::Css(&format!("[data-testid=blocker-row][data-gate-id='{first_id}']")), WAIT);
     window.click(&row);
     window.wait_for_text(By::Css("[data-testid=gate-text]"), "Delete branch old-ui?", WAIT);
-    window.press("a");
+    window.approve_open_gate();
     desktop.wait_for_menu_entry("1 pending gate", WAIT);
     assert_eq!(desktop.tray_label(), "1");
 

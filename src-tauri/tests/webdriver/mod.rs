@@ -158,6 +158,22 @@ impl Session {
         self.post("/actions", actions);
     }
 
+    /// Presses `key` while `modifier` is held (`keys::ALT`, `keys::CONTROL`).
+    pub fn chord(&self, modifier: &str, key: &str) {
+        let actions = json!({"actions": [{"type": "key", "id": "keyboard", "actions": [
+            {"type": "keyDown", "value": modifier}, {"type": "keyDown", "value": key},
+            {"type": "keyUp", "value": key}, {"type": "keyUp", "value": modifier}]}]});
+        self.post("/actions", actions);
+    }
+
+    /// Arms the open gate's approval (Alt+a: the cursor starts in the
+    /// note, where `a` is a letter) and confirms it with Ctrl+Enter: no
+    /// single key decides a gate.
+    pub fn approve_open_gate(&self) {
+        self.chord(keys::ALT, "a");
+        self.chord(keys::CONTROL, keys::ENTER);
+    }
+
     /// Runs `script` in the page and returns what it returns.
     pub fn script(&self, script: &str) -> Value {
         self.post("/execute/sync", json!({"script": script, "args": []}))
@@ -272,4 +288,14 @@ fn send(request: reqwest::blocking::RequestBuilder, what: &str) -> (reqwest::Sta
     let resp = request.send().unwrap_or_else(|e| panic!("WebDriver {what}: {e}"));
     let status = resp.status();
     (status, resp.json().unwrap_or_else(|e| panic!("WebDriver {what}: not JSON ({e})")))
+}
+
+/// WebDriver's codes for the keys the tests hold or press.
+pub mod keys {
+    /// Alt.
+    pub const ALT: &str = "\u{E00A}";
+    /// Control.
+    pub const CONTROL: &str = "\u{E009}";
+    /// Enter.
+    pub const ENTER: &str = "\u{E007}";
 }
