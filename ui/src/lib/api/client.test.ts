@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { jsonResponse } from "../test-fixtures";
-import { createApi, errorMessage, openEvents } from "./client";
+import { attempt, createApi, errorMessage, openEvents } from "./client";
 
 describe("the API client", () => {
   it("sends the bearer token and the queue's query", async () => {
@@ -59,5 +59,33 @@ describe("the API client", () => {
   it("falls back to a generic message for bodies without one", () => {
     expect(errorMessage(undefined)).toBe("the server refused the request");
     expect(errorMessage({ code: "internal" }, "oops")).toBe("oops");
+  });
+
+  it("answers a refusal with the body's code and field beside the message to show", async () => {
+    const api = createApi("tok", {
+      baseUrl: "http://gatehouse.test",
+      fetch: async () => jsonResponse(422, { code: "invalid", message: "must be between 1 and 10000", field: "limit" }),
+    });
+    const answer = await attempt("list the gates", () => api.GET("/api/hitl/gates", { params: { query: { limit: 0 } } }));
+    expect(answer).toEqual({
+      ok: false,
+      message: "Cannot list the gates (422): must be between 1 and 10000",
+      error: { status: 422, code: "invalid", field: "limit", message: "must be between 1 and 10000", resolvedBy: null, resolvedAt: null },
+    });
+  });
+
+  it("answers an unreachable server with status 0 and no code", async () => {
+    const api = createApi("tok", {
+      baseUrl: "http://gatehouse.test",
+      fetch: async () => {
+        throw new TypeError("Failed to fetch");
+      },
+    });
+    const answer = await attempt("list the gates", () => api.GET("/api/hitl/gates", {}));
+    expect(answer).toEqual({
+      ok: false,
+      message: "Cannot reach the server to list the gates: Failed to fetch",
+      error: { status: 0, code: null, field: null, message: "Failed to fetch", resolvedBy: null, resolvedAt: null },
+    });
   });
 });

@@ -12,6 +12,7 @@ export type AllowRule = Schemas["AllowRule"];
 export type AllowRuleRequest = Schemas["AllowRuleRequest"];
 export type AllowRuleStatus = Schemas["AllowRuleStatus"];
 export type ApiErrorBody = Schemas["ApiErrorBody"];
+export type ApiErrorCode = Schemas["ApiErrorCode"];
 export type BlockingMode = Schemas["BlockingMode"];
 export type Decision = Schemas["Decision"];
 export type DecisionAction = Schemas["DecisionAction"];

@@ -3,7 +3,7 @@ import { createApi } from "../api/client";
 import { gate, jsonResponse } from "../test-fixtures";
 import { EMPTY_DRAFT } from "./decision";
 import type { Gate } from "../api/types";
-import { afterOutcome, canDecide, conflictSentence, Drafts, submitDecision, type Conflict, type Submission, closedElsewhere } from "./resolution";
+import { afterOutcome, canDecide, conflictSentence, Drafts, fieldProblems, submitDecision, type Conflict, type Submission, closedElsewhere } from "./resolution";
 
 /** A server answering the decision with `status` and `body`, and a read of the gate with `current` (404 without). */
 function serverAnswering(status: number, body: unknown, current?: Gate) {
@@ -78,7 +78,7 @@ describe("submitting a decision", () => {
     expect(await submitDecision(twice.api, "gate_1", { action: "approve" }, "alice")).toEqual({ kind: "already_voted", gate: waiting, vote });
     // Someone else refused on a gate still open is the server's refusal, never "someone resolved it".
     const other = await submitDecision(twice.api, "gate_1", { action: "approve" }, "bob");
-    expect(other).toEqual({ kind: "refused", status: 409, message: "alice has already voted on gate gate_1" });
+    expect(other).toEqual({ kind: "refused", status: 409, message: "alice has already voted on gate gate_1", code: "conflict" });
 
     const decided = gate({ ...waiting, status: "resolved", votes: [vote, { ...vote, reviewer: "bob" }] });
     expect((await submitDecision(serverAnswering(200, decided).api, "gate_1", { action: "approve" }, "bob")).kind).toBe("resolved");
@@ -94,12 +94,29 @@ describe("submitting a decision", () => {
   });
 
   it("keeps the text and allows a retry when the server refuses for another reason", async () => {
-    const { api } = serverAnswering(422, { code: "invalid", message: "text: a response needs its text" });
+    const { api } = serverAnswering(422, { code: "invalid", message: "a response needs its text", field: "text" });
     const before: Submission = { draft: { ...EMPTY_DRAFT, text: " " }, busy: true, outcome: null };
     const after = afterOutcome(before, await submitDecision(api, "gate_1", { action: "respond", text: " " }));
-    expect(after.outcome).toEqual({ kind: "refused", status: 422, message: "text: a response needs its text", field: "text" });
+    expect(after.outcome).toEqual({ kind: "refused", status: 422, message: "a response needs its text", code: "invalid", field: "text" });
     expect(after.draft.text).toBe(" ");
     expect(canDecide(after)).toBe(true);
+  });
+
+  it("highlights the field the error body names, whatever its message says", async () => {
+    const body = { code: "invalid", message: "must be at most 100 (it is 140)", field: "response.percent" };
+    const outcome = await submitDecision(serverAnswering(422, body).api, "gate_1", { action: "respond", response: { percent: 140 } });
+    expect(outcome).toMatchObject({ kind: "refused", code: "invalid", field: "response.percent" });
+    expect(fieldProblems(outcome)).toEqual({ percent: "must be at most 100 (it is 140)" });
+  });
+
+  it("never reads a field out of the message", async () => {
+    const body = { code: "invalid", message: "response.percent: must be at most 100" };
+    const outcome = await submitDecision(serverAnswering(422, body).api, "gate_1", { action: "respond", response: { percent: 140 } });
+    expect(outcome).toEqual({ kind: "refused", status: 422, message: "response.percent: must be at most 100", code: "invalid" });
+    expect(fieldProblems(outcome)).toEqual({});
+    // A field outside the response form is shown as the message alone.
+    const elsewhere = await submitDecision(serverAnswering(422, { ...body, field: "text" }).api, "gate_1", { action: "approve" });
+    expect(fieldProblems(elsewhere)).toEqual({});
   });
 
   it("reports an unreachable server instead of throwing", async () => {

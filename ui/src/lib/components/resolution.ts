@@ -5,9 +5,10 @@
 // answer is one vote: the gate may still be pending after it, and a second
 // vote by the same reviewer is refused.
 
-import { errorMessage, type Api } from "../api/client";
-import type { ApiErrorBody, DecisionInput, Gate, GateStatus, Vote } from "../api/types";
+import { attempt, type Api, type ApiError } from "../api/client";
+import type { ApiErrorCode, DecisionInput, Gate, GateStatus, Vote } from "../api/types";
 import type { Draft } from "./decision";
+import { pathOfServerField } from "./form/form";
 import { voteOf } from "./quorum";
 
 /** What closed a gate before this reviewer's decision reached it. */
@@ -29,27 +30,36 @@ export type Outcome =
   /** A quorum gate refused a second vote from the same reviewer. */
   | { kind: "already_voted"; gate: Gate; vote: Vote }
   | Conflict
-  | { kind: "refused"; status: number; message: string; field?: string };
+  /** Refused: the server's message, its error code and the field it names (from the error body), where there are. */
+  | { kind: "refused"; status: number; message: string; code?: ApiErrorCode; field?: string };
 
 /** Sends a decision as `me` (the signed-in reviewer, when known) and classifies the answer. */
 export async function submitDecision(api: Api, gateId: string, input: DecisionInput, me: string | null = null): Promise<Outcome> {
-  try {
-    const { data, error, response } = await api.POST("/api/hitl/gates/{gate_id}/resolve", {
-      params: { path: { gate_id: gateId } },
-      body: input,
-    });
-    if (data !== undefined) return data.quorum && data.status === "pending" ? { kind: "voted", gate: data } : { kind: "resolved", gate: data };
-    if (response.status === 409) {
-      // The body names who and when, not what happened: the gate as it is now says.
-      return conflictOf(error, await currentGate(api, gateId), me);
-    }
-    const message = errorMessage(error);
-    // A 422 names the field first ("response.percent: must be ..."), as the server writes it.
-    const field = response.status === 422 ? /^([\w.[\]-]+):/.exec(message)?.[1] : undefined;
-    return { kind: "refused", status: response.status, message, ...(field ? { field } : {}) };
-  } catch (e) {
-    return { kind: "refused", status: 0, message: `Cannot reach the server: ${e instanceof Error ? e.message : e}` };
+  const answer = await attempt("decide the gate", () =>
+    api.POST("/api/hitl/gates/{gate_id}/resolve", { params: { path: { gate_id: gateId } }, body: input }),
+  );
+  if (answer.ok) {
+    const gate = answer.value;
+    return gate.quorum && gate.status === "pending" ? { kind: "voted", gate } : { kind: "resolved", gate };
   }
+  const { error } = answer;
+  if (error.status === 0) return { kind: "refused", status: 0, message: `Cannot reach the server: ${error.message}` };
+  if (error.code === "conflict" || error.status === 409) {
+    // The body names who and when, not what happened: the gate as it is now says.
+    return conflictOf(error, await currentGate(api, gateId), me);
+  }
+  return refusal(error, error.message ?? "the server refused the request");
+}
+
+/** A refusal as the modal shows it: the server's message, and the field it names (from the body, never the message). */
+function refusal(error: ApiError, message: string): Outcome {
+  return {
+    kind: "refused",
+    status: error.status,
+    message,
+    ...(error.code ? { code: error.code } : {}),
+    ...(error.field ? { field: error.field } : {}),
+  };
 }
 
 /** The gate as the server has it now; undefined when it cannot be read. */
@@ -62,22 +72,33 @@ async function currentGate(api: Api, gateId: string): Promise<Gate | undefined> 
 }
 
 /** A 409 explained by the gate as it is now (`current`; undefined when it could not be read). */
-export function conflictOf(error: ApiErrorBody | undefined, current: Gate | undefined, me: string | null): Outcome {
-  const message = errorMessage(error, "The gate was closed first.");
+export function conflictOf(error: ApiError, current: Gate | undefined, me: string | null): Outcome {
+  const message = error.message ?? "The gate was closed first.";
   const status = current?.status;
   if (status === "pending") {
     // Still open: this reviewer's vote is in already, or something else (a paused run) refused it.
     const vote = current && voteOf(current, me);
-    return current && vote ? { kind: "already_voted", gate: current, vote } : { kind: "refused", status: 409, message };
+    return current && vote ? { kind: "already_voted", gate: current, vote } : refusal(error, message);
   }
-  const resolvedBy = error?.resolved_by ?? current?.decision?.decided_by ?? null;
+  const resolvedBy = error.resolvedBy ?? current?.decision?.decided_by ?? null;
   return {
     kind: "conflict",
     message,
     gateStatus: status ?? (resolvedBy !== null ? "resolved" : null),
     resolvedBy,
-    resolvedAt: error?.resolved_at ?? current?.closed_at ?? null,
+    resolvedAt: error.resolvedAt ?? current?.closed_at ?? null,
   };
+}
+
+/**
+ * The form fields a refusal is about, with the server's message for each:
+ * `{ "percent": "must be at most 100" }` for a refusal naming
+ * `response.percent`. Read from the error's `field`, never its message.
+ */
+export function fieldProblems(outcome: Outcome | null): Record<string, string> {
+  if (outcome?.kind !== "refused" || !outcome.field) return {};
+  const path = pathOfServerField(outcome.field);
+  return path === null ? {} : { [path]: outcome.message };
 }
 
 /** The modal's state around a submission. */

@@ -37,7 +37,7 @@ describe("run controls", () => {
 
   it("says why the server refused", async () => {
     const a = api(409, { code: "invalid_transition", message: "a completed run cannot be paused" });
-    expect(await controlRun(a.client, "run_1", "pause")).toEqual({
+    expect(await controlRun(a.client, "run_1", "pause")).toMatchObject({
       ok: false,
       message: "Cannot pause the run (409): a completed run cannot be paused",
     });
@@ -53,7 +53,7 @@ describe("run controls", () => {
     expect(into.seen).toEqual(["POST /api/hitl/recordings"]);
     expect(JSON.parse(into.bodies[0]!)).toEqual(recording);
     const dup = api(409, { code: "conflict", message: "run run_1 already exists" });
-    expect(await importRecording(dup.client, recording)).toEqual({ ok: false, message: "Cannot import the recording (409): run run_1 already exists" });
+    expect(await importRecording(dup.client, recording)).toMatchObject({ ok: false, message: "Cannot import the recording (409): run run_1 already exists" });
   });
   it("steps, instructs, chooses the next agent, sets the step mode and replaces the plan", async () => {
     const a = api(200, run());
@@ -99,6 +99,6 @@ describe("run controls", () => {
     expect(all.ok && all.value.map((e) => e.seq)).toEqual([3, 5, 8, 9, 12]);
     expect(seen).toEqual(["?after=0&limit=2", "?after=5&limit=2", "?after=9&limit=2"]);
     const refused = await runEvents(api(403, { code: "forbidden", message: "not your run" }).client, "run_1");
-    expect(refused).toEqual({ ok: false, message: "Cannot read the run's events (403): not your run" });
+    expect(refused).toMatchObject({ ok: false, message: "Cannot read the run's events (403): not your run", error: { status: 403, code: "forbidden" } });
   });
 });
