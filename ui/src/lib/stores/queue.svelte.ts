@@ -15,7 +15,7 @@ import type { GateList, GateSummary, LogEvent } from "../api/types";
 import { openEventStream, type EventStream } from "./event-stream";
 import { applyEvents, compareGates, expiredOf, QUEUE_EVENTS, type Closed, type Lapsed } from "./queue-logic";
 import { RUN_EVENTS } from "./runs-logic";
-import { RULE_EVENTS } from "../components/allow/allow";
+import { RULE_EVENTS } from "./rules-logic";
 
 /** Every event the page's stream listens for: the queue's, the runs view's and the rules view's. */
 export const STREAM_EVENTS = [...new Set([...QUEUE_EVENTS, ...RUN_EVENTS, ...RULE_EVENTS])];

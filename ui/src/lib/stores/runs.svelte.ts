@@ -6,8 +6,7 @@
 
 import { errorMessage, type Api } from "../api/client";
 import type { LogEvent, RunState, RunSummary } from "../api/types";
-import { runEvents } from "../components/runs/control";
-import type { TimelineEvent } from "../components/runs/timeline";
+import { runEvents, type TimelineEvent } from "./run-log";
 import { applyRunEvents } from "./runs-logic";
 
 /** The most runs the server lists at once: one page. */

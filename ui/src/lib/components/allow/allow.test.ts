@@ -15,11 +15,11 @@ import {
   remaining,
   secondsOf,
   statusNow,
-  touchesRules,
   untilLabel,
   usesLabel,
   type AllowDraft,
 } from "./allow";
+import { touchesRules } from "../../stores/rules-logic";
 
 const approval = gate({
   spec: { kind: "approval", action: "deploy" },

@@ -8,7 +8,7 @@
 // escapes their stars, so it allows those arguments and nothing more.
 
 import { attempt, type Answer, type Api } from "../../api/client";
-import type { AllowRule, AllowRuleRequest, AllowRuleStatus, EventType, Gate, LogEvent } from "../../api/types";
+import type { AllowRule, AllowRuleRequest, AllowRuleStatus, Gate } from "../../api/types";
 import { parseJson, type Json } from "../payload";
 
 /** The durations offered, shortest first; `null` lasts until revoked. */
@@ -179,19 +179,6 @@ export function argsLabel(rule: AllowRule): string {
 export function usesLabel(uses: number | undefined): string {
   const n = uses ?? 0;
   return n === 0 ? "no gates passed yet" : `${n} gate${n === 1 ? "" : "s"} passed`;
-}
-
-/** Events that change the rules list: made, revoked, or used. */
-export const RULE_EVENTS = ["allow_rule_created", "allow_rule_revoked"] as const satisfies readonly EventType[];
-
-/** Whether a batch of events changes the rules list (a gate passed by a rule counts a use). */
-export function touchesRules(events: readonly LogEvent[]): boolean {
-  return events.some(
-    (e) =>
-      e.type === "allow_rule_created" ||
-      e.type === "allow_rule_revoked" ||
-      (e.type === "gate_auto_passed" && e.decision.decided_by.startsWith("rule:")),
-  );
 }
 
 /** Which rules the list shows. */

@@ -3,7 +3,7 @@ import { createApi } from "../../api/client";
 import type { Recording } from "../../api/types";
 import { jsonResponse, run } from "../../test-fixtures";
 import type { Plan } from "../../api/types";
-import { controlRun, exportRecording, importRecording, injectInstruction, overrideNextAgent, replacePlan, runEvents, setStepMode, stepRun } from "./control";
+import { controlRun, exportRecording, importRecording, injectInstruction, overrideNextAgent, replacePlan, setStepMode, stepRun } from "./control";
 
 function api(status: number, body: unknown) {
   const seen: string[] = [];
@@ -79,26 +79,5 @@ describe("run controls", () => {
       { step_mode: "step", breakpoints: [{ on: "error" }] },
       { op: "replace", plan },
     ]);
-  });
-
-  it("reads a run's whole event log page by page", async () => {
-    const pages = [
-      { events: [{ seq: 3 }, { seq: 5 }], next_after: 5 },
-      { events: [{ seq: 8 }, { seq: 9 }], next_after: 9 },
-      { events: [{ seq: 12 }], next_after: 12 },
-    ];
-    const seen: string[] = [];
-    const client = createApi("tok", {
-      baseUrl: "http://gatehouse.test",
-      fetch: async (request) => {
-        seen.push(new URL(request.url).search);
-        return jsonResponse(200, pages[seen.length - 1]);
-      },
-    });
-    const all = await runEvents(client, "run_1", 2);
-    expect(all.ok && all.value.map((e) => e.seq)).toEqual([3, 5, 8, 9, 12]);
-    expect(seen).toEqual(["?after=0&limit=2", "?after=5&limit=2", "?after=9&limit=2"]);
-    const refused = await runEvents(api(403, { code: "forbidden", message: "not your run" }).client, "run_1");
-    expect(refused).toMatchObject({ ok: false, message: "Cannot read the run's events (403): not your run", error: { status: 403, code: "forbidden" } });
   });
 });

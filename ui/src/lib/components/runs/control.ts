@@ -1,11 +1,12 @@
 // The reviewer's controls over a run, over the API: pause, resume and
 // cancel (seed 004's endpoints); step, instructions, the next agent, the
-// step mode and the plan (the reviewer run-control endpoints); the run's
-// event log; exporting and importing recordings.
+// step mode and the plan (the reviewer run-control endpoints); exporting
+// and importing recordings. (The run's event log is the store's:
+// `stores/run-log.ts`.)
 // Each answers with the new run or a message to show; nothing throws.
 
 import { attempt, type Answer, type Api } from "../../api/client";
-import type { ImportSummary, Instruction, LogEvent, Plan, PlanRevision, Recording, Run, StepMode } from "../../api/types";
+import type { ImportSummary, Instruction, Plan, PlanRevision, Recording, Run, StepMode } from "../../api/types";
 
 export type Control = "pause" | "resume" | "cancel";
 
@@ -77,19 +78,4 @@ export function replacePlan(api: Api, runId: string, plan: Plan): Promise<Answer
   return attempt("save the plan", () =>
     api.POST("/api/hitl/runs/{run_id}/plan", { params: { path: { run_id: runId } }, body: { op: "replace", plan } }),
   );
-}
-
-/** Every event of a run, oldest first, read page by page (`GET /runs/{id}/events`). */
-export async function runEvents(api: Api, runId: string, pageSize = 5000): Promise<Answer<LogEvent[]>> {
-  const all: LogEvent[] = [];
-  let after = 0;
-  for (;;) {
-    const page = await attempt("read the run's events", () =>
-      api.GET("/api/hitl/runs/{run_id}/events", { params: { path: { run_id: runId }, query: { after, limit: pageSize } } }),
-    );
-    if (!page.ok) return page;
-    all.push(...page.value.events);
-    if (page.value.events.length < pageSize || page.value.next_after <= after) return { ok: true, value: all };
-    after = page.value.next_after;
-  }
 }

@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import type { RunState } from "../../api/types";
 import { event, gate, run } from "../../test-fixtures";
 import { importSentence, parseRecording, recordingFileName } from "./recording";
-import { entryOf, knownRoles, replayStep, timeline, type TimelineEvent } from "./timeline";
+import type { TimelineEvent } from "../../stores/run-log";
+import { entryOf, knownRoles, replayStep, timeline } from "./timeline";
 
 const ev = (body: Record<string, unknown>, where: Partial<{ actor: string; at: string }> = {}) => event(body, where) as TimelineEvent;
 

@@ -4,12 +4,10 @@
 // decision's origin), else from the run (its agent, its participants, the
 // agents of its gates, the reviewers who decided them).
 
-import type { EventBody, Role, Run, RunState } from "../../api/types";
+import type { Role, Run, RunState } from "../../api/types";
+import type { TimelineEvent } from "../../stores/run-log";
 import { truncate } from "../../format";
 import { remaining } from "../allow/allow";
-
-/** An event as the timeline reads it: the log's own (with `seq`) or a recording's. */
-export type TimelineEvent = EventBody & { seq?: number };
 
 export type Who = Role | "unknown";
 
