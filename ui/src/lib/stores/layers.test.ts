@@ -32,7 +32,7 @@ describe("the stores' layer", () => {
   });
 
   it("reads every store", () => {
-    expect(sources.map(([path]) => path)).toEqual(expect.arrayContaining(["./queue.svelte.ts", "./runs.svelte.ts"]));
+    expect(sources.map(([path]) => path)).toEqual(expect.arrayContaining(["./queue.svelte.ts", "./runs.svelte.ts", "./loading.svelte.ts"]));
   });
 
   it("never imports from the components", () => {
