@@ -1,4 +1,4 @@
-"""Seed 001's goal and plan refinement loop, with Gatehouse as the human.
+"""A goal and plan refinement loop, with Gatehouse as the human.
 
 The reviewer refines the goal over as many rounds as they like, then
 modifies, approves or rejects the plan (editing it in place, or saying
@@ -32,7 +32,7 @@ class AgentState(TypedDict, total=False):
     goal_spec: str
     goal_feasibility: str
     evaluation_notes: str
-    # Seed 001's collaboration state.
+    # The goal and plan collaboration state.
     phase: str
     collaboration_history: list[dict[str, Any]]
     goal_iteration: int
@@ -52,7 +52,7 @@ def _history(state: AgentState, role: str, content: str) -> list[dict[str, Any]]
     return [*state.get("collaboration_history", []), {"role": role, "content": content, "timestamp": _now()}]
 
 
-# The "model": deterministic stand-ins for the seed's LLM chains. -----------------------
+# The "model": deterministic stand-ins for LLM chains. ----------------------------------
 
 
 def evaluate(state: AgentState) -> dict[str, Any]:

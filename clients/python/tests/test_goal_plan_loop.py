@@ -1,4 +1,4 @@
-"""Seed 001's loop through Gatehouse (examples/langgraph_goal_plan): the goal
+"""The goal and plan collaboration loop through Gatehouse (examples/langgraph_goal_plan): the goal
 refined over three rounds, the plan modified then approved (or rejected),
 and execution with no further prompt."""
 

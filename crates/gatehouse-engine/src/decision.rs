@@ -16,7 +16,7 @@ use crate::scoring::QualityScore;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DecisionAction {
-    /// Go ahead as proposed (seed 001's `accept` too).
+    /// Go ahead as proposed (a goal review's `accept` too).
     #[serde(alias = "accept", alias = "approved")]
     Approve,
     /// Go ahead with the reviewer's edited payload.
@@ -26,7 +26,7 @@ pub enum DecisionAction {
     Reject,
     /// A free-text answer (a blocker's answer, feedback).
     Respond,
-    /// Rework and ask again (seed 001's `refine`, `modify` with feedback).
+    /// Rework and ask again (a goal's `refine`, a plan's `modify` with feedback).
     #[serde(alias = "refine", alias = "modify")]
     NeedsRevision,
     /// Not now: the agent continues without the answer.
@@ -225,7 +225,7 @@ pub struct Decision {
 }
 
 impl Decision {
-    /// The audit trail's classification (seed 004).
+    /// The audit trail's classification of a decision.
     pub fn decision_type(&self) -> DecisionType {
         match (&self.origin, self.action) {
             (DecisionOrigin::Auto { .. }, _) => DecisionType::AutoApproved,

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::decision::{Decision, DecisionAction};
 use crate::ids::{GateId, RunId};
 
-/// How long a question gate waits before it expires, by default (seed 002).
+/// How long a question gate waits before it expires, by default (a stale blocker's 24 hours).
 pub const DEFAULT_QUESTION_EXPIRY: Duration = Duration::hours(24);
 
 /// The longest wait a client may ask for (`expires_in_secs`,
@@ -16,26 +16,26 @@ pub const DEFAULT_QUESTION_EXPIRY: Duration = Duration::hours(24);
 /// ten years, in seconds. Longer is refused, naming the field.
 pub const MAX_WAIT_SECS: u64 = 10 * 366 * 24 * 60 * 60;
 
-/// Every kind of gate the seeds describe.
+/// Every kind of gate Gatehouse offers.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum GateKind {
     /// Approve a proposed action (a tool call, a deployment).
     Approval,
-    /// Review a payload before it is sent (seed 004, pre-call).
+    /// Review a payload before it is sent (pre-call).
     PayloadReview,
-    /// A blocker question (seed 002).
+    /// A blocker question.
     Question,
-    /// Review what the information step found (seed 004, pre-run).
+    /// Review what the information step found (pre-run).
     InformationReview,
-    /// Raw against audited output (seed 004, post-call).
+    /// Raw against audited output (post-call).
     ResponseReview,
-    /// Score a deliverable against a rubric (seed 000).
+    /// Score a deliverable against a rubric (a quality gate).
     QualityScore,
-    /// Refine or accept a goal (seed 001).
+    /// Refine or accept a goal (goal collaboration).
     GoalReview,
-    /// Approve, modify or reject a plan (seed 001).
+    /// Approve, modify or reject a plan (plan collaboration).
     PlanReview,
 }
 
@@ -359,7 +359,7 @@ pub struct Vote {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TimeoutFallback {
-    /// The gate expires (a sync gate's run fails, as seed 002 says).
+    /// The gate expires (a sync gate's run fails, as a stale blocker's does).
     #[default]
     Expire,
     /// Gatehouse rejects it.

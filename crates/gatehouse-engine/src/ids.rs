@@ -53,7 +53,7 @@ macro_rules! id_type {
 }
 
 id_type!(
-    /// Identifies a run (a session, thread or task in the seeds' words).
+    /// Identifies a run (what others call a session, a thread or a task).
     RunId,
     "run_"
 );

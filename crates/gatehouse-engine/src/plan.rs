@@ -1,4 +1,4 @@
-//! The execution plan a run owns (the seed's `plan.json`): tasks with dependencies, the
+//! The execution plan a run owns (its `plan.json`): tasks with dependencies, the
 //! operations agents and reviewers use to revise it, and the change log each revision keeps.
 //! Everything here is pure: an operation yields a new, validated plan and never mutates the old.
 
@@ -79,7 +79,7 @@ pub struct PlanTask {
     /// Ids of tasks that must be done before this one may start.
     #[serde(default)]
     pub dependencies: Vec<String>,
-    /// Free-form estimate such as `"15m"`; the seed never parses it, so neither do we.
+    /// Free-form estimate such as `"15m"`; nothing parses it, Gatehouse included.
     #[serde(default)]
     pub estimated_duration: Option<String>,
     /// Free-form agent notes (timestamps, progress, artifacts); `update_task` merges into it.

@@ -1,6 +1,6 @@
 //! Runs and turns. A run is the one concept behind a collaboration session,
 //! a LangGraph thread, a blocker's task and an orchestrated model run; its
-//! status machine covers every seed's states and refuses every other move.
+//! status machine covers all of their states and refuses every other move.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -28,7 +28,7 @@ pub enum RunStatus {
     Completed,
     /// Finished with an error (for example a blocking gate expired).
     Failed,
-    /// Stopped by a person (seed 000's `aborted`).
+    /// Stopped by a person (a session's `aborted`).
     #[serde(alias = "aborted")]
     Cancelled,
 }

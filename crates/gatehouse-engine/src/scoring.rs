@@ -135,9 +135,10 @@ pub enum ScoreVerdict {
 /// (`score >= required_score`), with a tolerance of 1e-9 so that 2.9999999999 produced by
 /// averaging rubric scores counts as 3.0.
 ///
-/// The seed engine passed only scores that *exceed* the requirement; we deliberately choose
-/// "at or above" because a gate configured to require 3.0 must pass a deliverable scored 3 —
-/// that is what reviewers mean when they write the requirement. A NaN score never passes.
+/// The quality-gate design Gatehouse follows passed only scores that *exceed* the requirement;
+/// we deliberately choose "at or above" because a gate configured to require 3.0 must pass a
+/// deliverable scored 3 — that is what reviewers mean when they write the requirement. A NaN
+/// score never passes.
 pub fn evaluate(score: f64, required_score: f64) -> ScoreVerdict {
     if score + TOLERANCE >= required_score {
         ScoreVerdict::Passes

@@ -1,6 +1,6 @@
 //! Gatehouse over the Model Context Protocol, with the official Rust SDK
 //! (`rmcp`). The tools (approval, `ask_human`, feedback, output review, a
-//! coding assistant's permission prompt, `check_gate`, and seed 003's plan
+//! coding assistant's permission prompt, `check_gate`, and the plan
 //! tools) are written once in [`GatehouseMcp`], over a [`Backend`]: the
 //! server serves them at `/mcp` over its engine in-process, and `gatehouse
 //! mcp` serves them on stdio over a running server's API ([`HttpBackend`]).

@@ -1,4 +1,4 @@
-//! Seed 003's plan tools over MCP: read the run's plan, change it one
+//! The plan tools over MCP: read the run's plan, change it one
 //! operation at a time (the change is recorded at once, as the plan API
 //! does), or propose a whole plan for the reviewer to approve, modify or
 //! send back (a plan-review gate; a reviewer's edit becomes the plan).
@@ -45,7 +45,7 @@ fn revised(run: &RunId, revision: &PlanRevision) -> CallToolResult {
 
 #[tool_router(router = plan_tools, vis = "pub(crate)")]
 impl<B: Backend> GatehouseMcp<B> {
-    /// Read the run's plan (seed 003's plan_read): its tasks with status, priority, dependencies and
+    /// Read the run's plan: its tasks with status, priority, dependencies and
     /// assignments, the revision number and progress.
     #[tool(input_schema = input_schema::<RunArg>(), annotations(read_only_hint = true))]
     async fn plan_read(&self, request: RequestContext<RoleServer>, arguments: JsonObject) -> CallToolResult {
@@ -80,7 +80,7 @@ impl<B: Backend> GatehouseMcp<B> {
         settle(result.await)
     }
 
-    /// Add a task to the run's plan (seed 003's plan_add_task); it starts as `pending`.
+    /// Add a task to the run's plan; it starts as `pending`.
     #[tool(input_schema = input_schema::<AddTaskArgs>())]
     async fn plan_add_task(&self, request: RequestContext<RoleServer>, arguments: JsonObject) -> CallToolResult {
         let args: AddTaskArgs = arguments!("plan_add_task", arguments);
@@ -95,7 +95,7 @@ impl<B: Backend> GatehouseMcp<B> {
         self.change(&request, args.run.run_id.as_deref(), op).await
     }
 
-    /// Update a task's status and notes (seed 003's plan_update_task), e.g. mark it `in_progress` when
+    /// Update a task's status and notes, e.g. mark it `in_progress` when
     /// you start and `completed` when done.
     #[tool(input_schema = input_schema::<UpdateTaskArgs>())]
     async fn plan_update_task(&self, request: RequestContext<RoleServer>, arguments: JsonObject) -> CallToolResult {
@@ -108,7 +108,7 @@ impl<B: Backend> GatehouseMcp<B> {
         self.change(&request, args.run.run_id.as_deref(), op).await
     }
 
-    /// Assign a task to an agent (seed 003's plan_assign_task).
+    /// Assign a task to an agent.
     #[tool(input_schema = input_schema::<AssignTaskArgs>())]
     async fn plan_assign_task(&self, request: RequestContext<RoleServer>, arguments: JsonObject) -> CallToolResult {
         let args: AssignTaskArgs = arguments!("plan_assign_task", arguments);
@@ -116,7 +116,7 @@ impl<B: Backend> GatehouseMcp<B> {
         self.change(&request, args.run.run_id.as_deref(), op).await
     }
 
-    /// Record how long a task should take (seed 003's plan_estimate_duration).
+    /// Record how long a task should take.
     #[tool(input_schema = input_schema::<EstimateDurationArgs>())]
     async fn plan_estimate_duration(
         &self,
@@ -128,7 +128,7 @@ impl<B: Backend> GatehouseMcp<B> {
         self.change(&request, args.run.run_id.as_deref(), op).await
     }
 
-    /// Replace a task's dependencies (seed 003's plan_set_dependencies); unknown ids and cycles are refused.
+    /// Replace a task's dependencies; unknown ids and cycles are refused.
     #[tool(input_schema = input_schema::<SetDependenciesArgs>())]
     async fn plan_set_dependencies(
         &self,

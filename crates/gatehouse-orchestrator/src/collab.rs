@@ -1,4 +1,4 @@
-//! Seed 001's collaboration inside an orchestrated run: the model evaluates
+//! Goal and plan collaboration inside an orchestrated run: the model evaluates
 //! the goal and the reviewer refines it round after round until accepting
 //! it; the model writes a plan, which the reviewer modifies (with feedback
 //! or by editing it), approves, or rejects (ending the run cleanly); then

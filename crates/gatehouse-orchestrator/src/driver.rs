@@ -184,7 +184,7 @@ impl Driver {
 
     /// Asks a reviewer: opens the gate under `key` (or finds it again) and
     /// waits until it closes, then notes on the timeline how it was decided
-    /// (decision type and latency, the audit trail seed 004 asks for). A
+    /// (decision type and latency, the audit trail of decisions). A
     /// gate withdrawn because the run ended stops the driver.
     pub async fn ask(&mut self, key: &str, step: &str, mut gate: NewGate) -> Step<Gate> {
         self.checkpoint().await?;

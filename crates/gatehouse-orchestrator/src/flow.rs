@@ -1,4 +1,4 @@
-//! Seed 004's flow: `RunInput → information review? → payload review →
+//! The review checkpoints' flow: `RunInput → information review? → payload review →
 //! call → response review? → result`, with an error/retry gate wherever a
 //! provider step fails. The run's policy decides which gates wait for a
 //! human (the engine applies it when each gate opens); each gate's
@@ -197,7 +197,7 @@ fn context(input: &RunInput, step: &str) -> GateContext {
     GateContext { task_id: None, task_description: Some(description), step: Some(step.to_owned()) }
 }
 
-/// Prepares the payload and has it reviewed (seed 004's payload review):
+/// Prepares the payload and has it reviewed (the payload review):
 /// validation results, suggested fixes, the diff from the tool's example.
 /// A payload failing validation becomes the error/retry gate: a human must
 /// fix it, apply the suggestions, override validation, or cancel.
@@ -366,7 +366,7 @@ fn error_code(error: &ProviderError) -> String {
         .unwrap_or_else(|| "provider_error".into())
 }
 
-/// Seed 004's error/retry gate: the failure and what can be done about it
+/// The error/retry gate: the failure and what can be done about it
 /// (its remedies). Returns the payload to try next: edited (fix payload) or
 /// unchanged (retry, override validation); cancelling ends the run.
 pub(crate) async fn recover_payload(

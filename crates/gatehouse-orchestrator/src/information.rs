@@ -1,4 +1,4 @@
-//! The information step (seed 004's `information_agent`): before anything
+//! The information step (the information agent): before anything
 //! is sent, how sure Gatehouse is that the request can be carried out as
 //! asked, why, what is unsafe in it, and what settings would help. The
 //! check is deterministic and explains every point it takes off, so a
@@ -27,7 +27,7 @@ pub const SHORT_PROMPT_WORDS: usize = 3;
 /// it found no single reason.
 pub const CONFIDENT: f64 = 0.8;
 
-/// What the information step found (seed 004's `InformationInputResponse` additions).
+/// What the information step found (the information agent's additions to its response).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Assessment {
     /// 0..1: how sure the request can be carried out as asked.

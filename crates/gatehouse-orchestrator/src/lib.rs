@@ -1,6 +1,6 @@
-//! Orchestrated runs: Gatehouse itself drives a model provider (seed 004's
+//! Orchestrated runs: Gatehouse itself drives a model provider (the provider-agnostic
 //! `RunInput → HITLOrchestrator → AIProvider → HITL Checkpoints → Result`),
-//! optionally after seed 001's goal and plan collaboration, so a person can
+//! optionally after goal and plan collaboration, so a person can
 //! start a supervised model run without writing an agent.
 //!
 //! The orchestrator is an agent like any other to the engine: it records
@@ -185,7 +185,7 @@ impl Orchestrator {
     }
 }
 
-/// The run's flow: collaboration first when asked for, else seed 004's.
+/// The run's flow: collaboration first when asked for, else the review checkpoints.
 async fn drive(d: &mut Driver, run: &Run) -> Result<Value, Halt> {
     let spec: RunSpec = serde_json::from_value(run.input.clone())
         .map_err(|e| Halt::Fail(format!("the run's stored input cannot be read: {e}")))?;

@@ -1,7 +1,7 @@
-//! What an orchestrated run is asked to do, read from seed 004's
-//! `run_input`: the tool (by name, or seed 004's `agent_tool_config`), the
+//! What an orchestrated run is asked to do, read from the HITL run
+//! API's `run_input`: the tool (by name, or by `agent_tool_config`), the
 //! prompt, further inputs, whether to collaborate on the goal and plan
-//! first (seed 001), and an optional assessment from the caller's own
+//! first, and an optional assessment from the caller's own
 //! information step. A run input naming no tool is an agent-driven run,
 //! not this.
 
@@ -24,7 +24,7 @@ pub struct RunSpec {
     /// Further payload fields, laid over the tool's example input.
     #[serde(default)]
     pub inputs: Map<String, Value>,
-    /// Seed 001's goal and plan collaboration before execution.
+    /// Goal and plan collaboration before execution.
     #[serde(default)]
     pub collaborate: Option<Collaboration>,
     /// The caller's own information step, merged with Gatehouse's.
@@ -149,7 +149,7 @@ pub fn known_tool(registry: &ProviderRegistry, name: &str, field: &str) -> Resul
     Err(bad(field, format!("no provider offers `{name}`; the tools are {}", known.join(", "))))
 }
 
-/// Seed 004's `agent_tool_config`: `{"REPLICATETOOL": {"data": {"model_name": ...}}}`.
+/// The HITL run API's `agent_tool_config`: `{"REPLICATETOOL": {"data": {"model_name": ...}}}`.
 /// The key names the provider (`REPLICATETOOL` is `replicate`); the model
 /// name is a tool's name or its model id.
 fn tool_from_config(registry: &ProviderRegistry, config: &Value) -> Result<String, SpecError> {

@@ -1,6 +1,6 @@
 //! The runs a new desktop user finds on first start: two orchestrated runs
-//! with the scripted provider, waiting for a first review (seed 004's
-//! payload review, and seed 001's goal collaboration), so the panel shows
+//! with the scripted provider, waiting for a first review (a
+//! payload review, and goal collaboration), so the panel shows
 //! what Gatehouse does before any agent is connected. No network, no keys.
 
 use gatehouse_engine::NewRun;

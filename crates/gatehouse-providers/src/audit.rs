@@ -1,4 +1,4 @@
-//! The response audit (seed 004's `response_audit_agent`): the model's raw
+//! The response audit (the response audit agent): the model's raw
 //! text beside a cleaned copy, with quality indicators (empty, cut short,
 //! a refusal, reasoning removed) and safety flags (personal data, secrets,
 //! the provider's content filter) for the response review. Deterministic:

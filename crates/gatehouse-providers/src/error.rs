@@ -61,7 +61,7 @@ impl fmt::Display for TransientFailure {
     }
 }
 
-/// What a reviewer can do about a failure (seed 004's error/retry gate).
+/// What a reviewer can do about a failure (the error/retry gate).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Remedy {

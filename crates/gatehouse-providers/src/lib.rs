@@ -1,4 +1,4 @@
-//! Model providers for Gatehouse's orchestrated runs: seed 004's provider
+//! Model providers for Gatehouse's orchestrated runs: the provider
 //! layer (`RunInput → AIProvider`). Each [`Provider`] prepares a payload
 //! from a run input, validates it against its tool's JSON Schema (with
 //! suggested fixes), calls the model over HTTP (retrying transient

@@ -1,4 +1,4 @@
-//! The provider interface of seed 004 (`RunInput → AIProvider`) and the
+//! The provider interface (`RunInput → AIProvider`) and the
 //! values that cross it: the run input, a tool and its input schema, the
 //! payload sent, and the provider's response. A provider prepares a payload,
 //! validates it, calls the model and audits the answer; each step is separate
@@ -212,7 +212,7 @@ impl fmt::Display for ProviderKind {
     }
 }
 
-/// A model provider: seed 004's `AIProvider`.
+/// A model provider (an `AIProvider`).
 ///
 /// The steps are separate so a reviewer can stand between them: the
 /// orchestrator prepares a payload, validates it (a payload review may

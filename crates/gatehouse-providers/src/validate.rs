@@ -1,6 +1,6 @@
 //! Payload validation for the payload review: every way a payload breaks
-//! its tool's input schema, named by field, and the fixes seed 004 asks
-//! for: map a field the schema lacks to a similarly named one it wants
+//! its tool's input schema, named by field, and the fixes it
+//! suggests: map a field the schema lacks to a similarly named one it wants
 //! (`image_file` to `input_image`), or add a missing required field from
 //! the tool's example input or the schema's default.
 

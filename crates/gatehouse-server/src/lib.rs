@@ -207,7 +207,7 @@ async fn forget_revoked_tokens(state: AppState) {
 
 /// Housekeeping beside the server: every half second, publish events other
 /// processes (the CLI) appended to the database, so waiters and streams see
-/// them; every five seconds, expire stale gates (seed 002's cron, but prompt)
+/// them; every five seconds, expire stale gates (a stale-blocker cron, but prompt)
 /// and escalate gates whose wait is over.
 async fn sweep_forever(engine: Engine) {
     let mut tick = tokio::time::interval(std::time::Duration::from_millis(500));

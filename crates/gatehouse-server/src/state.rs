@@ -92,7 +92,7 @@ pub struct AppState {
     pub webhooks: Arc<Webhooks>,
     /// The hosts and origins the guard accepts, from the config.
     pub admission: Arc<Admission>,
-    /// Drives orchestrated runs (seed 004's provider runs, seed 001's collaboration).
+    /// Drives orchestrated runs (provider runs, goal and plan collaboration).
     pub orchestrator: Arc<Orchestrator>,
     tokens: Arc<Mutex<HashMap<String, (Token, Instant)>>>,
     /// Bounds engine calls in flight: thousands of waiting requests then

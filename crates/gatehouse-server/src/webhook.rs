@@ -1,4 +1,4 @@
-//! Webhooks for new sync gates (seed 002): a POST with the blocker payload
+//! Webhooks for new sync gates: a POST with the blocker payload
 //! and a link to open the gate, sent in the background with a 5 s timeout.
 //! Failures are logged and counted and never delay or fail gate creation.
 
@@ -11,10 +11,10 @@ use serde::Serialize;
 use tokio::sync::broadcast::error::RecvError;
 use utoipa::ToSchema;
 
-/// What a webhook receiver gets (seed 002's fields plus Gatehouse's own).
+/// What a webhook receiver gets (the blocker webhook's fields plus Gatehouse's own).
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct WebhookPayload {
-    /// The gate's id (seed 002's blocker id).
+    /// The gate's id (the blocker id).
     pub blocker_id: String,
     /// The question or action.
     pub question: String,

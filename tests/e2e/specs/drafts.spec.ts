@@ -1,5 +1,5 @@
-// Nothing a reviewer has entered is lost by closing a gate (seed 002: no
-// user input lost): Esc, even from inside a field, closes the gate, and
+// Nothing a reviewer has entered is lost by closing a gate: Esc, even
+// from inside a field, closes the gate, and
 // reopening it brings back a quality gate's scores and justifications, a
 // response form's fields and the choices made on a gate of several actions.
 

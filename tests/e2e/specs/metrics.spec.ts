@@ -1,4 +1,4 @@
-// The Metrics view (key 5): seed 004's review metrics as charts, computed by
+// The Metrics view (key 5): the review metrics as charts, computed by
 // the server over every gate. Agents open gates that a person decides, that
 // a standing allow-rule passes and that expire; the view shows the HITL,
 // auto-pass and expiry rates, latency and agent ratings from them, and

@@ -1,4 +1,4 @@
-// Seed 004's information review in the window: the request's model
+// The information review (before a run) in the window: the request's model
 // summarised from the server's providers (who serves it, what it does),
 // confidence, reasons and safety flags, then the model changed and the
 // prompt modified by keyboard; the agent proceeds with the reviewer's

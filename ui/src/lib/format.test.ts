@@ -5,7 +5,7 @@ const NOW = Date.parse("2026-01-01T12:00:00Z");
 const ago = (seconds: number) => new Date(NOW - seconds * 1000).toISOString();
 
 describe("formatAge", () => {
-  it("reads as seed 002's panel shows it: 5m ago, 2h ago", () => {
+  it("reads as the blocker panel shows it: 5m ago, 2h ago", () => {
     expect(formatAge(ago(5 * 60), NOW)).toBe("5m ago");
     expect(formatAge(ago(2 * 3600), NOW)).toBe("2h ago");
   });

@@ -2,7 +2,7 @@
 
 import type { BlockingMode, DecisionAction, GateKind, GateStatus } from "./api/types";
 
-/** Characters of a gate's text shown in the panel (seed 002). */
+/** Characters of a gate's text shown in the blocker panel. */
 export const PREVIEW_CHARS = 50;
 
 /**
@@ -108,7 +108,7 @@ export const KIND_LABELS: Record<GateKind, string> = {
   plan_review: "Plan review",
 };
 
-/** Seed 002's badge text: SYNC, ASYNC, and seed 003's ADVISORY. */
+/** The blocking mode's badge text: SYNC, ASYNC, and ADVISORY. */
 export const MODE_LABELS: Record<BlockingMode, string> = { sync: "SYNC", async: "ASYNC", advisory: "ADVISORY" };
 
 /** A decision as a past participle: "approved", "sent back for revision". */

@@ -43,7 +43,7 @@ describe("the hotkey registry", () => {
     expect(createKeymap("mac").match(key("Enter", { ctrlKey: true }), ["modal"])).toBeNull();
   });
 
-  it("matches the seed's keys in their scopes only", () => {
+  it("matches the panel, modal and global keys in their scopes only", () => {
     const keymap = createKeymap("other");
     expect(keymap.match(key("j"), ["panel"])).toBe("panel.next");
     expect(keymap.match(key("ArrowDown"), ["panel"])).toBe("panel.next");

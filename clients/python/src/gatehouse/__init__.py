@@ -2,7 +2,7 @@
 
 - :class:`Client` and :class:`AsyncClient` wrap the agent API under
   ``/api/hitl``: runs, turns and directives, gates of every kind and waiting
-  for their decisions, seed 003's ``request_approval``, ``escalate_to_human``
+  for their decisions, the HITL tools ``request_approval``, ``escalate_to_human``
   and ``request_feedback``, the plan and shared context, and the event stream.
 - :func:`requires_approval` puts a function behind a reviewer's approval.
 - :mod:`gatehouse.langgraph` runs a LangGraph graph with Gatehouse as the human

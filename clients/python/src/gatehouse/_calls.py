@@ -205,7 +205,7 @@ def score_gate(gate_id: str, score: float, rubric_scores: dict[str, float] | Non
     return Call("POST", _path("gates", quote(gate_id), "score"), _json, body=body)
 
 
-# Seed 003's HITL tools ------------------------------------------------------
+# The HITL tools -----------------------------------------------------------
 
 
 def _tool(run_id: str, tool: str, body: dict[str, Any], options: ToolOptions) -> Call[Gate]:

@@ -213,7 +213,7 @@ class AsyncClient:
         """Scores a quality gate's deliverable (1 to 5): ``{"gate": ..., "verdict": ...}``."""
         return await self.send(calls.score_gate(gate_id, score, rubric_scores, justification))
 
-    # Seed 003's three HITL tools --------------------------------------------
+    # The three HITL tools -------------------------------------------------
 
     @overload
     async def request_approval(

@@ -226,7 +226,7 @@ class Client:
         """Scores a quality gate's deliverable (1 to 5): ``{"gate": ..., "verdict": ...}``."""
         return self.send(calls.score_gate(gate_id, score, rubric_scores, justification))
 
-    # Seed 003's three HITL tools --------------------------------------------
+    # The three HITL tools -------------------------------------------------
 
     @overload
     def request_approval(

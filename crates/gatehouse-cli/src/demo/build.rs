@@ -176,7 +176,7 @@ pub fn add_task(
     }
 }
 
-/// Sends the work back with feedback (seed 001's `modify` and `refine`).
+/// Sends the work back with feedback (goal and plan collaboration's `modify` and `refine`).
 pub fn needs_revision(feedback: &str) -> DecisionInput {
     DecisionInput { text: Some(feedback.to_owned()), ..DecisionInput::new(DecisionAction::NeedsRevision) }
 }

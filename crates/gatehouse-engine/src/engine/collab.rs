@@ -110,13 +110,13 @@ impl<S: Store> Engine<S> {
         Ok(out)
     }
 
-    /// The run's current plan (seed 003's `plan_read`), if it has one.
+    /// The run's current plan (what `plan_read` returns), if it has one.
     pub fn plan(&self, run_id: &RunId) -> Result<Option<PlanRevision>> {
         self.run(run_id)?;
         self.store().read(|r| r.latest_plan(run_id))
     }
 
-    /// Every revision of the run's plan with its change log (seed 001).
+    /// Every revision of the run's plan with its change log (plan collaboration).
     pub fn plan_revisions(&self, run_id: &RunId) -> Result<Vec<PlanRevision>> {
         self.run(run_id)?;
         self.store().read(|r| r.plan_revisions(run_id))

@@ -1,4 +1,4 @@
-//! Step-through control of a run (seed 003 §9): step and breakpoint modes
+//! Step-through control of a run: step and breakpoint modes
 //! that pause a run after an agent's turn, stepping a paused run one turn
 //! on, and the reviewer's interventions an agent receives with its next
 //! directive: injected instructions and the choice of the next agent.

@@ -251,7 +251,7 @@ impl<S: Store> Engine<S> {
         }
     }
 
-    /// Seed 000's `evaluate_at_gate`: scores the deliverable of a quality
+    /// Quality-gate evaluation (`evaluate_at_gate`): scores the deliverable of a quality
     /// gate. A human's score decides the gate (approve at or above
     /// `required_score`, otherwise needs revision). An agent's or the
     /// system's score decides it only when the run's handoff protocol has an

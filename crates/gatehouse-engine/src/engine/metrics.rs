@@ -1,4 +1,4 @@
-//! Review metrics (seed 004's "Metrics and Monitoring"): how often gates
+//! Review metrics (metrics and monitoring of reviews): how often gates
 //! wait for a human and how often a policy passes them, per agent and per
 //! gate kind; how long humans take per kind; how many gates expire; which
 //! payload fields reviewers correct most; and every agent's rating.

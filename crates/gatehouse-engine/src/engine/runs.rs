@@ -154,7 +154,7 @@ impl<S: Store> Engine<S> {
         self.change_run(id, actor, RunTransition::Fail, Some(self.redacted_text(reason)), None)
     }
 
-    /// Cancels a run (seed 000's abort) and its sub-agents' live runs, all
+    /// Cancels a run (aborts a session) and its sub-agents' live runs, all
     /// the way down; their pending gates are withdrawn with them.
     pub fn cancel_run(&self, id: &RunId, actor: &str, reason: Option<&str>) -> Result<Run> {
         let (id, actor, now) = (id.clone(), actor.to_owned(), self.now());

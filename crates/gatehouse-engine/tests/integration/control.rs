@@ -1,4 +1,4 @@
-//! Step-through control (seed 003 §9): step and breakpoint modes pause a
+//! Step-through control: step and breakpoint modes pause a
 //! run after an agent's turn, a reviewer steps it on, and injected
 //! instructions and the next-agent choice reach an agent exactly once with
 //! its next directive. All of it is durable and in the audit log.

@@ -1,4 +1,4 @@
-//! Seed 001 inside an orchestrated run: the goal refined over three rounds
+//! Goal and plan collaboration inside an orchestrated run: the goal refined over three rounds
 //! before it is accepted, the plan modified (by feedback and by editing it)
 //! and approved, execution asking nothing more; a rejected plan ends the
 //! run cleanly.

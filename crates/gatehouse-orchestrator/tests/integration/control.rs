@@ -1,5 +1,5 @@
 //! Reviewers control orchestrated runs like any other: pause and resume at
-//! any point, cancel (even during a provider call), and seed 003's
+//! any point, cancel (even during a provider call), and the
 //! step-through modes (step after each step; breakpoints on a tool call,
 //! an error or a named step).
 

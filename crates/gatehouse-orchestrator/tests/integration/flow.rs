@@ -1,4 +1,4 @@
-//! Seed 004's flow driven by Gatehouse: information, payload and response
+//! The review checkpoints driven by Gatehouse: information, payload and response
 //! review under each run policy, the reviewer's edits reaching the provider
 //! and the result, the error/retry gate, and the audit trail of decision
 //! types and latencies.

@@ -102,7 +102,7 @@ async fn a_replicate_prediction_is_polled_and_its_input_mapped_by_the_reviewer()
     .with_example(json!({"prompt": "describe", "input_image": "https://example.com/a.png"}));
     let provider = ReplicateProvider::new(&server.config(ProviderKind::Replicate, "")).unwrap().with_tool(captioner);
     let h = Harness::with(vec![Arc::new(provider)]);
-    // Seed 004's request shape: the tool from `agent_tool_config`.
+    // The HITL run API's request shape: the tool from `agent_tool_config`.
     let input = json!({"prompt": "What is in this picture?", "inputs": {"image_file": "https://example.com/cat.png"},
         "agent_tool_config": {"REPLICATETOOL": {"data": {"model_name": "captioner"}}}});
     let run = h.start(input, json!({})).await;

@@ -1,6 +1,6 @@
 //! Administration over HTTP: recordings (export a run or a session, import
 //! one into this database), API tokens, retention, audit verification and
-//! seed 004's review metrics.
+//! the review metrics.
 //!
 //! Who may do what: reviewers and admins export and import recordings
 //! (agents may export runs they take part in); reviewers and admins read

@@ -1,7 +1,7 @@
 //! What an agent driving a run calls besides opening gates: it reports its
 //! turns and receives the run's directive (held while the run is paused in
 //! step or breakpoint mode, with reviewer instructions delivered once), asks
-//! through seed 003's three HITL tools, and finishes its run.
+//! through the three HITL tools, and finishes its run.
 
 use std::time::Duration;
 

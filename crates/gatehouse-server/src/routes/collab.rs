@@ -1,6 +1,6 @@
 //! A run's plan and shared context over HTTP, for its agents and its
-//! reviewers alike: seed 003's `plan_read` and six plan operations, and
-//! seed 000's audited key-value context (get, set, delete, history).
+//! reviewers alike: `plan_read` and six plan operations, and
+//! the audited key-value shared context (get, set, delete, history).
 
 use std::collections::BTreeMap;
 

@@ -1,8 +1,8 @@
-//! Seed 004's HITL REST API, exactly its endpoints: start a run, read its
+//! The provider-agnostic HITL run API, exactly its endpoints: start a run, read its
 //! status and full state, approve, edit or reject its checkpoints, pause,
 //! resume and cancel it, list runs (all, active, per session), list pending
 //! approvals and the providers. Runs, checkpoints and decisions are the
-//! engine's; this module only translates seed 004's shapes onto them.
+//! engine's; this module only translates that API's shapes onto them.
 //!
 //! Approvals live in [`approve`], the listings in [`listing`]; the run's
 //! lifecycle, status and state are here.

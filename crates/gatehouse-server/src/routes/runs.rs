@@ -1,7 +1,7 @@
-//! A reviewer's control of a run (seed 003 §9.2): step a paused run one
+//! A reviewer's control of a run (step-through intervention points): step a paused run one
 //! turn on, change its step mode and breakpoints, inject an instruction,
 //! choose the next agent; and the run's event log as JSON for its
-//! timeline. Pause, resume and cancel are seed 004's endpoints in `hitl`.
+//! timeline. Pause, resume and cancel are the HITL run API's endpoints in `hitl`.
 
 use axum::extract::State;
 use axum::http::StatusCode;

@@ -1,4 +1,4 @@
-//! Seed 003's HITL tools over HTTP (request_approval, escalate_to_human,
+//! The HITL tools over HTTP (request_approval, escalate_to_human,
 //! request_feedback), the plan and its six operations, and the shared
 //! context: what an agent calls while it works, and what reviewers see.
 

@@ -39,7 +39,7 @@ async fn a_restricted_gate_is_refused_to_others_with_403_and_decided_by_its_role
         body["message"].as_str().unwrap().contains("may be decided only by role:security; alice may read it"),
         "{body}"
     );
-    // Seed 004's approve endpoint enforces it too.
+    // The HITL run API's approve endpoint enforces it too.
     let approve = json!({"approval_id": gate, "action": "approve"});
     assert_eq!(s.post(&format!("/run/{run}/approve"), &s.reviewer2, approve.clone()).await.0, 403);
 

@@ -1,4 +1,4 @@
-//! Seed 004's HITL API over real HTTP: starting runs, status and full state,
+//! The HITL run API over real HTTP: starting runs, status and full state,
 //! approve/edit/reject through `/approve` (with merged edits and diffs),
 //! pause/resume/cancel, providers, and who may do each. The listings are
 //! tested in `hitl_listings.rs`.
@@ -41,7 +41,7 @@ async fn engine<T: Send + 'static>(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn starting_a_run_answers_201_with_seed_004s_fields_and_an_events_url() {
+async fn starting_a_run_answers_201_with_the_hitl_run_api_fields_and_an_events_url() {
     let s = TestServer::start().await;
     // No tool named: an agent drives this run (tests/orchestrated.rs starts ones Gatehouse drives).
     let body = json!({"run_input": {"prompt": "a cat", "style": "watercolour"},

@@ -1,4 +1,4 @@
-//! Seed 004's listings over real HTTP: all runs, active runs, a session's
+//! The HITL run API's listings over real HTTP: all runs, active runs, a session's
 //! active runs and pending approvals, with their filters, limits, ordering
 //! and what agents may see.
 
@@ -53,7 +53,7 @@ async fn listing_runs_filters_by_user_and_status_limits_and_counts_pending_gates
     let (_, list) = s.get("/runs?limit=1", &s.reviewer).await;
     assert_eq!(ids(&list, "runs"), vec![c.clone()]);
     let (_, list) = s.get("/runs?user_id=&status=&limit=50", &s.reviewer).await;
-    assert_eq!(ids(&list, "runs").len(), 3, "empty values mean no filter, as seed 004 writes them");
+    assert_eq!(ids(&list, "runs").len(), 3, "empty values mean no filter, as the HITL run API writes them");
     // Paging back in time: each page continues where the previous one ended.
     let (_, list) = s.get("/runs?limit=2&offset=1", &s.reviewer).await;
     assert_eq!(ids(&list, "runs"), vec![b.clone(), a.clone()]);

@@ -1,6 +1,6 @@
 //! Orchestrated runs over HTTP: `POST /run` with a tool starts a run
-//! Gatehouse drives; its gates are approved through seed 004's approve
-//! endpoint like any other; bad inputs are 422s naming the field; the
+//! Gatehouse drives; its gates are approved through the HITL run API's
+//! approve endpoint like any other; bad inputs are 422s naming the field; the
 //! caller (even an agent) follows its run.
 
 use crate::common;

@@ -1,5 +1,5 @@
-//! Webhooks for new sync gates against a real local receiver: seed 002's
-//! payload arrives promptly, async gates are not announced, a run's own
+//! Webhooks for new sync gates against a real local receiver: the blocker
+//! webhook payload arrives promptly, async gates are not announced, a run's own
 //! `hitl_config.webhook_url` wins over the server's, and a dead or hanging
 //! receiver neither slows gate creation nor goes uncounted.
 
@@ -68,7 +68,7 @@ fn question(text: &str, mode: &str) -> Value {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_new_sync_gate_is_posted_with_seed_002_fields() {
+async fn a_new_sync_gate_is_posted_with_the_blocker_webhook_fields() {
     let mut receiver = Receiver::start(Duration::ZERO).await;
     let s = server_posting_to(&receiver.url).await;
     let run = new_run(&s, None).await;

@@ -1958,7 +1958,7 @@ export interface components {
         /** @description Identifies a gate: one question to a human. */
         GateId: string;
         /**
-         * @description Every kind of gate the seeds describe.
+         * @description Every kind of gate Gatehouse offers.
          * @enum {string}
          */
         GateKind: "approval" | "payload_review" | "question" | "information_review" | "response_review" | "quality_score" | "goal_review" | "plan_review";
@@ -2479,7 +2479,7 @@ export interface components {
             priority?: components["schemas"]["TaskPriority"];
             /** @description Ids of tasks that must be done before this one may start. */
             dependencies?: string[];
-            /** @description Free-form estimate such as `"15m"`; the seed never parses it, so neither do we. */
+            /** @description Free-form estimate such as `"15m"`; nothing parses it, Gatehouse included. */
             estimated_duration?: string | null;
             /** @description Free-form agent notes (timestamps, progress, artifacts); `update_task` merges into it. */
             metadata?: {
@@ -2782,7 +2782,7 @@ export interface components {
             /** @description The agent a reviewer chose to act next, not yet delivered. */
             next_agent?: string | null;
         };
-        /** @description Identifies a run (a session, thread or task in the seeds' words). */
+        /** @description Identifies a run (what others call a session, a thread or a task). */
         RunId: string;
         /** @description A run listing, newest first. */
         RunList: {

@@ -30,7 +30,7 @@ export type GateSummary = Schemas["GateSummary"];
 export type Identity = Schemas["WhoAmI"];
 export type ImportSummary = Schemas["ImportSummary"];
 export type Instruction = Schemas["Instruction"];
-/** Seed 004's review metrics, with the server's webhook deliveries. */
+/** The review metrics, with the server's webhook deliveries. */
 export type Metrics = Schemas["MetricsResponse"];
 export type Plan = Schemas["Plan"];
 export type PlanRevision = Schemas["PlanRevision"];

@@ -1,7 +1,7 @@
 // Submitting a decision and what the modal shows afterwards. The first
 // resolver wins: a 409 says what closed the gate first (who resolved it
 // and when, or that it expired or was withdrawn), and the reviewer's unsent
-// text stays on screen (seed 002: no input lost). On a quorum gate an
+// text stays on screen (no input is lost). On a quorum gate an
 // answer is one vote: the gate may still be pending after it, and a second
 // vote by the same reviewer is refused.
 

@@ -242,7 +242,7 @@ export function expiredOf(listed: readonly GateSummary[], closed: readonly Close
 }
 
 /**
- * What the desk says when listed gates expire unanswered (seed 002: an
+ * What the desk says when listed gates expire unanswered (an
  * expired blocker is shown, not just dropped): one gate by its preview and
  * the server's reason, several by their count.
  */

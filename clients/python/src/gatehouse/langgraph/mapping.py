@@ -11,8 +11,8 @@ one-element list of it)                   actions                              "
 langchain ``HITLRequest``                 approval proposing every action,     ``{"decisions": [...]}``, one per action, in order
 (``action_requests``, ``review_configs``)  each decided on its own
 langchain per-call ``tool_approval``      approval of that tool call           one ``Decision`` (approve, edit, reject, respond)
-seed 001 ``{"type": "goal_review"}``      goal_review                          ``{"decision": "accept" | "refine", "feedback"}``
-seed 001 ``{"type": "plan_review"}``      plan_review, the plan editable       ``{"decision": "approve" | "modify" | "reject",
+goal ``{"type": "goal_review"}``          goal_review                          ``{"decision": "accept" | "refine", "feedback"}``
+plan ``{"type": "plan_review"}``          plan_review, the plan editable       ``{"decision": "approve" | "modify" | "reject",
                                                                                "feedback", "plan"}``
 anything with a ``response_schema``       question with the schema as its      the answer, validated against the schema
                                           answer form
@@ -304,7 +304,7 @@ class ToolApprovalMapping(_Base):
         raise AnswerInvalid(f"`{action}` is not a decision on a tool call")
 
 
-# Seed 001's goal and plan reviews -------------------------------------------------
+# Goal and plan reviews (goal and plan collaboration) ------------------------------
 
 
 def is_seed_review(value: Any) -> bool:
@@ -313,7 +313,7 @@ def is_seed_review(value: Any) -> bool:
 
 @dataclass
 class GoalReviewMapping(_Base):
-    """Seed 001's goal review: accept, or refine with feedback."""
+    """The goal review: accept, or refine with feedback."""
 
     value: dict[str, Any]
 
@@ -342,7 +342,7 @@ class GoalReviewMapping(_Base):
 
 @dataclass
 class PlanReviewMapping(_Base):
-    """Seed 001's plan review: approve, modify (edit the plan or say what to change), or reject."""
+    """The plan review: approve, modify (edit the plan or say what to change), or reject."""
 
     value: dict[str, Any]
 

@@ -1,5 +1,5 @@
-//! Engineering stories: a Stripe checkout integration driven by the seed's
-//! analyst/coder/tester plan, a payments refactor whose plan is modified
+//! Engineering stories: a Stripe checkout integration driven by the
+//! example analyst/coder/tester plan, a payments refactor whose plan is modified
 //! in review and whose pull requests are scored, and a nightly job whose
 //! blocking question expires unanswered.
 
@@ -24,7 +24,7 @@ I found two candidates in the vault:
 The restricted key is safer but lacks `webhook_endpoints:write`, which I need to register the endpoint. \
 Use the shared secret, or should I request a new restricted key with that scope?";
 
-/// The seed's `plan.json`, as the agent first proposes it: nothing started yet.
+/// The example `plan.json`, as the agent first proposes it: nothing started yet.
 fn seed_plan() -> Result<Plan> {
     let plan = json!({
         "tasks": [

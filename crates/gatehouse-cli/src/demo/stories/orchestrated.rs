@@ -1,5 +1,5 @@
 //! Orchestrated stories: runs Gatehouse drives itself with the scripted
-//! provider (seed 004's flow and seed 001's collaboration), reviewed by the
+//! provider (the review checkpoints and goal and plan collaboration), reviewed by the
 //! demo's people. Two are left waiting for whoever opens the reviewer UI:
 //! a goal in its third round and a payload before its call.
 
@@ -72,7 +72,7 @@ fn flaky_model(sim: &mut Sim) -> Result<()> {
     sim.report(&run)
 }
 
-/// Seed 001's goal collaboration, two rounds refined; the third waits.
+/// Goal collaboration, two rounds refined; the third waits.
 fn beta_launch(sim: &mut Sim) -> Result<()> {
     let input = json!({"tool": "scripted:chat", "prompt": "Plan the public beta launch", "collaborate": true});
     let run = sim.orchestrate(input, policy(json!({"title": "Beta launch (goal and plan)", "user_id": "maya"})))?;

@@ -1,4 +1,4 @@
-//! Seed 004's `POST /run/{run_id}/approve`: approve, edit or reject one of
+//! The HITL run API's `POST /run/{run_id}/approve`: approve, edit or reject one of
 //! a run's checkpoints. An edit's `edits` are merged over the gate's
 //! payload (RFC 7386) before the engine diffs and records them.
 

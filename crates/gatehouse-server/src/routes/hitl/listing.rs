@@ -1,9 +1,9 @@
-//! Seed 004's listings: runs, active (resumable) runs, a session's active
+//! The HITL run API's listings: runs, active (resumable) runs, a session's active
 //! runs and pending approvals. Agents see only the runs they drive or take
 //! part in, and only their own gates; reviewers and admins see everything;
 //! a scoped token sees only the runs in its scope and their gates.
 //!
-//! Seed 004 writes its filters as `?user_id=&status=`, so an empty value
+//! The HITL run API writes its filters as `?user_id=&status=`, so an empty value
 //! means "no filter" here, never "the empty name".
 
 use axum::extract::State;

@@ -1,4 +1,4 @@
-// Seed 004's review metrics as the Metrics view charts them: what share of
+// The review metrics as the Metrics view charts them: what share of
 // gates waited for a person and what passed on its own, how long people
 // took per review type, how many gates expired, and how each agent rates.
 // The figures come from `GET /api/hitl/metrics` (computed by the engine
@@ -97,7 +97,7 @@ export function latencyByKind(m: Metrics): { bars: Bar[]; max: number } {
   return { bars, max: Math.max(0, ...bars.map((b) => b.value)) };
 }
 
-/** Each agent's capability rating on seed 004's 1-to-5 scale, best first; unrated agents last. */
+/** Each agent's capability rating on the 1-to-5 scale, best first; unrated agents last. */
 export function ratings(m: Metrics): Bar[] {
   return [...m.capability_ratings]
     .sort((a, b) => (b.effective_rating ?? 0) - (a.effective_rating ?? 0) || a.agent.localeCompare(b.agent))

@@ -1,4 +1,4 @@
-// An information review (seed 004's pre-run check): confidence, reasons,
+// An information review (the pre-run check): confidence, reasons,
 // safety flags and recommended settings, then Proceed, Modify prompt or
 // Change model. Both changes are one `edit` decision: the gate's payload
 // (the request the agent is about to make) with `prompt` and `model`

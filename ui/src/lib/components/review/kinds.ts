@@ -1,7 +1,7 @@
 // What each kind of gate calls its decisions, and which kinds bring their
 // own review (and their own editing) to the resolution modal. The engine
 // decides which actions a gate allows (`allowed_actions`); this only names
-// them the way the seeds do: a response is accepted or retried, an
+// them the way reviewers expect: a response is accepted or retried, an
 // information review proceeds, a goal is refined or accepted, a plan is
 // approved, modified or rejected.
 

@@ -1,4 +1,4 @@
-// A plan under review (seed 003): the task list with dependencies and
+// A plan under review (the run's plan.json): the task list with dependencies and
 // status, the change log since the previous revision, and the reviewer's
 // edits. The checks mirror the engine's `Plan::validate` (ids, descriptions,
 // dependencies, cycles), so a modified plan is refused here, with the same

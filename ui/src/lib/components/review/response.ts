@@ -1,4 +1,4 @@
-// A response review (seed 004): the provider's raw output beside the
+// A response review (after the provider's call): the provider's raw output beside the
 // audited text, and what the reviewer sends back. "Edit text" is an `edit`
 // decision whose payload carries the reviewer's text as `audited` (merged
 // over the gate's payload when it has an object one), so the agent reads

@@ -11,7 +11,7 @@ import { editedText, responseEdit } from "./response";
 const NOW = new Date("2026-01-01T00:00:00Z");
 
 describe("per-kind names and editors", () => {
-  it("names decisions the way the seeds do", () => {
+  it("names decisions the way each kind's reviewer expects", () => {
     expect(actionLabels("response_review")).toMatchObject({ approve: "Accept", retry: "Retry with changes" });
     expect(actionLabels("information_review").approve).toBe("Proceed");
     expect(actionLabels("goal_review")).toMatchObject({ approve: "Accept goal", needs_revision: "Refine" });

@@ -21,7 +21,7 @@ function api(status: number, body: unknown) {
 }
 
 describe("run controls", () => {
-  it("pauses, resumes and cancels through seed 004's endpoints", async () => {
+  it("pauses, resumes and cancels through the HITL run API's endpoints", async () => {
     const a = api(200, run({ status: "paused" }));
     expect(await controlRun(a.client, "run_1", "pause")).toEqual({ ok: true, value: run({ status: "paused" }) });
     await controlRun(a.client, "run_1", "resume");

@@ -1,6 +1,6 @@
 // The reviewer's controls over a run, over the API: pause, resume and
-// cancel (seed 004's endpoints); step, instructions, the next agent, the
-// step mode and the plan (the reviewer run-control endpoints); exporting
+// cancel (the HITL run API's endpoints); step, instructions, the next agent,
+// the step mode and the plan (the reviewer run-control endpoints); exporting
 // and importing recordings. (The run's event log is the store's:
 // `stores/run-log.ts`.)
 // Each answers with the new run or a message to show; nothing throws.

@@ -1,7 +1,7 @@
 // Starting a supervised model run from the UI: the form's fields, the
 // tools `GET /api/hitl/providers` offers, and the `POST /api/hitl/run`
-// body they make. Gatehouse then drives the tool itself (seed 004's
-// information, payload and response review; seed 001's goal and plan
+// body they make. Gatehouse then drives the tool itself (the
+// information, payload and response reviews; goal and plan collaboration
 // rounds when asked), under the chosen policy and step mode. Mistakes are
 // reported naming the field, before anything is sent.
 
@@ -25,9 +25,9 @@ export interface NewRunFields {
   safetyFlags: string;
   /** For `auto_with_thresholds`: a whole number as text (may be empty). */
   payloadChangesMax: string;
-  /** Seed 001: agree the goal first. */
+  /** Goal collaboration: agree the goal first. */
   goal: boolean;
-  /** Seed 001: agree a plan first. */
+  /** Plan collaboration: agree a plan first. */
   plan: boolean;
   stepMode: StepChoice;
   /** In breakpoint mode: pause before each model call. */
