@@ -28,6 +28,9 @@
 //! - **(b) Lifecycles per second.** `--agents` tasks each loop: open an async
 //!   gate on one instance, resolve it on the next (round robin), for
 //!   `--seconds`. Two durable commits per lifecycle.
+//!
+//! With `GATEHOUSE_AUDIT_KEY` set (32 characters or more), every instance's
+//! audit chain is keyed (HMAC-SHA256), as `gatehouse serve` keys it.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -97,8 +100,14 @@ impl Opts {
     }
 
     fn engine(&self) -> Result<Engine> {
+        // `GATEHOUSE_AUDIT_KEY` keys the audit chain, as `gatehouse serve` does with its key file.
+        let audit_key = match std::env::var("GATEHOUSE_AUDIT_KEY") {
+            Ok(text) => Some(gatehouse_engine::event::AuditKey::from_text(&text).map_err(anyhow::Error::msg)?),
+            Err(_) => None,
+        };
         let config = EngineConfig {
             postgres: PgOptions { schema: self.schema.clone(), ..PgOptions::default() },
+            audit_key,
             ..Default::default()
         };
         Ok(Engine::open_database(&self.database(), config, Arc::new(SystemClock))?)
