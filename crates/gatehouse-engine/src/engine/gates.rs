@@ -179,13 +179,6 @@ impl<S: Store> Engine<S> {
         })
     }
 
-    /// Whether `who` may decide `gate` ([`EngineError::NotADecider`] or
-    /// [`EngineError::SelfDecision`] otherwise), for checks made before a
-    /// decision is attempted (a reviewer's score on a quality gate).
-    pub fn check_decider(&self, gate: &Gate, who: &Decider) -> Result<()> {
-        check_decider(gate, who)
-    }
-
     /// One gate.
     pub fn gate(&self, id: &GateId) -> Result<Gate> {
         self.store().read(|r| r.gate(id))?.ok_or_else(|| not_found_gate(id))
@@ -258,6 +251,29 @@ impl<S: Store> Engine<S> {
     /// auto-approve threshold the score meets and the gate does not require
     /// a human; otherwise the score is recorded and the gate stays pending.
     pub fn evaluate_quality_gate(&self, id: &GateId, score: QualityScore, role: Role) -> Result<(Gate, ScoreVerdict)> {
+        self.evaluate_quality_gate_by(id, score, role, None)
+    }
+
+    /// A person's score on a quality gate, as [`Engine::evaluate_quality_gate`]
+    /// with [`Role::Human`], for `who`: one of the gate's deciders, and not
+    /// the token that opened it unless the server allows self-review (the
+    /// decision is then `self_decided`).
+    pub fn score_quality_gate_as(
+        &self,
+        id: &GateId,
+        score: QualityScore,
+        who: &Decider,
+    ) -> Result<(Gate, ScoreVerdict)> {
+        self.evaluate_quality_gate_by(id, score, Role::Human, Some(who.clone()))
+    }
+
+    fn evaluate_quality_gate_by(
+        &self,
+        id: &GateId,
+        score: QualityScore,
+        role: Role,
+        who: Option<Decider>,
+    ) -> Result<(Gate, ScoreVerdict)> {
         let score = self.redacted(score)?;
         score.validate()?;
         let (id, now) = (id.clone(), self.now());
@@ -272,7 +288,7 @@ impl<S: Store> Engine<S> {
                 ScoreVerdict::NeedsRevision => DecisionAction::NeedsRevision,
             };
             let scorer = score.scorer.clone();
-            let input = DecisionInput {
+            let mut input = DecisionInput {
                 text: Some(score.justification.clone()),
                 score: Some(score),
                 ..DecisionInput::new(action)
@@ -282,6 +298,10 @@ impl<S: Store> Engine<S> {
                     Attempt::Refused(e) => Err(e),
                     Attempt::Done(g) => Ok((*g, verdict)),
                 };
+            }
+            if let Some(who) = &who {
+                check_decider(&gate, who)?;
+                input.self_decided = who.opened(&gate);
             }
             if !gate.allowed_actions.contains(&action) {
                 return Err(EngineError::ActionNotAllowed {
@@ -413,7 +433,7 @@ fn names(list: &[String]) -> Vec<String> {
 
 /// Whether `who` may decide `gate`: one of its deciders, and not the token
 /// that opened it unless the server allows self-review.
-pub(crate) fn check_decider(gate: &Gate, who: &Decider) -> Result<()> {
+fn check_decider(gate: &Gate, who: &Decider) -> Result<()> {
     if !gate.may_decide(who) {
         return Err(EngineError::NotADecider {
             gate_id: gate.id.clone(),

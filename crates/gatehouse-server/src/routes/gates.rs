@@ -438,10 +438,6 @@ pub async fn score_gate(
     let (gate, verdict) = state
         .engine_checked(move |e| {
             let (gate, _) = caller.gate(e, &id)?;
-            if role == Role::Human {
-                // A person's score decides the gate: they must be one who may decide it.
-                e.check_decider(&gate, &caller.decider())?;
-            }
             let score = QualityScore {
                 score: req.score,
                 rubric_scores: req.rubric_scores,
@@ -453,7 +449,11 @@ pub async fn score_gate(
                 },
                 at: e.now(),
             };
-            Ok(e.evaluate_quality_gate(&id, score, role)?)
+            // A person's score decides the gate: they must be one who may decide it.
+            Ok(match role {
+                Role::Human => e.score_quality_gate_as(&id, score, &caller.decider())?,
+                _ => e.evaluate_quality_gate(&id, score, role)?,
+            })
         })
         .await?;
     Ok(Json(ScoreReply { gate, verdict }))

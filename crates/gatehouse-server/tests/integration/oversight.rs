@@ -208,3 +208,27 @@ async fn webhook_targets_must_be_http_addresses_and_are_refused_otherwise() {
         .await;
     assert_eq!(status, 201, "{body}");
 }
+
+#[tokio::test]
+async fn a_quality_gate_is_not_scored_by_the_token_that_opened_it_and_a_self_score_is_marked() {
+    let quality = json!({"kind": "quality_score", "text": "Score the draft", "deliverable_id": "draft-1"});
+    let score = json!({"score": 5.0, "justification": "fine"});
+    let s = TestServer::start().await;
+    let run = s.run().await;
+    let (status, body) = s.post(&format!("/runs/{run}/gates"), &s.reviewer, quality.clone()).await;
+    assert_eq!(status, 201, "{body}");
+    let gate = body["gate_id"].as_str().unwrap().to_owned();
+    let (status, body) = s.post(&format!("/gates/{gate}/score"), &s.reviewer, score.clone()).await;
+    assert_eq!(status, 403, "{body}");
+    let (status, body) = s.post(&format!("/gates/{gate}/score"), &s.reviewer2, score.clone()).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body["gate"]["decision"].get("self_decided").is_none(), "{body}");
+
+    let s = TestServer::start_with(ServerConfig { allow_self_review: true, ..ServerConfig::default() }).await;
+    let run = s.run().await;
+    let (_, body) = s.post(&format!("/runs/{run}/gates"), &s.reviewer, quality).await;
+    let gate = body["gate_id"].as_str().unwrap().to_owned();
+    let (status, body) = s.post(&format!("/gates/{gate}/score"), &s.reviewer, score).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["gate"]["decision"]["self_decided"], true, "{body}");
+}
