@@ -108,7 +108,7 @@ impl<B: Backend> GatehouseMcp<B> {
         self.change(&request, args.run.run_id.as_deref(), op).await
     }
 
-    /// Assign a task to an agent.
+    /// Assign a task of the run's plan to an agent, by the agent's name.
     #[tool(input_schema = input_schema::<AssignTaskArgs>())]
     async fn plan_assign_task(&self, request: RequestContext<RoleServer>, arguments: JsonObject) -> CallToolResult {
         let args: AssignTaskArgs = arguments!("plan_assign_task", arguments);
