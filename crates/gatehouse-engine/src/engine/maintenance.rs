@@ -68,6 +68,14 @@ impl<S: Store> Engine<S> {
     /// pending gates are never purged. Their events keep their place and
     /// hash in the chain but lose their bodies.
     pub fn purge_terminal_runs(&self, days: u32) -> Result<PurgeReport> {
+        // A hundred years back is as far as a date goes here; more would leave the calendar.
+        const MAX_DAYS: u32 = 36_500;
+        if days > MAX_DAYS {
+            return Err(crate::error::EngineError::invalid(
+                "older_than_days",
+                format!("must be at most {MAX_DAYS} (a hundred years), got {days}"),
+            ));
+        }
         let older_than = self.now() - Duration::days(i64::from(days));
         let now = self.now();
         self.store().write(move |tx| {

@@ -175,3 +175,13 @@ async fn a_wait_longer_than_ten_years_is_refused_naming_the_field_not_a_500() {
         assert_eq!(reply["field"], field, "{body}: {reply}");
     }
 }
+
+#[tokio::test]
+async fn a_retention_of_more_than_a_hundred_years_is_refused_naming_the_field() {
+    let s = TestServer::start().await;
+    let (status, reply) = s.post("/retention/purge", &s.admin, json!({"older_than_days": 3_628_801})).await;
+    assert_eq!(status, 422, "{reply}");
+    assert_eq!(reply["field"], "older_than_days", "{reply}");
+    let (status, reply) = s.post("/retention/purge", &s.admin, json!({"older_than_days": u32::MAX})).await;
+    assert_eq!(status, 422, "a date before the calendar is refused, not a panic: {reply}");
+}
