@@ -1,6 +1,11 @@
 //! Gates: the questions agents put to humans. A gate is pending and then
 //! reaches exactly one terminal state (resolved, expired or cancelled) that
 //! never changes again.
+//!
+//! Over 600 lines: the gate's domain types (spec per kind, modes, quorum,
+//! batched actions, deciders, escalation, the agent's request) live
+//! together; the request types are to move out with the engine
+//! restructuring.
 
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};

@@ -1,6 +1,11 @@
 //! The hot path: an agent opens a gate, a policy may pass it at once, a
 //! reviewer resolves it, the first resolver wins through one conditional
 //! update, and every refused attempt is still written to the audit log.
+//!
+//! Over 600 lines for now: opening, deciding, voting, batched actions and
+//! scoring still share this file. They are to be split into `gates/open.rs`
+//! and `gates/decide.rs` around one `close_pending` (the engine
+//! restructuring issue).
 
 use chrono::{DateTime, Utc};
 

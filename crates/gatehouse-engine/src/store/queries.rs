@@ -2,6 +2,10 @@
 //! the write side of the store traits over a connection. Snapshots are kept
 //! as JSON documents with their query columns beside them, so a read is one
 //! indexed lookup plus one parse, and a recording round-trips losslessly.
+//!
+//! Over 600 lines: it is every `ReadTx`/`WriteTx` method's SQL on SQLite
+//! in one place, mirroring `postgres/queries.rs`; it is to be split by
+//! record (runs, gates, events) when the store moves to `store/sqlite/`.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

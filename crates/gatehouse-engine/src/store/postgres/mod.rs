@@ -19,6 +19,10 @@
 //! runtime the store owns, and callers wait on their replies with a plain
 //! executor, so the store may be used from any thread, inside an async
 //! runtime or not, exactly like the SQLite one.
+//!
+//! Over 600 lines: the writer, the listener, the publisher and the read
+//! pool share one connection setup; the writer is to move to its own file
+//! when writes on different runs stop sharing one lock.
 
 use std::cell::RefCell;
 use std::collections::HashMap;

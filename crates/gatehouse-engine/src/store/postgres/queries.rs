@@ -3,6 +3,9 @@
 //! SQLite, with the same snapshots and the same orders. JSON is read with
 //! `data::jsonb` where a query looks inside a snapshot (metrics, an agent's
 //! runs), so what is stored stays the exact text that was written.
+//!
+//! Over 600 lines: every `ReadTx`/`WriteTx` method's SQL on PostgreSQL,
+//! mirroring the SQLite file; to be split by record with it.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
