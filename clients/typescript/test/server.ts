@@ -2,7 +2,7 @@
 // tests use (tests/e2e/support/gatehouse.mjs): a temporary database, a free
 // loopback port, tokens made with `gatehouse token create`.
 
-import { Client, type GateList } from "@gatehouse/client";
+import { Client, type Gate } from "@gatehouse/client";
 
 /** What the tests use of the shared helper's server. */
 export interface Server {
@@ -45,12 +45,16 @@ export async function fixture(agentName = "ts-agent"): Promise<Fixture> {
 }
 
 /** The first pending gate that `match` accepts, polled for up to 20 s (a scripted reviewer's queue). */
-export async function pendingGate(reviewer: Client, match: (gate: GateList["gates"][number]) => boolean = () => true) {
+export async function pendingGate(reviewer: Client, match: (gate: Gate) => boolean = () => true): Promise<Gate> {
   const deadline = Date.now() + 20_000;
+  const seen = new Map<string, Gate>();
   while (Date.now() < deadline) {
     const { gates } = await reviewer.listGates({ status: "pending" });
-    const found = gates.find(match);
-    if (found) return reviewer.gate(found.id);
+    for (const summary of gates) {
+      const gate = seen.get(summary.id) ?? (await reviewer.gate(summary.id));
+      seen.set(summary.id, gate);
+      if (match(gate)) return gate;
+    }
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error("no pending gate appeared within 20 s");

@@ -1,0 +1,227 @@
+// The LangGraph.js adapter: runs a compiled graph with Gatehouse answering
+// its `interrupt()`s. Each pending interrupt becomes a gate; once the
+// reviewer decides, the graph resumes with `Command({ resume: { [id]: value } })`,
+// always by interrupt id, so several pending interrupts are never mixed up.
+//
+// Restarts ask nothing twice: with a checkpointer that outlives the process,
+// the gate of an interrupt is opened under the key
+// `lg:<thread id>:<interrupt id>:1` on the run of the session
+// `langgraph:<thread id>` (the keys and session the Python adapter uses), so a
+// restarted process finds the same run and the same gates, decided or not.
+
+import { createHash } from "node:crypto";
+
+import { Command } from "@langchain/langgraph";
+import type { HumanInterrupt, HumanResponse } from "@langchain/langgraph/prebuilt";
+
+import type { Client, GateOptions, WaitOptions } from "./client.js";
+import { Cancelled, Conflict, Expired, GatehouseError } from "./errors.js";
+import type { Gate, GateKind, Json } from "./types.js";
+
+/** What a pending interrupt looks like in a state snapshot. */
+export interface PendingInterrupt {
+  id?: string;
+  value?: unknown;
+  response_schema?: unknown;
+}
+
+/** What the adapter uses of a compiled graph. */
+export interface Graph {
+  name?: string;
+  invoke(input: unknown, config: ThreadConfig): Promise<unknown>;
+  getState(config: ThreadConfig): Promise<{
+    values: unknown;
+    next: string[];
+    metadata?: unknown;
+    tasks: ReadonlyArray<{ interrupts: PendingInterrupt[] }>;
+  }>;
+}
+
+export interface ThreadConfig {
+  configurable: { thread_id: string; [key: string]: unknown };
+  [key: string]: unknown;
+}
+
+/** The gate an interrupt opens, and how its decision resumes the graph. */
+export interface Mapping {
+  kind: GateKind;
+  text: string;
+  options: GateOptions;
+  resume(gate: Gate): unknown;
+}
+
+/** The gate key for an interrupt: the same in every process that resumes the thread. */
+export function idempotencyKey(threadId: string, interruptId: string, attempt = 1): string {
+  const thread = threadId.length > 120 ? createHash("sha256").update(threadId).digest("hex") : threadId;
+  return `lg:${thread}:${interruptId}:${attempt}`;
+}
+
+export function sessionFor(threadId: string): string {
+  return `langgraph:${threadId}`;
+}
+
+export function isHumanInterrupt(value: unknown): value is HumanInterrupt {
+  const v = value as Partial<HumanInterrupt> | null;
+  return typeof v === "object" && v !== null && typeof v.action_request?.action === "string" && typeof v.config === "object";
+}
+
+const INBOX_ACTIONS = [
+  ["allow_accept", "approve"],
+  ["allow_edit", "edit"],
+  ["allow_respond", "respond"],
+  ["allow_ignore", "reject"],
+] as const;
+
+/** Agent Inbox's HumanInterrupt: an approval gate with exactly its allowed responses. */
+function humanInterrupt(value: HumanInterrupt, asList: boolean): Mapping {
+  const { action, args } = value.action_request;
+  const allowed = INBOX_ACTIONS.filter(([flag]) => value.config[flag]).map(([, decision]) => decision);
+  if (allowed.length === 0) throw new GatehouseError(`HumanInterrupt for \`${action}\` allows no response at all`);
+  return {
+    kind: "approval",
+    text: value.description || `Approve \`${action}\``,
+    options: { spec: { action }, payload: (args ?? {}) as Json, allowed_actions: allowed, requires_human: true },
+    resume(gate) {
+      const d = decided(gate);
+      const response: HumanResponse =
+        d.action === "approve"
+          ? { type: "accept", args: null }
+          : d.action === "edit"
+            ? { type: "edit", args: { action, args: (d.payload ?? args) as Record<string, unknown> } }
+            : d.action === "respond"
+              ? { type: "response", args: d.text ?? "" }
+              : { type: "ignore", args: null };
+      return asList ? [response] : response;
+    },
+  };
+}
+
+/** The gate for one interrupt, by the shape of its value. */
+export function mappingFor(interrupt: PendingInterrupt): Mapping {
+  const value = interrupt.value;
+  if (isHumanInterrupt(value)) return humanInterrupt(value, false);
+  if (Array.isArray(value) && value.length === 1 && isHumanInterrupt(value[0])) return humanInterrupt(value[0], true);
+  const record = typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  const schema = interrupt.response_schema ?? record?.response_schema;
+  const question = typeof value === "string" ? value : typeof record?.question === "string" ? record.question : undefined;
+  if (schema !== undefined && typeof schema === "object") {
+    // The answer is data: the reviewer fills the schema's form and Gatehouse checks it.
+    return {
+      kind: "question",
+      text: question ?? "Answer the form.",
+      options: { response_schema: schema, requires_human: true, allowed_actions: ["respond"] },
+      resume: (gate) => decided(gate).response,
+    };
+  }
+  if (question !== undefined) {
+    return { kind: "question", text: question, options: { requires_human: true }, resume: (gate) => decided(gate).text ?? null };
+  }
+  return {
+    kind: "payload_review",
+    text: "Review the graph's payload: approve it, edit it, or reject it.",
+    options: { payload: (value ?? null) as Json, requires_human: true },
+    resume(gate) {
+      const d = decided(gate);
+      return { action: d.action, payload: d.payload ?? value, text: d.text ?? null };
+    },
+  };
+}
+
+function decided(gate: Gate) {
+  if (gate.status === "expired") throw new Expired(`gate ${gate.id} expired unanswered`, gate);
+  if (gate.status === "cancelled") throw new Cancelled(`gate ${gate.id} was cancelled`, gate);
+  if (!gate.decision) throw new GatehouseError(`gate ${gate.id} is ${gate.status} without a decision`);
+  return gate.decision;
+}
+
+export interface HumanOptions extends WaitOptions {
+  /** Ask in this run instead of the thread's own (found again by its session, or started). */
+  runId?: string;
+  title?: string;
+  /** Complete the thread's own run with the final state when the graph finishes (default true). */
+  completeRun?: boolean;
+}
+
+/** Drives compiled graphs, answering their interrupts through Gatehouse. */
+export class GatehouseHuman {
+  /** Every gate this object opened or found again, in order. */
+  readonly gates: Gate[] = [];
+  readonly #runs = new Map<string, string>();
+
+  constructor(
+    readonly client: Client,
+    readonly options: HumanOptions = {},
+  ) {}
+
+  /**
+   * Runs `graph` on `config`'s thread until it finishes, answering every
+   * interrupt; a thread that already has a checkpoint is continued, not
+   * started over. The final state's values.
+   */
+  async invoke(graph: Graph, input: unknown, config: ThreadConfig): Promise<unknown> {
+    const thread = String(config.configurable.thread_id);
+    let snapshot = await graph.getState(config);
+    const newThread = snapshot.metadata === undefined;
+    if (newThread) await graph.invoke(input, config);
+    else if (pending(snapshot).length === 0 && snapshot.next.length > 0) await graph.invoke(null, config);
+    let runId: string | undefined;
+    for (;;) {
+      snapshot = await graph.getState(config);
+      const interrupts = pending(snapshot);
+      if (interrupts.length === 0) break;
+      runId ??= await this.#run(thread, graph, newThread);
+      const answers: Record<string, unknown> = {};
+      await Promise.all(
+        interrupts.map(async (interrupt) => {
+          const id = interrupt.id as string;
+          const mapping = mappingFor(interrupt);
+          const opened = await this.client.openGate(runId as string, mapping.kind, mapping.text, {
+            ...mapping.options,
+            idempotencyKey: idempotencyKey(thread, id),
+          });
+          this.gates.push(opened);
+          const gate = opened.status === "pending" ? await this.client.waitClosed(opened.id, this.#wait()) : opened;
+          answers[id] = mapping.resume(gate);
+        }),
+      );
+      await graph.invoke(new Command({ resume: answers }), config);
+    }
+    const own = runId ?? this.#runs.get(thread);
+    if ((this.options.completeRun ?? true) && own !== undefined && own !== this.options.runId) {
+      await this.client.completeRun(own, snapshot.values as Json).catch((e: unknown) => {
+        if (!(e instanceof Conflict)) throw e; // already finished elsewhere
+      });
+      this.#runs.delete(thread);
+    }
+    return snapshot.values;
+  }
+
+  /** The thread's run: pinned, known, found by its session, or started. */
+  async #run(thread: string, graph: Graph, newThread: boolean): Promise<string> {
+    const known = this.options.runId ?? this.#runs.get(thread);
+    if (known !== undefined) return known;
+    const session = sessionFor(thread);
+    const live = newThread ? [] : await this.client.activeRuns({ sessionId: session });
+    const name = graph.name ?? "graph";
+    const runId =
+      live[0]?.id ??
+      (await this.client.startRun(
+        { thread_id: thread, graph: name },
+        { session_id: session, title: this.options.title ?? `LangGraph ${name} · thread ${thread}` },
+      ));
+    this.#runs.set(thread, runId);
+    return runId;
+  }
+
+  #wait(): WaitOptions {
+    const { timeoutMs, pollSeconds, signal } = this.options;
+    return Object.fromEntries(Object.entries({ timeoutMs, pollSeconds, signal }).filter(([, v]) => v !== undefined));
+  }
+}
+
+/** The snapshot's pending interrupts, each once. */
+function pending(snapshot: Awaited<ReturnType<Graph["getState"]>>): PendingInterrupt[] {
+  const seen = new Map<string, PendingInterrupt>();
+  for (const task of snapshot.tasks) for (const i of task.interrupts) if (i.id && !seen.has(i.id)) seen.set(i.id, i);
+  return [...seen.values()];
+}
