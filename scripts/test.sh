@@ -10,6 +10,11 @@
 #            langchain), the MCP interop tests (the official Python mcp SDK),
 #            schema-driven fuzzing (schemathesis), each against a real
 #            `gatehouse serve`
+#   typescript  the TypeScript client (its types against the server's
+#            OpenAPI document) and its adapters for the Vercel AI SDK,
+#            LangGraph.js, OpenAI Agents JS and the MCP TypeScript SDK (the
+#            real npm packages, no network), and the TypeScript examples,
+#            each against a real `gatehouse serve`
 #   ui       the reviewer UI: its types against the server's OpenAPI
 #            document, svelte-check, unit tests, build
 #   e2e      the browser end-to-end tests in headless Chromium
@@ -19,7 +24,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-all_groups=(rust pg python ui e2e desktop)
+all_groups=(rust pg python typescript ui e2e desktop)
 usage() {
   echo "usage: scripts/test.sh [GROUP...]   GROUP: ${all_groups[*]} (none: all of them)" >&2
   exit 2
@@ -92,8 +97,8 @@ prepare_node() {
   export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
 }
 
-# target/debug/gatehouse: the UI's OpenAPI check, the Python, MCP and fuzz
-# tests, the browser tests and the desktop team-server test run it.
+# target/debug/gatehouse: the UI's OpenAPI check, the Python, TypeScript, MCP
+# and fuzz tests, the browser tests and the desktop team-server test run it.
 build_cli() {
   once cli || return 0
   prepare_rust
@@ -157,6 +162,13 @@ test_python() {
   [ -x target/fuzzenv/bin/python ] || python3 -m venv target/fuzzenv
   target/fuzzenv/bin/python -m pip install -q --disable-pip-version-check -r tests/fuzz/requirements.txt
   target/fuzzenv/bin/python tests/fuzz/fuzz.py target/debug/gatehouse 15
+}
+
+test_typescript() {
+  prepare_node
+  build_cli
+  echo "==> the TypeScript client and its AI SDK, LangGraph.js, OpenAI Agents JS and MCP SDK interop tests, the examples (gatehouse serve)"
+  (cd clients/typescript && npm ci --no-audit --no-fund && npm test)
 }
 
 test_ui() {
