@@ -105,10 +105,10 @@ function asErrorBody(body: unknown): ApiErrorBody | undefined {
   return typeof b.message === "string" ? (b as ApiErrorBody) : undefined;
 }
 
-/** The error an HTTP error answer means (`body` parsed JSON, or its text). */
-export function errorForStatus(status: number, body: unknown, fallback: string): GatehouseError {
+/** The error an HTTP error answer means (`body` parsed JSON, or its text; `note` is appended to the message). */
+export function errorForStatus(status: number, body: unknown, fallback: string, note = ""): GatehouseError {
   const parsed = asErrorBody(body);
-  const message = parsed?.message ?? (typeof body === "string" && body ? body : fallback);
+  const message = (parsed?.message ?? (typeof body === "string" && body ? body : fallback)) + note;
   const code = parsed && CODES.includes(parsed.code) ? parsed.code : undefined;
   const options = { status, code, field: parsed?.field ?? undefined, body } as const;
   if (status === 401 || status === 403) return new AuthError(message, options);

@@ -103,9 +103,7 @@ export class Transport {
       if (response.ok) return body as T;
       const transient = NOT_PROCESSED.has(response.status) || (call.idempotent && response.status >= 500);
       if (!transient || attempt >= this.retry.attempts) {
-        const error = errorForStatus(response.status, body, `${where}: HTTP ${response.status}`);
-        if (transient) Object.defineProperty(error, "message", { value: `${error.message} (after ${attempt} tries)` });
-        throw error;
+        throw errorForStatus(response.status, body, `${where}: HTTP ${response.status}`, transient ? ` (after ${attempt} tries)` : "");
       }
       await sleep(this.#delay(attempt, response.headers.get("retry-after")), call.signal);
     }

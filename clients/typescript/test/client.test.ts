@@ -170,6 +170,47 @@ describe("retries", () => {
 });
 
 describe("events", () => {
+  it("a dropped stream reconnects with Last-Event-ID: nothing missed, nothing repeated", async () => {
+    const run = await f.agent.startRun({ task: "reconnect" });
+    for (const text of ["one?", "two?", "three?"]) await f.agent.openGate(run, "question", text);
+    const resumedAfter: (string | null)[] = [];
+    // The first connection breaks after its first message; later ones pass through.
+    const fetch: Fetch = async (input, init) => {
+      const response = await globalThis.fetch(input, init);
+      if (!input.includes("/events")) return response;
+      resumedAfter.push(new Headers(init.headers).get("last-event-id"));
+      if (resumedAfter.length > 1 || !response.body) return response;
+      const reader = response.body.getReader();
+      let seen = "";
+      const cut = new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          const { value, done } = await reader.read();
+          if (done) return controller.close();
+          seen += new TextDecoder().decode(value);
+          const end = seen.indexOf("\n\n");
+          if (end < 0) return controller.enqueue(value);
+          controller.enqueue(new TextEncoder().encode(seen.slice(0, end + 2)));
+          await reader.cancel();
+          controller.close();
+        },
+      });
+      return new Response(cut, { status: response.status, headers: response.headers });
+    };
+    const agent = new Client({ url: f.server.url, token: f.agentToken, fetch, retry: { backoffMs: 10 } });
+    const stop = new AbortController();
+    const ids: number[] = [];
+    const opened: string[] = [];
+    for await (const event of agent.events({ runId: run, signal: stop.signal })) {
+      ids.push(event.id);
+      if (event.type === "gate_opened") opened.push(event.id.toString());
+      if (opened.length === 3) stop.abort();
+    }
+    assert.equal(resumedAfter[0], null);
+    assert.equal(resumedAfter[1], String(ids[0]), "the second connection resumes after the first event");
+    assert.deepEqual(ids, [...new Set(ids)].sort((a, b) => a - b), "no event twice, in order");
+    assert.equal(opened.length, 3);
+  });
+
   it("the stream carries a gate's opening and decision, the token in the header and never the URL", async () => {
     const urls: string[] = [];
     const auth: (string | null)[] = [];
