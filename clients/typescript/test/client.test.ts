@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 
 import { AuthError, Client, Conflict, InvalidRequest, NotFound, Rejected, WaitTimeout, type Fetch, type GateKind } from "@gatehouse/client";
-import { type Fixture, fixture } from "./server.js";
+import { type Fixture, fixture, pendingGate } from "./server.js";
 
 let f: Fixture;
 before(async () => {
@@ -55,6 +55,19 @@ describe("gates", () => {
     const decision = await f.agent.waitForDecision(gate.id);
     assert.equal(decision.action, "respond");
     assert.equal(decision.text, "eu-west-1");
+  });
+
+  it("approve asks through request_approval and waits for the decision", async () => {
+    const run = await f.agent.startRun();
+    const reviewer = (async () => {
+      const gate = await pendingGate(f.reviewer, (g) => g.run_id === run);
+      assert.equal(gate.spec.kind, "approval");
+      await f.reviewer.resolveGate(gate.id, { action: "approve", text: "go" });
+    })();
+    const decision = await f.agent.approve(run, "say hello");
+    await reviewer;
+    assert.equal(decision.action, "approve");
+    assert.equal(decision.text, "go");
   });
 
   it("a rejection throws Rejected with the reviewer's reason", async () => {
