@@ -34,6 +34,8 @@ mod decide;
 pub(crate) mod decision;
 mod open;
 mod quality;
+#[cfg(test)]
+mod races;
 mod validate;
 mod votes;
 
