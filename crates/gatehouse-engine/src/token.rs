@@ -1,19 +1,17 @@
 //! API tokens: who is calling and in which role. Agents open runs and gates
 //! and wait; reviewers decide; admins manage tokens and retention. A token
 //! may be scoped to some runs and agents ([`TokenScope`]). Only a SHA-256 of
-//! each secret is stored, so a copied database leaks no token.
+//! each secret is stored, so a copied database leaks no token. Issuing and
+//! revoking tokens are engine operations, in `engine/tokens.rs`.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::engine::Engine;
 use crate::error::{EngineError, Result};
-use crate::event::{EventBody, EventKind};
 use crate::gate::Decider;
 use crate::ids::RunId;
 use crate::run::Run;
-use crate::store::Store;
 
 /// What a token may do.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -105,7 +103,7 @@ impl TokenScope {
     }
 
     /// Whether the run at the end of `chain` (its runs from the first
-    /// parent down to itself, as [`Engine::run_chain`] gives them) is
+    /// parent down to itself, as `Engine::run_chain` gives them) is
     /// within the scope: it or a run above it is named. Always true
     /// without a scope.
     pub fn covers(&self, chain: &[Run]) -> bool {
@@ -138,7 +136,8 @@ pub fn secret_hash(secret: &str) -> [u8; 32] {
     Sha256::digest(secret.as_bytes()).into()
 }
 
-fn new_secret() -> String {
+/// A fresh secret: `ghs_` and 64 random hex digits.
+pub(crate) fn new_secret() -> String {
     format!("ghs_{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple())
 }
 
@@ -162,7 +161,7 @@ pub const MAX_SCOPE_ITEMS: usize = 100;
 
 /// Checks and tidies a scope: each run must exist, each agent name is
 /// trimmed, 1 to 128 characters; each named once.
-fn check_scope(scope: &TokenScope, run_exists: impl Fn(&RunId) -> Result<bool>) -> Result<TokenScope> {
+pub(crate) fn check_scope(scope: &TokenScope, run_exists: impl Fn(&RunId) -> Result<bool>) -> Result<TokenScope> {
     if scope.runs.len() > MAX_SCOPE_ITEMS {
         return Err(EngineError::invalid("scope.runs", format!("at most {MAX_SCOPE_ITEMS} runs")));
     }
@@ -195,7 +194,7 @@ fn check_scope(scope: &TokenScope, run_exists: impl Fn(&RunId) -> Result<bool>) 
 }
 
 /// Checks and tidies a token's teams: trimmed, each once.
-fn check_teams(teams: &[String]) -> Result<Vec<String>> {
+pub(crate) fn check_teams(teams: &[String]) -> Result<Vec<String>> {
     if teams.len() > MAX_TEAMS {
         return Err(EngineError::invalid("teams", format!("at most {MAX_TEAMS} teams")));
     }
@@ -216,96 +215,6 @@ fn check_teams(teams: &[String]) -> Result<Vec<String>> {
         }
     }
     Ok(out)
-}
-
-impl<S: Store> Engine<S> {
-    /// Creates a token; returns its record and its secret, shown only now.
-    pub fn create_token(&self, name: &str, role: TokenRole, actor: &str) -> Result<(Token, String)> {
-        self.create_token_in(name, role, &[], actor)
-    }
-
-    /// Creates a token belonging to `teams` (see [`Token::teams`]).
-    pub fn create_token_in(
-        &self,
-        name: &str,
-        role: TokenRole,
-        teams: &[String],
-        actor: &str,
-    ) -> Result<(Token, String)> {
-        self.issue_token(NewToken { teams: teams.to_vec(), ..NewToken::new(name, role) }, actor)
-    }
-
-    /// Creates a token, with its teams and scope; returns its record and
-    /// its secret, shown only now. A scope's runs must exist.
-    pub fn issue_token(&self, mut new: NewToken, actor: &str) -> Result<(Token, String)> {
-        // A name is an identity: its secrets are redacted like any text a client sends.
-        new.name = self.redacted_text(&new.name);
-        new.scope = self.redacted(new.scope)?;
-        let teams = check_teams(&new.teams)?;
-        let name = new.name.trim();
-        if name.is_empty() || name.len() > 128 {
-            return Err(EngineError::invalid("name", "a token name must be 1 to 128 characters"));
-        }
-        let now = self.now();
-        let mut token = Token {
-            id: format!("tok_{}", uuid::Uuid::now_v7().simple()),
-            name: name.to_owned(),
-            role: new.role,
-            teams,
-            scope: TokenScope::default(),
-            created_at: now,
-            revoked_at: None,
-        };
-        let secret = new_secret();
-        let hash = secret_hash(&secret);
-        let (mut record, actor) = (token.clone(), actor.to_owned());
-        // The scope's runs are looked up in the transaction that stores the token.
-        token.scope = self.store().write(move |tx| {
-            record.scope = check_scope(&new.scope, |id| Ok(tx.run(id)?.is_some()))?;
-            tx.insert_token(&record, &hash)?;
-            tx.append_event(bookkeeping(now, actor, EventKind::TokenCreated { token: record.clone() }))?;
-            Ok(record.scope)
-        })?;
-        Ok((token, secret))
-    }
-
-    /// Every token, revoked ones included.
-    pub fn tokens(&self) -> Result<Vec<Token>> {
-        self.store().read(|r| r.tokens())
-    }
-
-    /// Revokes the token with this id or name (a name must be unambiguous).
-    pub fn revoke_token(&self, id_or_name: &str, actor: &str) -> Result<Token> {
-        let (key, actor, now) = (id_or_name.to_owned(), actor.to_owned(), self.now());
-        self.store().write(move |tx| {
-            let live: Vec<Token> =
-                tx.tokens()?.into_iter().filter(|t| t.revoked_at.is_none() && (t.id == key || t.name == key)).collect();
-            let mut token = match live.len() {
-                0 => return Err(EngineError::NotFound { what: "live token", id: key }),
-                1 => live.into_iter().next().ok_or_else(|| EngineError::Storage("token vanished".into()))?,
-                n => {
-                    return Err(EngineError::invalid(
-                        "token",
-                        format!("{n} live tokens are named `{key}`; revoke by id"),
-                    ))
-                }
-            };
-            token.revoked_at = Some(now);
-            tx.update_token(&token)?;
-            tx.append_event(bookkeeping(now, actor, EventKind::TokenRevoked { token_id: token.id.clone() }))?;
-            Ok(token)
-        })
-    }
-
-    /// The live token a secret belongs to.
-    pub fn authenticate(&self, secret: &str) -> Result<Option<Token>> {
-        let hash = secret_hash(secret);
-        self.store().read(|r| r.token_by_hash(&hash))
-    }
-}
-
-fn bookkeeping(at: DateTime<Utc>, actor: String, kind: EventKind) -> EventBody {
-    EventBody { at, run_id: None, session_id: None, user_id: None, actor, kind }
 }
 
 #[cfg(test)]

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::engine::runs::{ensure_live, load_run};
-use crate::engine::{emit, Engine};
+use crate::engine::tx::{emit, ensure_live, load_run, not_found_run};
+use crate::engine::Engine;
 use crate::error::{EngineError, Result};
 use crate::event::EventKind;
 use crate::gate::GateStatus;
@@ -139,7 +139,7 @@ impl<S: Store> Engine<S> {
     /// cancel count for neither); a completed run is complete.
     pub fn progress(&self, run_id: &RunId) -> Result<ProgressState> {
         self.store().read(|r| {
-            let run = r.run(run_id)?.ok_or_else(|| crate::engine::runs::not_found_run(run_id))?;
+            let run = r.run(run_id)?.ok_or_else(|| not_found_run(run_id))?;
             let mut progress = match r.latest_plan(run_id)? {
                 Some(rev) => rev.plan.progress(),
                 None => {

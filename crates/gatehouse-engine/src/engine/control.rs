@@ -6,8 +6,8 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::engine::runs::{ensure_live, load_run, not_found_run, set_status};
-use crate::engine::{emit, Engine};
+use crate::engine::tx::{emit, ensure_live, load_run, not_found_run, set_status};
+use crate::engine::Engine;
 use crate::error::{EngineError, Result};
 use crate::event::EventKind;
 use crate::ids::RunId;

@@ -7,13 +7,14 @@ use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::decision::{DecisionAction, DecisionInput, DecisionOrigin};
+use crate::engine::close::{close_pending, save_pending, skip_if_closed, Closing};
 use crate::engine::collab::apply_plan_op;
-use crate::engine::gates::decide_gate;
-use crate::engine::runs::{after_gate_closed, load_run, set_status};
-use crate::engine::{emit, Engine};
+use crate::engine::gates::decision::decide_gate;
+use crate::engine::tx::{after_gate_closed, emit, load_run, set_status};
+use crate::engine::Engine;
 use crate::error::Result;
 use crate::event::{EventBody, EventKind};
-use crate::gate::{BlockingMode, GateStatus, Priority, TimeoutFallback};
+use crate::gate::{BlockingMode, Gate, GateStatus, Priority, TimeoutFallback};
 use crate::ids::{GateId, RunId};
 use crate::plan::{PlanOperation, TaskStatus};
 use crate::run::RunTransition;
@@ -118,76 +119,86 @@ fn expire_due(tx: &mut dyn WriteTx, now: DateTime<Utc>) -> Result<Vec<GateId>> {
     for id in ids {
         // An earlier gate of this batch may have closed it (a sync gate's
         // expiry fails its run, withdrawing the run's other gates).
-        let Some(mut gate) = tx.gate(&id)?.filter(|g| g.status == GateStatus::Pending) else { continue };
-        let waited = now - gate.created_at;
-        let unanswered = format!("no answer within {}", human_duration(waited));
-        match gate.on_timeout {
-            TimeoutFallback::Reject | TimeoutFallback::Approve => {
-                let action = if gate.on_timeout == TimeoutFallback::Approve {
-                    DecisionAction::Approve
-                } else {
-                    DecisionAction::Reject
-                };
-                let reason = format!("{unanswered}: the gate's fallback {}s it", action.as_str());
-                let input = DecisionInput { text: Some(reason.clone()), ..DecisionInput::new(action) };
-                decide_gate(tx, gate, input, "system", DecisionOrigin::System { reason }, now)?;
-                done.push(id);
-                continue;
-            }
-            TimeoutFallback::Escalate => {
-                let window = gate.expires_at.map_or(Duration::hours(1), |at| at - gate.created_at);
-                let expires_at = now + window.max(Duration::seconds(1));
-                let reason = format!("{unanswered}: escalated to urgent, waiting until {expires_at}");
-                gate.priority = Priority::Urgent;
-                gate.expires_at = Some(expires_at);
-                // Once: the next window ends as a plain expiry.
-                gate.on_timeout = TimeoutFallback::Expire;
-                if !tx.update_gate_if(&gate, GateStatus::Pending)? {
-                    continue;
-                }
-                let run = load_run(tx, &gate.run_id)?;
-                let kind = EventKind::GateEscalated {
-                    gate_id: id.clone(),
-                    priority: Priority::Urgent,
-                    expires_at: Some(expires_at),
-                    reason,
-                    notify: Vec::new(),
-                };
-                emit(tx, &run, "system", now, kind)?;
-                done.push(id);
-                continue;
-            }
-            TimeoutFallback::Expire | TimeoutFallback::Fail => {}
+        let Some(gate) = tx.gate(&id)?.filter(|g| g.status == GateStatus::Pending) else { continue };
+        let timed_out = match gate.on_timeout {
+            TimeoutFallback::Reject | TimeoutFallback::Approve => decide_unanswered(tx, gate, now)?,
+            TimeoutFallback::Escalate => escalate_unanswered(tx, gate, now)?,
+            TimeoutFallback::Expire | TimeoutFallback::Fail => expire(tx, gate, now)?,
+        };
+        if timed_out {
+            done.push(id);
         }
-        let fail_run = gate.mode == BlockingMode::Sync || gate.on_timeout == TimeoutFallback::Fail;
-        let reason = format!("expired after {} without resolution", human_duration(waited));
-        gate.status = gate.status.transition(GateStatus::Expired)?;
-        gate.status_reason = Some(reason.clone());
-        gate.closed_at = Some(now);
-        if !tx.update_gate_if(&gate, GateStatus::Pending)? {
-            continue;
-        }
-        let mut run = load_run(tx, &gate.run_id)?;
-        emit(tx, &run, "system", now, EventKind::GateExpired { gate_id: id.clone(), reason: reason.clone() })?;
-        let failure = format!("gate {} {reason}: {}", gate.id, gate.preview());
-        if let Some(task_id) = &gate.context.task_id {
-            let has_task = tx.latest_plan(&run.id)?.is_some_and(|p| p.plan.task(task_id).is_some());
-            if has_task && !run.status.is_terminal() {
-                let mut metadata = serde_json::Map::new();
-                metadata.insert("failure_reason".into(), failure.clone().into());
-                let op =
-                    PlanOperation::UpdateTask { task_id: task_id.clone(), status: Some(TaskStatus::Failed), metadata };
-                apply_plan_op(tx, &run, &op, "system", now)?;
-            }
-        }
-        if fail_run && !run.status.is_terminal() {
-            set_status(tx, &mut run, RunTransition::Fail, "system", Some(failure), now)?;
-        } else {
-            after_gate_closed(tx, &mut run, gate.mode, "system", now)?;
-        }
-        done.push(id);
     }
     Ok(done)
+}
+
+/// Why a gate's wait ended, as its timeout says it.
+fn unanswered(gate: &Gate, now: DateTime<Utc>) -> String {
+    format!("no answer within {}", human_duration(now - gate.created_at))
+}
+
+/// A gate's approve or reject fallback: the system decides it. False when
+/// someone decided it first.
+fn decide_unanswered(tx: &mut dyn WriteTx, gate: Gate, now: DateTime<Utc>) -> Result<bool> {
+    let action =
+        if gate.on_timeout == TimeoutFallback::Approve { DecisionAction::Approve } else { DecisionAction::Reject };
+    let reason = format!("{}: the gate's fallback {}s it", unanswered(&gate, now), action.as_str());
+    let input = DecisionInput { text: Some(reason.clone()), ..DecisionInput::new(action) };
+    let decided = decide_gate(tx, gate, input, "system", DecisionOrigin::System { reason }, now);
+    skip_if_closed(decided.map(drop))
+}
+
+/// A gate's escalate fallback, once: urgent, with another window to wait,
+/// which ends as a plain expiry. False when someone closed it first.
+fn escalate_unanswered(tx: &mut dyn WriteTx, mut gate: Gate, now: DateTime<Utc>) -> Result<bool> {
+    let window = gate.expires_at.map_or(Duration::hours(1), |at| at - gate.created_at);
+    let expires_at = now + window.max(Duration::seconds(1));
+    let reason = format!("{}: escalated to urgent, waiting until {expires_at}", unanswered(&gate, now));
+    gate.priority = Priority::Urgent;
+    gate.expires_at = Some(expires_at);
+    gate.on_timeout = TimeoutFallback::Expire;
+    if !skip_if_closed(save_pending(tx, &gate))? {
+        return Ok(false);
+    }
+    let run = load_run(tx, &gate.run_id)?;
+    let kind = EventKind::GateEscalated {
+        gate_id: gate.id.clone(),
+        priority: Priority::Urgent,
+        expires_at: Some(expires_at),
+        reason,
+        notify: Vec::new(),
+    };
+    emit(tx, &run, "system", now, kind)?;
+    Ok(true)
+}
+
+/// Expires a gate: a task it is tied to fails, and so does its run when the
+/// gate was blocking or its fallback says fail. False when someone closed
+/// it first.
+fn expire(tx: &mut dyn WriteTx, mut gate: Gate, now: DateTime<Utc>) -> Result<bool> {
+    let fail_run = gate.mode == BlockingMode::Sync || gate.on_timeout == TimeoutFallback::Fail;
+    let reason = format!("expired after {} without resolution", human_duration(now - gate.created_at));
+    if !skip_if_closed(close_pending(tx, &mut gate, Closing::Expired(reason.clone()), now))? {
+        return Ok(false);
+    }
+    let mut run = load_run(tx, &gate.run_id)?;
+    emit(tx, &run, "system", now, EventKind::GateExpired { gate_id: gate.id.clone(), reason: reason.clone() })?;
+    let failure = format!("gate {} {reason}: {}", gate.id, gate.preview());
+    if let Some(task_id) = &gate.context.task_id {
+        let has_task = tx.latest_plan(&run.id)?.is_some_and(|p| p.plan.task(task_id).is_some());
+        if has_task && !run.status.is_terminal() {
+            let mut metadata = serde_json::Map::new();
+            metadata.insert("failure_reason".into(), failure.clone().into());
+            let op = PlanOperation::UpdateTask { task_id: task_id.clone(), status: Some(TaskStatus::Failed), metadata };
+            apply_plan_op(tx, &run, &op, "system", now)?;
+        }
+    }
+    if fail_run && !run.status.is_terminal() {
+        set_status(tx, &mut run, RunTransition::Fail, "system", Some(failure), now)?;
+    } else {
+        after_gate_closed(tx, &mut run, gate.mode, "system", now)?;
+    }
+    Ok(true)
 }
 
 /// Escalates the gates whose wait was over by `now`.
@@ -217,7 +228,7 @@ fn escalate_due(tx: &mut dyn WriteTx, now: DateTime<Utc>) -> Result<Vec<GateId>>
         };
         let notify = escalation.to.clone();
         gate.escalation = Some(escalation);
-        if !tx.update_gate_if(&gate, GateStatus::Pending)? {
+        if !skip_if_closed(save_pending(tx, &gate))? {
             continue;
         }
         let run = load_run(tx, &gate.run_id)?;

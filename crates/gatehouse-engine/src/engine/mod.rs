@@ -12,22 +12,25 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast::{self, error::TryRecvError};
 
 use crate::error::Result;
-use crate::event::{Event, EventBody, EventKind};
+use crate::event::Event;
 use crate::ids::{Clock, SystemClock};
 use crate::redact::{RedactionConfig, Redactor};
-use crate::run::Run;
-use crate::store::{AnyStore, EventFilter, PgOptions, PgStore, SqliteStore, Store, StoreOptions, WriteTx};
+use crate::store::{AnyStore, EventFilter, PgOptions, PgStore, SqliteStore, Store, StoreOptions};
 
 pub(crate) mod audit;
+mod close;
 pub mod collab;
 pub mod control;
 mod gates;
 mod implied;
 mod maintenance;
 pub mod metrics;
+mod recordings;
 mod rules;
-pub(crate) mod runs;
+mod runs;
 mod search;
+mod tokens;
+mod tx;
 
 pub use audit::AuditReport;
 pub use maintenance::PurgeReport;
@@ -294,16 +297,4 @@ fn matches(filter: &EventFilter, event: &Event) -> bool {
     filter.run_id.as_ref().is_none_or(|r| b.run_id.as_ref() == Some(r))
         && filter.session_id.as_ref().is_none_or(|s| b.session_id.as_ref() == Some(s))
         && filter.user_id.as_ref().is_none_or(|u| b.user_id.as_ref() == Some(u))
-}
-
-/// Appends an event about `run`.
-pub(crate) fn emit(tx: &mut dyn WriteTx, run: &Run, actor: &str, at: DateTime<Utc>, kind: EventKind) -> Result<Event> {
-    tx.append_event(EventBody {
-        at,
-        run_id: Some(run.id.clone()),
-        session_id: run.session_id.clone(),
-        user_id: run.user_id.clone(),
-        actor: actor.to_owned(),
-        kind,
-    })
 }

@@ -19,8 +19,8 @@ use crate::allow_rule::{
     AllowRuleRequest, AllowRuleStatus, NewAllowRule,
 };
 use crate::decision::{DecisionAction, DecisionInput};
-use crate::engine::runs::load_run;
-use crate::engine::{emit, Engine};
+use crate::engine::tx::{emit, load_run};
+use crate::engine::Engine;
 use crate::error::{EngineError, Result};
 use crate::event::{EventBody, EventKind};
 use crate::gate::{Gate, GateSpec};

@@ -4,23 +4,23 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::engine::control::{deliver, pause_if_stopped_here};
-use crate::engine::{emit, Engine};
+use crate::engine::control::{check_breakpoints, deliver, pause_if_stopped_here};
+use crate::engine::tx::{emit, ensure_live, load_run, not_found_run, record_score, set_status, MAX_DEPTH};
+use crate::engine::Engine;
 use crate::error::{EngineError, Result};
 use crate::event::EventKind;
-use crate::gate::{BlockingMode, GateStatus};
 use crate::ids::{RunId, TurnId};
 use crate::plan::ExecutionMode;
 use crate::run::{Directive, NewRun, NewTurn, Role, Run, RunControl, RunStatus, RunTransition, Turn};
-use crate::scoring::{CapabilityRating, QualityScore};
-use crate::store::{GateFilter, RunFilter, Store, WriteTx};
+use crate::scoring::QualityScore;
+use crate::store::{RunFilter, Store, WriteTx};
 
 impl<S: Store> Engine<S> {
     /// Creates a run in `created`.
     pub fn create_run(&self, new: NewRun, actor: &str) -> Result<Run> {
         let new = self.redacted(new)?;
         new.hitl_config.validate()?;
-        crate::engine::control::check_breakpoints(&new.breakpoints)?;
+        check_breakpoints(&new.breakpoints)?;
         if let Some(t) = new.protocol.auto_approve_threshold {
             if !(1.0..=5.0).contains(&t) {
                 return Err(EngineError::invalid(
@@ -280,9 +280,6 @@ impl<S: Store> Engine<S> {
     }
 }
 
-/// How deep sub-agents may nest.
-const MAX_DEPTH: usize = 16;
-
 /// Why a sub-agent's run is paused when its parent's pause reached it.
 const PAUSED_WITH_PARENT: &str = "paused with its parent run ";
 
@@ -313,19 +310,6 @@ fn descendants(tx: &mut dyn WriteTx, id: &RunId) -> Result<Vec<Run>> {
     Ok(out)
 }
 
-/// The agents of the chain of runs down to `run`, the first parent's first.
-pub(crate) fn agent_chain(tx: &mut dyn WriteTx, run: &Run) -> Result<Vec<String>> {
-    let mut agents = vec![run.agent.clone()];
-    let mut parent = run.parent_run_id.clone();
-    while let Some(id) = parent.filter(|_| agents.len() < MAX_DEPTH) {
-        let Some(up) = tx.run(&id)? else { break };
-        agents.push(up.agent.clone());
-        parent = up.parent_run_id;
-    }
-    agents.reverse();
-    Ok(agents)
-}
-
 /// A sub-agent's run needs a live parent, at most [`MAX_DEPTH`] levels down.
 fn check_parent(tx: &mut dyn WriteTx, parent: &RunId) -> Result<()> {
     let mut at =
@@ -346,88 +330,4 @@ fn check_parent(tx: &mut dyn WriteTx, parent: &RunId) -> Result<()> {
         }
     }
     Err(EngineError::invalid("parent_run_id", format!("sub-agents nest at most {MAX_DEPTH} runs deep")))
-}
-
-pub(crate) fn not_found_run(id: &RunId) -> EngineError {
-    EngineError::NotFound { what: "run", id: id.to_string() }
-}
-
-pub(crate) fn load_run(tx: &dyn WriteTx, id: &RunId) -> Result<Run> {
-    tx.run(id)?.ok_or_else(|| not_found_run(id))
-}
-
-pub(crate) fn ensure_live(run: &Run, what: &'static str) -> Result<()> {
-    if run.status.is_terminal() {
-        return Err(EngineError::RunEnded { run_id: run.id.clone(), status: run.status, what });
-    }
-    Ok(())
-}
-
-/// Moves `run` through `t`, saves it, logs it, and when the run ends
-/// withdraws its pending gates.
-pub(crate) fn set_status(
-    tx: &mut dyn WriteTx,
-    run: &mut Run,
-    t: RunTransition,
-    actor: &str,
-    reason: Option<String>,
-    now: DateTime<Utc>,
-) -> Result<()> {
-    let from = run.status;
-    run.status = from.apply(t)?;
-    run.updated_at = now;
-    // The reason belongs to the status it came with: a new status without
-    // one drops the old (a step's "stepped by", a pause's), an unchanged
-    // status keeps it.
-    if reason.is_some() || run.status != from {
-        run.status_reason = reason.clone();
-    }
-    tx.update_run(run)?;
-    emit(tx, run, actor, now, EventKind::RunStatusChanged { from, to: run.status, reason })?;
-    if run.status.is_terminal() {
-        let pending = tx.gates(&GateFilter { run_id: Some(run.id.clone()), ..GateFilter::pending() })?;
-        for mut gate in pending {
-            gate.status = gate.status.transition(GateStatus::Cancelled)?;
-            let why = format!("run {} is {}", run.id, run.status.as_str());
-            gate.status_reason = Some(why.clone());
-            gate.closed_at = Some(now);
-            if tx.update_gate_if(&gate, GateStatus::Pending)? {
-                emit(tx, run, actor, now, EventKind::GateCancelled { gate_id: gate.id.clone(), reason: why })?;
-            }
-        }
-    }
-    Ok(())
-}
-
-/// After a blocking gate closes: a waiting run with no more blocking gates
-/// goes back to work.
-pub(crate) fn after_gate_closed(
-    tx: &mut dyn WriteTx,
-    run: &mut Run,
-    mode: BlockingMode,
-    actor: &str,
-    now: DateTime<Utc>,
-) -> Result<()> {
-    if mode == BlockingMode::Sync && run.status == RunStatus::AwaitingHuman && tx.pending_blocking_gates(&run.id)? == 0
-    {
-        set_status(tx, run, RunTransition::HumanAnswered, actor, None, now)?;
-    }
-    Ok(())
-}
-
-/// Records a score for `agent`'s work and updates its rating.
-pub(crate) fn record_score(
-    tx: &mut dyn WriteTx,
-    run: &Run,
-    agent: &str,
-    gate_id: Option<crate::ids::GateId>,
-    score: QualityScore,
-    actor: &str,
-    now: DateTime<Utc>,
-) -> Result<()> {
-    let mut rating = tx.rating(agent)?.unwrap_or_else(|| CapabilityRating::new(agent));
-    rating.record_score(score.score);
-    tx.put_rating(&rating)?;
-    emit(tx, run, actor, now, EventKind::ScoreRecorded { agent: agent.to_owned(), gate_id, score: Box::new(score) })?;
-    Ok(())
 }

@@ -1,0 +1,112 @@
+//! A reviewer deciding a gate: the decision is checked against the gate and
+//! its deciders, then taken on its proposed actions (`actions.rs`), as a
+//! vote (`votes.rs`) or on the whole gate (`decision.rs`). An attempt on a
+//! gate that has already closed is logged as `ResolutionRefused` and
+//! answered with `GateClosed`. Also withdrawing a gate (`cancel_gate`).
+
+use chrono::{DateTime, Utc};
+
+use crate::decision::{DecisionInput, DecisionOrigin};
+use crate::engine::close::{close_pending, not_found_gate, Closing};
+use crate::engine::gates::actions::decide_actions;
+use crate::engine::gates::decision::{decide_gate, refuse, Attempt};
+use crate::engine::gates::validate::{check_decider, check_decision, with_option};
+use crate::engine::gates::votes::vote;
+use crate::engine::rules;
+use crate::engine::tx::{after_gate_closed, emit, load_run};
+use crate::engine::Engine;
+use crate::error::{EngineError, Result};
+use crate::event::EventKind;
+use crate::gate::{Decider, Gate, GateStatus};
+use crate::ids::GateId;
+use crate::scoring::QualityScore;
+use crate::store::{Store, WriteTx};
+
+impl<S: Store> Engine<S> {
+    /// Decides a gate for `reviewer`. The first decision wins; a later one
+    /// gets [`EngineError::GateClosed`] naming who decided and when, and its
+    /// attempted answer is kept in the audit log. On a quorum gate each call
+    /// is one reviewer's vote until the quorum or the rejection rule is met.
+    pub fn resolve_gate(&self, id: &GateId, input: DecisionInput, reviewer: &str) -> Result<Gate> {
+        self.resolve_gate_as(id, input, &Decider::new(reviewer, [] as [&str; 0]))
+    }
+
+    /// Decides a gate as [`Engine::resolve_gate`] does, for a reviewer
+    /// whose roles count against a gate's deciders: someone the gate does
+    /// not name (by name or role) gets [`EngineError::NotADecider`].
+    pub fn resolve_gate_as(&self, id: &GateId, input: DecisionInput, who: &Decider) -> Result<Gate> {
+        let input = self.redacted(input)?;
+        let reviewer = who.name.as_str();
+        if let Some(score) = &input.score {
+            score.validate()?;
+        }
+        let now = self.now();
+        let input = DecisionInput {
+            // The scorer is whoever decides, at the time they decide, whatever the input says.
+            score: input.score.map(|s| QualityScore { scorer: reviewer.to_owned(), at: now, ..s }),
+            ..input
+        };
+        let (id, reviewer, who) = (id.clone(), reviewer.to_owned(), who.clone());
+        let attempt = self.store().write(move |tx| {
+            let gate = tx.gate(&id)?.ok_or_else(|| not_found_gate(&id))?;
+            if gate.status.is_terminal() {
+                return refuse(tx, gate, input, &reviewer, now);
+            }
+            check_decider(&gate, &who)?;
+            let input = DecisionInput { self_decided: who.opened(&gate), ..input };
+            // "Always allow": checked before anything is written, made with the decision.
+            let allow = match &input.allow_rule {
+                Some(request) => rules::plan(&gate, &input, request, now)?,
+                None => Vec::new(),
+            };
+            let attempt = decide_pending(tx, gate, input, &reviewer, now)?;
+            if let Attempt::Done(gate) = &attempt {
+                if gate.status == GateStatus::Resolved && !allow.is_empty() {
+                    rules::create_planned(tx, gate, allow, &reviewer, now)?;
+                }
+            }
+            Ok(attempt)
+        })?;
+        match attempt {
+            Attempt::Done(gate) => Ok(*gate),
+            Attempt::Refused(e) => Err(e),
+        }
+    }
+
+    /// Withdraws a pending gate.
+    pub fn cancel_gate(&self, id: &GateId, reason: &str, actor: &str) -> Result<Gate> {
+        let (id, reason, actor, now) = (id.clone(), self.redacted_text(reason), actor.to_owned(), self.now());
+        self.store().write(move |tx| {
+            let mut gate = tx.gate(&id)?.ok_or_else(|| not_found_gate(&id))?;
+            close_pending(tx, &mut gate, Closing::Cancelled(reason.clone()), now)?;
+            let mut run = load_run(tx, &gate.run_id)?;
+            emit(tx, &run, &actor, now, EventKind::GateCancelled { gate_id: gate.id.clone(), reason })?;
+            after_gate_closed(tx, &mut run, gate.mode, &actor, now)?;
+            Ok(gate)
+        })
+    }
+}
+
+/// Decides a pending gate for a reviewer allowed to: each action of a gate
+/// of several, a vote on a quorum gate, or the decision itself.
+pub(super) fn decide_pending(
+    tx: &mut dyn WriteTx,
+    gate: Gate,
+    input: DecisionInput,
+    reviewer: &str,
+    now: DateTime<Utc>,
+) -> Result<Attempt> {
+    if !gate.actions.is_empty() {
+        return decide_actions(tx, gate, input, reviewer, now);
+    }
+    let input = with_option(&gate, input)?;
+    if !input.actions.is_empty() {
+        return Err(EngineError::invalid("actions", "this gate proposes one action; decide it without `actions`"));
+    }
+    check_decision(&gate, &input)?;
+    if gate.quorum.is_some() {
+        return vote(tx, gate, input, reviewer, now);
+    }
+    let gate = decide_gate(tx, gate, input, reviewer, DecisionOrigin::Human, now)?;
+    Ok(Attempt::Done(Box::new(gate)))
+}
