@@ -149,3 +149,15 @@ async def test_the_sdks_own_permission_request_is_answered_with_the_reviewers_ed
     assert reply["response"] == {
         "subtype": "success", "request_id": "req-1", "response": {"behavior": "allow", "updatedInput": {"command": "ls build/"}},
     }
+
+
+async def test_a_wait_that_runs_out_denies_without_interrupting_and_leaves_the_gate_open(
+    server: Server, reviewer: Reviewer
+) -> None:
+    conv, session = conversation()
+    async with server.aclient() as gh:
+        permissions = GatehousePermissions(gh, conversation_id=conv, timeout=0.5)
+        answer = await permissions("Bash", RM, context())
+    assert isinstance(answer, PermissionResultDeny) and not answer.interrupt
+    assert "in time" in answer.message
+    assert [g["status"] for g in reviewer.gates(reviewer.run_of_session(session), "all")] == ["pending"]

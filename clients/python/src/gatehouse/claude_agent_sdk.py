@@ -18,7 +18,8 @@ and reason as text, the tool input as payload. The reviewer approves
 (``PermissionResultAllow(updated_input=...)``) or rejects
 (``PermissionResultDeny`` with their reason, which Claude reads).
 
-It never allows without a decision: a gate that expires is denied, and one
+It never allows without a decision: a gate that expires (or outwaits
+``timeout``, staying open) is denied, and one
 withdrawn (a cancelled run), or a Gatehouse that cannot be asked, is denied
 with ``interrupt=True`` so the session stops. The gates are opened on the run
 of the session ``claude-agent-sdk:<conversation id>`` under the keys
@@ -35,7 +36,7 @@ from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny, ToolPe
 from ._conversations import ConversationRuns, gate_key
 from ._http import settle_closed
 from .aio import AsyncClient
-from .errors import Cancelled, Expired, GatehouseError
+from .errors import Cancelled, Expired, GatehouseError, Timeout
 from .models import Gate
 
 __all__ = ["GatehousePermissions"]
@@ -74,7 +75,7 @@ class GatehousePermissions:
             run_id = await self.runs.run(self.conversation_id, "Claude Agent SDK")
             gate = await self._ask(run_id, tool_name, tool_input, context)
             decision = settle_closed(await self.client.wait(gate.id, timeout=self.timeout))
-        except Expired as gone:
+        except (Expired, Timeout) as gone:
             return PermissionResultDeny(message=f"No reviewer decided in time: {gone}")
         except Cancelled as gone:
             return PermissionResultDeny(message=f"The reviewer withdrew the request: {gone}", interrupt=True)
