@@ -168,3 +168,39 @@ def test_a_call_that_raises_ends_its_run_as_failed_with_the_reason(gh: Client, r
     assert run["status"] == "failed"
     status = reviewer.http.get(f"/run/{run['id']}/status").json()
     assert "allows no response" in str(status), status
+
+
+def test_an_answer_langgraph_itself_refuses_is_asked_again_with_its_reason(gh: Client, reviewer: Reviewer) -> None:
+    """A validator the published schema cannot show: Gatehouse and the
+    adapter accept the answer, LangGraph's own check refuses it."""
+    from pydantic import BaseModel, field_validator
+
+    class Replicas(BaseModel):
+        count: int
+
+        @field_validator("count")
+        @classmethod
+        def at_least_one(cls, value: int) -> int:
+            if value < 1:
+                raise ValueError("count must be at least 1")
+            return value
+
+    class Answers(TypedDict, total=False):
+        replicas: Any
+
+    def ask(state: Answers) -> Answers:
+        return {"replicas": interrupt("How many replicas?", response_schema=Replicas)}
+
+    g = StateGraph(Answers)
+    g.add_node("ask", ask)
+    g.add_edge(START, "ask")
+    g.add_edge("ask", END)
+    config, session = thread()
+    answers = iter([{"count": 0}, {"count": 3}])
+    decider = reviewer.decide_in_background(lambda gate: {"action": "respond", "response": next(answers)},
+                                            session_id=session, count=2)
+    final = GatehouseHuman(gh, timeout=30).invoke(g.compile(checkpointer=InMemorySaver()), {}, config)
+    first, second = decider.finish()
+    assert "count must be at least 1" in second["text"] and "could not be used" in second["text"]
+    replicas = final["replicas"]
+    assert (replicas.count if isinstance(replicas, Replicas) else replicas["count"]) == 3
