@@ -204,3 +204,30 @@ def test_an_answer_langgraph_itself_refuses_is_asked_again_with_its_reason(gh: C
     assert "count must be at least 1" in second["text"] and "could not be used" in second["text"]
     replicas = final["replicas"]
     assert (replicas.count if isinstance(replicas, Replicas) else replicas["count"]) == 3
+
+
+async def test_ainvoke_runs_a_second_message_and_a_call_that_raises_fails_its_run(
+    server: Server, reviewer: Reviewer
+) -> None:
+    config, session = thread()
+    replies = [AIMessage(content="first answer"), AIMessage(content="second answer")]
+    agent = create_agent(FakeModel(messages=iter(replies)), tools=[], checkpointer=InMemorySaver())
+    async with server.aclient() as agh:
+        human = GatehouseHuman(agh, timeout=30)
+        await human.ainvoke(agent, {"messages": [HumanMessage("hello")]}, config)
+        second = await human.ainvoke(agent, {"messages": [HumanMessage("and again")]}, config)
+        assert second["messages"][-1].content == "second answer"
+
+        failing, failing_session = thread()
+        no_response = {"action_request": {"action": "send", "args": {}}, "config": {}, "description": "Send?"}
+
+        async def ask(state: Pair) -> Pair:
+            return {"pair": ("x", interrupt(no_response))}
+
+        g = StateGraph(Pair)
+        g.add_node("ask", ask)
+        g.add_edge(START, "ask")
+        g.add_edge("ask", END)
+        with pytest.raises(ValueError, match="allows no response"):
+            await human.ainvoke(g.compile(checkpointer=InMemorySaver()), {}, failing)
+    assert [r["status"] for r in runs_of(reviewer, failing_session)] == ["failed"]
