@@ -24,7 +24,7 @@ def agent_token(server: Server, name: str) -> str:
     return out.stdout.strip()
 
 
-def pending_gate_of(reviewer: Reviewer, agent: str, timeout: float = 30) -> dict[str, Any]:
+def pending_gate_of(reviewer: Reviewer, agent: str, timeout: float = 90) -> dict[str, Any]:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         gates = reviewer.http.get("/gates", params={"agent": agent}).json()["gates"]
@@ -97,7 +97,7 @@ def test_the_openai_agents_example_deploys_once_approved(server: Server, reviewe
     gate = pending_gate_of(reviewer, name)
     assert gate["payload"] == {"service": "web", "version": "1.4.2", "env": "production"}
     reviewer.resolve(gate["id"], "approve")
-    out, err = agent.communicate(timeout=60)
+    out, err = agent.communicate(timeout=120)
     assert agent.returncode == 0, err
     assert out.strip().splitlines()[-1] == "Done: deployed web 1.4.2 to production"
 
@@ -107,7 +107,7 @@ def test_the_pydantic_ai_example_deploys_what_the_reviewer_edited(server: Server
     agent = run_example(server, name, "pydantic_ai_approval/agent.py")
     gate = pending_gate_of(reviewer, name)
     reviewer.resolve(gate["id"], "edit", {**gate["payload"], "env": "staging"})
-    out, err = agent.communicate(timeout=60)
+    out, err = agent.communicate(timeout=120)
     assert agent.returncode == 0, err
     assert out.strip().splitlines()[-1] == "Done: deployed web 1.4.2 to staging"
 
@@ -118,6 +118,6 @@ def test_the_claude_agent_sdk_example_offline_denies_with_the_reviewers_reason(s
     gate = pending_gate_of(reviewer, name)
     assert gate["payload"] == {"command": "rm -rf build/"}
     reviewer.resolve(gate["id"], "reject", text="keep the build")
-    out, err = agent.communicate(timeout=60)
+    out, err = agent.communicate(timeout=120)
     assert agent.returncode == 0, err
     assert "PermissionResultDeny" in out and "keep the build" in out
