@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes the Python environment the interop tests run in: a virtual
 # environment at target/pyenv holding tests/interop/requirements.txt (pinned
-# PyPI packages: langgraph, langchain, the mcp SDK, pytest...) and the Python
+# PyPI packages: langgraph, langchain, the agent frameworks, the mcp SDK, pytest...) and the Python
 # client (clients/python, editable). Installs Debian's python3-venv when
 # `python3 -m venv` cannot work. Running it again reinstalls only when the
 # requirements or the client's pyproject.toml changed.

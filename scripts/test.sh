@@ -153,7 +153,7 @@ test_pg() {
 
 test_python() {
   build_cli
-  echo "==> the Python client and LangGraph interop tests (real langgraph and langchain, gatehouse serve)"
+  echo "==> the Python client and its agent-framework adapters (real langgraph, langchain, openai-agents, pydantic-ai, claude-agent-sdk; gatehouse serve)"
   scripts/python-env.sh
   target/pyenv/bin/python -m pytest -q clients/python/tests
   echo "==> MCP interop tests (the official Python mcp SDK: gatehouse mcp on stdio and /mcp over HTTP, gatehouse serve)"

@@ -21,7 +21,7 @@ from gatehouse import (
     Rejected,
     Timeout,
 )
-from support import Reviewer, Server
+from support import FAST, Reviewer, Server
 
 
 @pytest.fixture
@@ -315,3 +315,14 @@ def test_an_approval_gate_may_propose_several_actions_each_decided_on_its_own(se
     assert [(d["id"], d["action"], d.get("args"), d.get("text")) for d in decision.actions] == [
         ("c1", "edit", {"to": "b@example.com"}, None), ("c2", "reject", None, "keep it"),
     ]
+
+
+def test_a_base_url_that_misses_the_api_says_which_url_and_what_to_check(server: Server) -> None:
+    from gatehouse import GatehouseError
+
+    with Client(server.url + "/ui", token=server.agent, retry=FAST) as wrong:
+        with pytest.raises(GatehouseError) as caught:
+            wrong.start_run({}, title="lost")
+    message = str(caught.value)
+    assert f"{server.url}/ui/api/hitl/run" in message and "Is the base URL right?" in message, message
+    assert caught.value.status in (404, 405)

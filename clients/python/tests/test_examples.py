@@ -1,5 +1,6 @@
-"""The examples run as a user would run them: examples/langgraph_approval's
-agent and examples/deploy.sh, each decided by a reviewer over HTTP."""
+"""The examples run as a user would run them: the LangGraph, OpenAI Agents
+SDK, Pydantic AI and Claude Agent SDK (offline) agents under examples/ and
+examples/deploy.sh, each decided by a reviewer over HTTP."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ def agent_token(server: Server, name: str) -> str:
     return out.stdout.strip()
 
 
-def pending_gate_of(reviewer: Reviewer, agent: str, timeout: float = 30) -> dict[str, Any]:
+def pending_gate_of(reviewer: Reviewer, agent: str, timeout: float = 90) -> dict[str, Any]:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         gates = reviewer.http.get("/gates", params={"agent": agent}).json()["gates"]
@@ -82,3 +83,41 @@ def test_deploy_sh_deploys_what_the_reviewer_approved(server: Server, reviewer: 
     out, err = script.communicate(timeout=60)
     assert script.returncode == 1
     assert "rejected" in err and json.loads(out)["text"] == "freeze week"
+
+
+def run_example(server: Server, name: str, script: str, *args: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "GATEHOUSE_URL": server.url, "GATEHOUSE_TOKEN": agent_token(server, name)}
+    return subprocess.Popen([sys.executable, str(REPO / "examples" / script), *args],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_the_openai_agents_example_deploys_once_approved(server: Server, reviewer: Reviewer, tmp_path: Path) -> None:
+    name = f"oa-example-{uuid.uuid4().hex[:6]}"
+    agent = run_example(server, name, "openai_agents_approval/agent.py", "--state-dir", str(tmp_path))
+    gate = pending_gate_of(reviewer, name)
+    assert gate["payload"] == {"service": "web", "version": "1.4.2", "env": "production"}
+    reviewer.resolve(gate["id"], "approve")
+    out, err = agent.communicate(timeout=120)
+    assert agent.returncode == 0, err
+    assert out.strip().splitlines()[-1] == "Done: deployed web 1.4.2 to production"
+
+
+def test_the_pydantic_ai_example_deploys_what_the_reviewer_edited(server: Server, reviewer: Reviewer) -> None:
+    name = f"pa-example-{uuid.uuid4().hex[:6]}"
+    agent = run_example(server, name, "pydantic_ai_approval/agent.py")
+    gate = pending_gate_of(reviewer, name)
+    reviewer.resolve(gate["id"], "edit", {**gate["payload"], "env": "staging"})
+    out, err = agent.communicate(timeout=120)
+    assert agent.returncode == 0, err
+    assert out.strip().splitlines()[-1] == "Done: deployed web 1.4.2 to staging"
+
+
+def test_the_claude_agent_sdk_example_offline_denies_with_the_reviewers_reason(server: Server, reviewer: Reviewer) -> None:
+    name = f"claude-example-{uuid.uuid4().hex[:6]}"
+    agent = run_example(server, name, "claude_agent_sdk_permissions/agent.py", "--offline")
+    gate = pending_gate_of(reviewer, name)
+    assert gate["payload"] == {"command": "rm -rf build/"}
+    reviewer.resolve(gate["id"], "reject", text="keep the build")
+    out, err = agent.communicate(timeout=120)
+    assert agent.returncode == 0, err
+    assert "PermissionResultDeny" in out and "keep the build" in out

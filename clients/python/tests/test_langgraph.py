@@ -99,7 +99,7 @@ def test_a_human_interrupt_becomes_an_approval_gate_with_exactly_its_allowed_act
         "accept": {"type": "accept", "args": None},
         "edit": {"type": "edit", "args": {"action": "send_email", "args": {"to": "b@example.com", "body": "hi"}}},
         "respond": {"type": "response", "args": "tell them yourself"},
-        "ignore": {"type": "ignore", "args": None},
+        "ignore": {"type": "ignore", "args": "no"},  # the reviewer's reason, offered as HumanResponse allows
     }[last]
     assert final["answers"] == [expected]
 

@@ -6,7 +6,9 @@
   and ``request_feedback``, the plan and shared context, and the event stream.
 - :func:`requires_approval` puts a function behind a reviewer's approval.
 - :mod:`gatehouse.langgraph` runs a LangGraph graph with Gatehouse as the human
-  answering its ``interrupt()`` calls.
+  answering its ``interrupt()`` calls; :mod:`gatehouse.openai_agents`,
+  :mod:`gatehouse.pydantic_ai` and :mod:`gatehouse.claude_agent_sdk` put the
+  tool approvals of those frameworks' agents in Gatehouse.
 
 Five lines::
 

@@ -60,6 +60,10 @@ class GateOptions(TypedDict, total=False):
     response_schema: dict[str, Any]
     """The JSON Schema (an object) of the answer wanted: the reviewer fills it
     as a form, and the decision's ``response`` holds the checked answer."""
+    payload_schema: dict[str, Any]
+    """What the payload must look like (a JSON Schema, such as the tool's input
+    schema): a payload that breaks it cannot be approved as is, and an edit
+    that breaks it is refused (422, naming the field)."""
     agent_state: JSON
     """Opaque state (at most 64 KiB of JSON) returned with the gate and its
     decision, so a stateless agent can pick up where it stopped."""

@@ -108,8 +108,24 @@ def read_response(call: Call[T], response: httpx.Response) -> T:
     except ValueError:
         body = response.text
     if response.is_success:
+        if isinstance(body, str) and "html" in response.headers.get("content-type", ""):
+            raise GatehouseError(wrong_url_hint(call, response, "a web page, not the API"), status=response.status_code)
         return call.parse(body)
-    raise error_for_status(response.status_code, body, f"{call.method} {call.path}: HTTP {response.status_code}")
+    error = error_for_status(response.status_code, body, f"{call.method} {call.path}: HTTP {response.status_code}")
+    if response.status_code == 405 or (response.status_code == 404 and not isinstance(body, dict)):
+        error.message = wrong_url_hint(call, response, error.message)
+        error.args = (error.message,)
+    raise error
+
+
+def wrong_url_hint(call: Call[Any], response: httpx.Response, what: str) -> str:
+    """An answer no Gatehouse API route gives: name the URL asked and what to check."""
+    return (
+        f"{call.method} {response.request.url}: HTTP {response.status_code} ({what}). Is the base URL right? "
+        f"It should be the Gatehouse server's address (like http://127.0.0.1:7777): the client adds {API_PREFIX} "
+        "itself. A URL pointing at the reviewer UI, or at a proxy path that does not lead to the server's "
+        f"{API_PREFIX}, answers like this."
+    )
 
 
 def gave_up(call: Call[Any], last: BaseException | httpx.Response, attempts: int) -> GatehouseError:

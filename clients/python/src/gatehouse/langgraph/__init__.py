@@ -18,7 +18,14 @@ Restarts ask nothing twice. The graph's own checkpointer (use
 interrupts and their ids; the gate for an interrupt is opened under the
 idempotency key ``lg:<thread id>:<interrupt id>:<attempt>`` on the run of the
 session ``langgraph:<thread id>``, so a restarted process finds the same run
-and the same gates, decided or not, instead of opening new ones.
+and the same gates, decided or not, instead of opening new ones. Every
+checkpoint the adapter writes carries the digest of the input that started
+its turn (metadata ``gatehouse_input``), which tells a restarted caller
+passing its input again from a new message on the thread.
+
+A decision the graph cannot take (a tool edit its schema refuses) is asked
+again with a new gate saying why, and a call that raises fails the
+thread's run with the reason: no thread sticks and no run is left open.
 """
 
 from __future__ import annotations
@@ -36,9 +43,16 @@ from langgraph.types import Command
 from .._http import settle_closed
 from ..aio import AsyncClient
 from ..client import Client
-from ..errors import Conflict, GatehouseError
+from ..errors import Conflict, GatehouseError, Timeout
 from ..models import Gate
 from .mapping import AnswerInvalid, GateRequest, Mapper, Mapping, mapping_for
+
+try:  # LangGraph checks a resume value against the interrupt's response_schema with pydantic
+    from pydantic import ValidationError as _REFUSED
+except ImportError:  # pragma: no cover - langgraph depends on pydantic
+
+    class _REFUSED(Exception):  # type: ignore[no-redef]
+        pass
 
 __all__ = ["AnswerInvalid", "GatehouseHuman", "GateRequest", "Mapping", "mapping_for", "idempotency_key"]
 
@@ -106,10 +120,17 @@ class GatehouseHuman:
     def invoke(self, graph: Any, input: Any, config: dict[str, Any], *, resume: bool = True) -> Any:
         """Runs ``graph`` on ``config``'s thread until it finishes, answering every interrupt.
 
-        With ``resume`` (the default), a thread that already has a
-        checkpoint is continued instead of started over with ``input``: its
-        pending interrupts are asked (or their gates found again), and a
-        finished thread just returns its state. Returns the final state's values.
+        With ``resume`` (the default), a thread waiting at interrupts is
+        continued rather than started over: its interrupts are asked (or
+        their gates found again) and ``input`` is not used. A thread at rest
+        runs ``input`` as its next turn, unless that same input already
+        started the turn the thread finished (a restarted process passing its
+        input again), which asks nothing and returns the state. Returns what
+        the last ``graph.invoke`` returned.
+
+        A call that raises ends the thread's own run as failed, with the
+        reason, before re-raising; a :class:`~gatehouse.Timeout` leaves it
+        open, its gate still waiting for a later call.
         """
         client = self.client
         if not isinstance(client, Client):
@@ -118,31 +139,54 @@ class GatehouseHuman:
         snapshot = graph.get_state(config)
         # A thread with no checkpoint yet has no run yet: runs start after the first step.
         new_thread = not _has_checkpoint(snapshot)
-        if not resume or new_thread:
-            graph.invoke(input, config)
-        elif not snapshot.interrupts and snapshot.next:
-            graph.invoke(None, config)  # it stopped between steps: carry on
+        first, turn = _opening(snapshot, input, resume)
+        marked = _marked(config, turn)
+        output: Any = _SKIP
         run_id: str | None = None
         waits: dict[str, Future[Gate]] = {}
         pool = _LazyPool()
+        retries: dict[str, _Asked] = {}
         try:
+            if first is not _SKIP:
+                output = graph.invoke(first, marked)
             while True:
                 snapshot = graph.get_state(config)
                 if not snapshot.interrupts:
                     break
                 run_id = run_id or self._run_sync(client, thread, graph, create=True, new_thread=new_thread)
                 assert run_id is not None
-                asked = [self._ask_sync(client, run_id, thread, i) for i in _unique(snapshot.interrupts)]
+                asked = [retries.pop(i.id, None) or self._ask_sync(client, run_id, thread, i) for i in _unique(snapshot.interrupts)]
                 answers = self._answers_sync(client, run_id, thread, asked, pool, waits)
-                graph.invoke(Command(resume=answers), config)
+                try:
+                    output = graph.invoke(Command(resume={a.interrupt_id: v for a, v in answers}), marked)
+                except _REFUSED as refused:  # the graph's own check of the answer; nothing was saved
+                    for a, _ in answers:
+                        request = self._refusal(a, _first_line(refused))
+                        retries[a.interrupt_id] = self._open_sync(client, run_id, thread, a.interrupt_id, a.mapping, request, a.attempt + 1)
+        except Exception as failure:
+            self._end_failed_sync(client, thread, graph, new_thread, failure)
+            raise
         finally:
             pool.shutdown()
-        values = snapshot.values
+        if output is _SKIP:
+            output = snapshot.values
         run_id = run_id or self._run_sync(client, thread, graph, create=False, new_thread=new_thread)
         if self.complete_run and run_id is not None and run_id != self.run_id:
-            _ignore_conflict(lambda: client.complete_run(run_id, _jsonable(values)))
+            _ignore_conflict(lambda: client.complete_run(run_id, _jsonable(output)))
             self._runs.pop(thread, None)
-        return values
+        return output
+
+    def _end_failed_sync(self, client: Client, thread: str, graph: Any, new_thread: bool, failure: Exception) -> None:
+        """Fails the thread's own run with the reason, so no run is left open by a crash."""
+        if isinstance(failure, Timeout):
+            return  # the gate stays open for a later call
+        try:
+            run_id = self._run_sync(client, thread, graph, create=False, new_thread=new_thread)
+            if run_id is not None and run_id != self.run_id:
+                client.fail_run(run_id, _reason(failure))
+        except GatehouseError:
+            pass  # already ended (a cancelled run), or the server is out of reach: the original error matters more
+        self._runs.pop(thread, None)
 
     def _run_sync(self, client: Client, thread: str, graph: Any, *, create: bool, new_thread: bool) -> str | None:
         """The thread's run: pinned, known, found by its session, or (with ``create``) started."""
@@ -157,10 +201,12 @@ class GatehouseHuman:
         return self._runs.get(thread)
 
     def _new_run(self, thread: str, graph: Any) -> dict[str, Any]:
-        name = getattr(graph, "name", None) or "graph"
+        name = getattr(graph, "name", None) or "LangGraph"
+        # "LangGraph" is the name of every graph compiled without one: say it once.
+        label = "LangGraph" if name == "LangGraph" else f"LangGraph {name}"
         return {
             "run_input": {"thread_id": thread, "graph": name},
-            "title": self.title or f"LangGraph {name} · thread {thread}",
+            "title": self.title or f"{label} · thread {thread}",
             "session_id": session_for(thread),
         }
 
@@ -184,11 +230,11 @@ class GatehouseHuman:
         asked: list[_Asked],
         pool: _LazyPool,
         waits: dict[str, Future[Gate]],
-    ) -> dict[str, Any]:
+    ) -> list[tuple[_Asked, Any]]:
         """Waits until at least one interrupt has a usable answer; returns every answer ready by then."""
         pending = list(asked)
         while True:
-            answers: dict[str, Any] = {}
+            answers: list[tuple[_Asked, Any]] = []
             still: list[_Asked] = []
             for a in pending:
                 gate = a.gate if not a.gate.pending else _done(waits.get(a.gate.id))
@@ -196,11 +242,12 @@ class GatehouseHuman:
                     still.append(a)
                     continue
                 waits.pop(a.gate.id, None)
+                a.gate = gate
                 outcome = self._settle(a, gate)
                 if isinstance(outcome, GateRequest):
                     still.append(self._open_sync(client, run_id, thread, a.interrupt_id, a.mapping, outcome, a.attempt + 1))
                 else:
-                    answers[a.interrupt_id] = outcome
+                    answers.append((a, outcome))
             if answers:
                 return answers
             pending = still
@@ -227,34 +274,60 @@ class GatehouseHuman:
         thread = _thread_id(config)
         snapshot = await graph.aget_state(config)
         new_thread = not _has_checkpoint(snapshot)
-        if not resume or new_thread:
-            await graph.ainvoke(input, config)
-        elif not snapshot.interrupts and snapshot.next:
-            await graph.ainvoke(None, config)
+        first, turn = _opening(snapshot, input, resume)
+        marked = _marked(config, turn)
+        output: Any = _SKIP
         run_id: str | None = None
         waits: dict[str, asyncio.Task[Gate]] = {}
+        retries: dict[str, _Asked] = {}
         try:
+            if first is not _SKIP:
+                output = await graph.ainvoke(first, marked)
             while True:
                 snapshot = await graph.aget_state(config)
                 if not snapshot.interrupts:
                     break
                 run_id = run_id or await self._run_async(client, thread, graph, create=True, new_thread=new_thread)
                 assert run_id is not None
-                asked = [await self._ask_async(client, run_id, thread, i) for i in _unique(snapshot.interrupts)]
+                asked = [retries.pop(i.id, None) or await self._ask_async(client, run_id, thread, i) for i in _unique(snapshot.interrupts)]
                 answers = await self._answers_async(client, run_id, thread, asked, waits)
-                await graph.ainvoke(Command(resume=answers), config)
+                try:
+                    output = await graph.ainvoke(Command(resume={a.interrupt_id: v for a, v in answers}), marked)
+                except _REFUSED as refused:
+                    for a, _ in answers:
+                        request = self._refusal(a, _first_line(refused))
+                        retries[a.interrupt_id] = await self._open_async(
+                            client, run_id, thread, a.interrupt_id, a.mapping, request, a.attempt + 1
+                        )
+        except Exception as failure:
+            await self._end_failed_async(client, thread, graph, new_thread, failure)
+            raise
         finally:
             for task in waits.values():
                 task.cancel()
-        values = snapshot.values
+        if output is _SKIP:
+            output = snapshot.values
         run_id = run_id or await self._run_async(client, thread, graph, create=False, new_thread=new_thread)
         if self.complete_run and run_id is not None and run_id != self.run_id:
             try:
-                await client.complete_run(run_id, _jsonable(values))
+                await client.complete_run(run_id, _jsonable(output))
             except Conflict:
                 pass
             self._runs.pop(thread, None)
-        return values
+        return output
+
+    async def _end_failed_async(
+        self, client: AsyncClient, thread: str, graph: Any, new_thread: bool, failure: Exception
+    ) -> None:
+        if isinstance(failure, Timeout):
+            return
+        try:
+            run_id = await self._run_async(client, thread, graph, create=False, new_thread=new_thread)
+            if run_id is not None and run_id != self.run_id:
+                await client.fail_run(run_id, _reason(failure))
+        except GatehouseError:
+            pass
+        self._runs.pop(thread, None)
 
     async def _run_async(
         self, client: AsyncClient, thread: str, graph: Any, *, create: bool, new_thread: bool
@@ -290,10 +363,10 @@ class GatehouseHuman:
 
     async def _answers_async(
         self, client: AsyncClient, run_id: str, thread: str, asked: list[_Asked], waits: dict[str, asyncio.Task[Gate]]
-    ) -> dict[str, Any]:
+    ) -> list[tuple[_Asked, Any]]:
         pending = list(asked)
         while True:
-            answers: dict[str, Any] = {}
+            answers: list[tuple[_Asked, Any]] = []
             still: list[_Asked] = []
             for a in pending:
                 task = waits.get(a.gate.id)
@@ -302,12 +375,13 @@ class GatehouseHuman:
                     still.append(a)
                     continue
                 waits.pop(a.gate.id, None)
+                a.gate = gate
                 outcome = self._settle(a, gate)
                 if isinstance(outcome, GateRequest):
                     retry = await self._open_async(client, run_id, thread, a.interrupt_id, a.mapping, outcome, a.attempt + 1)
                     still.append(retry)
                 else:
-                    answers[a.interrupt_id] = outcome
+                    answers.append((a, outcome))
             if answers:
                 return answers
             pending = still
@@ -331,6 +405,14 @@ class GatehouseHuman:
                     f"interrupt {asked.interrupt_id}: no usable answer after {asked.attempt} gates; last: {problem}"
                 ) from problem
             return asked.mapping.retry(gate, str(problem))
+
+    def _refusal(self, asked: _Asked, problem: str) -> GateRequest:
+        """The gate asking again after the graph itself refused ``asked``'s answer."""
+        if asked.attempt >= self.max_attempts:
+            raise GatehouseError(
+                f"interrupt {asked.interrupt_id}: no usable answer after {asked.attempt} gates; last: {problem}"
+            )
+        return asked.mapping.retry(asked.gate, problem)
 
 
 class _LazyPool:
@@ -367,6 +449,51 @@ def _thread_id(config: dict[str, Any]) -> str:
         return str(config["configurable"]["thread_id"])
     except (KeyError, TypeError):
         raise ValueError("config needs configurable.thread_id: interrupts are resumed per thread") from None
+
+
+_SKIP = object()
+"""Nothing to start the graph with: it waits at interrupts, or has done this turn."""
+
+INPUT_MARK = "gatehouse_input"
+"""Checkpoint metadata naming (by digest) the input that started the thread's current turn."""
+
+
+def _digest(input: Any) -> str:
+    return hashlib.sha256(json.dumps(input, sort_keys=True, default=repr).encode()).hexdigest()[:32]
+
+
+def _opening(snapshot: Any, input: Any, resume: bool) -> tuple[Any, str | None]:
+    """What the graph starts with (``_SKIP`` for nothing), and the digest of the turn's input.
+
+    Every checkpoint the adapter writes carries its turn's input digest, so
+    a restarted process passing its input again is told apart from a new
+    message on the same thread.
+    """
+    if not resume or not _has_checkpoint(snapshot):
+        return input, _digest(input)
+    turn = (snapshot.metadata or {}).get(INPUT_MARK)
+    if snapshot.interrupts:
+        return _SKIP, turn  # waiting: its interrupts are asked (or found again) first
+    if input is not None and _digest(input) != turn:
+        return input, _digest(input)  # a new input on a thread at rest: its next turn
+    if snapshot.next:
+        return None, turn  # it stopped between steps: carry on
+    return _SKIP, turn
+
+
+def _marked(config: dict[str, Any], turn: str | None) -> dict[str, Any]:
+    if turn is None:
+        return config
+    return {**config, "metadata": {**(config.get("metadata") or {}), INPUT_MARK: turn}}
+
+
+def _first_line(error: BaseException) -> str:
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return "; ".join(lines[:4])[:500]
+
+
+def _reason(failure: BaseException) -> str:
+    return f"the LangGraph adapter stopped: {type(failure).__name__}: {_first_line(failure)}"[:1000]
 
 
 def _has_checkpoint(snapshot: Any) -> bool:

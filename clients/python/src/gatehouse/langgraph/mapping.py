@@ -10,7 +10,8 @@ Agent Inbox ``HumanInterrupt`` (or a      approval, exactly the ``allow_*``    `
 one-element list of it)                   actions                              "response" | "ignore", "args": ...}``
 langchain ``HITLRequest``                 approval proposing every action,     ``{"decisions": [...]}``, one per action, in order
 (``action_requests``, ``review_configs``)  each decided on its own
-langchain per-call ``tool_approval``      approval of that tool call           one ``Decision`` (approve, edit, reject, respond)
+langchain per-call ``tool_approval``      approval of that tool call, the      one ``Decision`` (approve, edit, reject, respond),
+                                          tool's args schema its payload_schema  checked against the interrupt's schema
 goal ``{"type": "goal_review"}``          goal_review                          ``{"decision": "accept" | "refine", "feedback"}``
 plan ``{"type": "plan_review"}``          plan_review, the plan editable       ``{"decision": "approve" | "modify" | "reject",
                                                                                "feedback", "plan"}``
@@ -52,11 +53,15 @@ class GateRequest:
     """Several proposed actions, each decided on its own (approval gates only)."""
     response_schema: dict[str, Any] | None = None
     """The answer's JSON Schema, filled by the reviewer as a form."""
+    payload_schema: dict[str, Any] | None = None
+    """What an edited payload must look like (a tool's argument schema): Gatehouse refuses an edit that breaks it."""
 
     def options(self) -> dict[str, Any]:
         opts: dict[str, Any] = {"spec": self.spec, "requires_human": True}
         if self.response_schema is not None:
             opts["response_schema"] = self.response_schema
+        if self.payload_schema is not None:
+            opts["payload_schema"] = self.payload_schema
         if self.payload is not None:
             opts["payload"] = self.payload
         if self.allowed_actions:
@@ -130,8 +135,9 @@ class HumanInterruptMapping(_Base):
     """Agent Inbox's ``HumanInterrupt``: an approval gate with exactly the allowed actions.
 
     accept → approve, edit → edit (the args are the payload), respond →
-    respond, ignore → reject. A list holding one interrupt is answered with a
-    list holding one response, as Agent Inbox does.
+    respond, ignore → reject (the reviewer's reason, if they gave one, is the
+    response's ``args``, a string as ``HumanResponse`` allows). A list holding
+    one interrupt is answered with a list holding one response, as Agent Inbox does.
     """
 
     value: dict[str, Any]
@@ -163,7 +169,7 @@ class HumanInterruptMapping(_Base):
         elif action == "respond":
             response = {"type": "response", "args": text or ""}
         elif action == "reject":
-            response = {"type": "ignore", "args": None}
+            response = {"type": "ignore", "args": text or None}
         else:
             raise AnswerInvalid(f"`{action}` is not a response this interrupt takes")
         return [response] if self.as_list else response
@@ -289,19 +295,56 @@ class ToolApprovalMapping(_Base):
             payload=self.value.get("args") or {},
             allowed_actions=allowed,
             spec={"action": str(self.value["name"])},
+            payload_schema=edit_args_schema(self.response_schema),
         )
 
     def resume(self, gate: Gate) -> Any:
         action, payload, text = _decision(gate)
         if action == "approve":
-            return {"type": "approve"}
-        if action == "edit":
-            return {"type": "edit", "edited_action": {"name": self.value["name"], "args": payload}}
-        if action == "reject":
-            return {"type": "reject", "message": text} if text else {"type": "reject"}
-        if action == "respond":
-            return {"type": "respond", "message": text or ""}
-        raise AnswerInvalid(f"`{action}` is not a decision on a tool call")
+            decision: dict[str, Any] = {"type": "approve"}
+        elif action == "edit":
+            decision = {"type": "edit", "edited_action": {"name": self.value["name"], "args": payload}}
+        elif action == "reject":
+            decision = {"type": "reject", "message": text} if text else {"type": "reject"}
+        elif action == "respond":
+            decision = {"type": "respond", "message": text or ""}
+        else:
+            raise AnswerInvalid(f"`{action}` is not a decision on a tool call")
+        # LangGraph refuses a decision its schema does not take, and would
+        # refuse it again on every run: ask again instead, saying why.
+        if isinstance(self.response_schema, dict):
+            problem = validation_problem(decision, self.response_schema)
+            if problem:
+                raise AnswerInvalid(f"`{self.value['name']}` cannot take this {action}: {problem}")
+        return decision
+
+
+def edit_args_schema(schema: Any) -> dict[str, Any] | None:
+    """The tool's argument schema inside a per-call ``response_schema``: the edit branch's ``edited_action.args``."""
+    if not isinstance(schema, dict):
+        return None
+    defs = schema.get("$defs") or {}
+
+    def deref(node: Any) -> Any:
+        for _ in range(8):  # a chain of references, never a loop
+            ref = node.get("$ref") if isinstance(node, dict) else None
+            if not (isinstance(ref, str) and ref.startswith("#/$defs/")):
+                break
+            node = defs.get(ref[len("#/$defs/") :])
+        return node if isinstance(node, dict) else None
+
+    for branch in schema.get("oneOf") or schema.get("anyOf") or [schema]:
+        found = deref(branch) or {}
+        props = found.get("properties") or {}
+        if (props.get("type") or {}).get("const") != "edit":
+            continue
+        action = deref(props.get("edited_action")) or {}
+        args = deref((action.get("properties") or {}).get("args"))
+        if args is None:
+            return None
+        # Nested models still point into $defs: carry them along.
+        return {**args, "$defs": defs} if "$ref" in json.dumps(args) else dict(args)
+    return None
 
 
 # Goal and plan reviews (goal and plan collaboration) ------------------------------
