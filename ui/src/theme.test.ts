@@ -1,10 +1,11 @@
 // The colour pairs the armed decision uses, read from app.css, meet WCAG AA
-// (4.5:1) in the light and the dark scheme, at rest and under the pointer.
+// (4.5:1) in the light and the dark scheme, at rest and under the pointer;
+// so do the panel's counts, badges and the timeline's kinds of entry.
 
 import { describe, expect, it } from "vitest";
 import css from "./app.css?raw";
 
-const dark = css.slice(css.indexOf("@media (prefers-color-scheme: dark)"));
+const dark = css.slice(css.indexOf(':root[data-theme="dark"]'));
 
 /** The value of `--name` in the light root, or in the dark one when `inDark`. */
 function colour(name: string, inDark: boolean): string {
@@ -38,6 +39,29 @@ describe("the decision buttons' colours", () => {
   ];
   for (const inDark of [false, true]) {
     for (const [text, background] of pairs) {
+      it(`--${text} on --${background} reads at 4.5:1 or more (${inDark ? "dark" : "light"})`, () => {
+        expect(contrast(colour(text, inDark), colour(background, inDark))).toBeGreaterThanOrEqual(4.5);
+      });
+    }
+  }
+
+  const more: [string, string][] = [
+    ["neutral-text", "neutral-bg"],
+    ["badge-text", "sync"],
+    ["badge-text", "async"],
+    ["badge-text", "advisory"],
+    ["text-muted", "surface"],
+    ["text-muted", "selected"],
+    ["danger", "selected"],
+    ["warn", "selected"],
+    ["accent", "selected"],
+    ["warn", "surface"],
+    ["ok", "surface"],
+    ["accent", "surface"],
+    ...(["turn", "gate", "decision", "handoff", "control", "other"].map((k) => [`kind-${k}`, "surface"]) as [string, string][]),
+  ];
+  for (const inDark of [false, true]) {
+    for (const [text, background] of more) {
       it(`--${text} on --${background} reads at 4.5:1 or more (${inDark ? "dark" : "light"})`, () => {
         expect(contrast(colour(text, inDark), colour(background, inDark))).toBeGreaterThanOrEqual(4.5);
       });

@@ -66,8 +66,9 @@ test("the kind, mode, agent and run menus narrow the panel, combine, and clear b
   await expect(agent.locator("option")).toHaveText(["Any agent", "deployer (3)", "writer (2)"]);
   const run = page.getByTestId("filter-run");
   await expect(run.locator("option")).toHaveCount(4);
-  await expect(run.locator(`option[value="${runs.billing}"]`)).toHaveText(`…${runs.billing.slice(-8)} (2)`);
-  await expect(run.locator(`option[value="${runs.search}"]`)).toHaveText(`…${runs.search.slice(-8)} (1)`);
+  // Runs are named by their titles.
+  await expect(run.locator(`option[value="${runs.billing}"]`)).toHaveText("Ship billing (2)");
+  await expect(run.locator(`option[value="${runs.search}"]`)).toHaveText("Ship search (1)");
   await agent.selectOption("writer");
   await expect(shown).toHaveText("2 shown");
   await expect.poll(() => listed(page)).toEqual([audience.id, score.id]);

@@ -41,8 +41,8 @@ test("gates an agent opens over HTTP appear in the blocker panel with count, pre
   await expect(rows.nth(2)).toHaveAttribute("data-gate-id", advisory.id);
 
   const syncRow = rows.nth(0);
-  // The preview is the first 50 characters of the text, cut with an ellipsis.
-  await expect(syncRow.getByTestId("gate-preview")).toHaveText(`${Array.from(longText).slice(0, 50).join("")}…`);
+  // The preview is the first 50 characters of the text, cut with an ellipsis, shown as plain text (no `**`).
+  await expect(syncRow.getByTestId("gate-preview")).toHaveText(`${Array.from(longText).slice(0, 50).join("").replaceAll("**", "")}…`);
   await expect(syncRow.getByTestId("gate-agent")).toHaveText("builder-bot");
   await expect(syncRow.getByTestId("mode-badge")).toHaveText("SYNC");
   await expect(syncRow.getByTestId("gate-age")).toHaveText("just now");

@@ -252,3 +252,29 @@ export function expiryNotice(lapsed: readonly Lapsed[]): string | null {
   const [{ gate, reason }] = lapsed as [Lapsed];
   return `“${gate.preview}” ${reason}.`;
 }
+
+/** What the header says of the queue: agents blocked waiting (sync), and the gates that block nobody. */
+export interface Urgency {
+  /** Distinct agents (per run) waiting on a sync gate: they are stopped until a reviewer answers. */
+  blockedAgents: number;
+  sync: number;
+  async: number;
+  advisory: number;
+}
+
+export function urgencyOf(queue: readonly GateSummary[]): Urgency {
+  const blocked = new Set<string>();
+  const count = { sync: 0, async: 0, advisory: 0 };
+  for (const g of queue) {
+    count[g.mode]++;
+    if (g.mode === "sync") blocked.add(`${g.run_id}\u0000${g.agent}`);
+  }
+  return { blockedAgents: blocked.size, ...count };
+}
+
+/** The header's sentence: "2 agents blocked waiting · 3 async · 1 advisory". */
+export function urgencySentence(u: Urgency): string {
+  const agents = u.blockedAgents === 0 ? "No agent blocked" : `${u.blockedAgents} agent${u.blockedAgents === 1 ? "" : "s"} blocked waiting`;
+  const rest = [u.async > 0 ? `${u.async} async` : "", u.advisory > 0 ? `${u.advisory} advisory` : ""].filter(Boolean);
+  return [agents, ...rest].join(" · ");
+}

@@ -11,14 +11,53 @@ import { remaining } from "../allow/allow";
 
 export type Who = Role | "unknown";
 
+export type Group = "turn" | "handoff" | "gate" | "decision" | "context" | "plan" | "run" | "control" | "score" | "other";
+
+/** Each kind of entry as the timeline marks it: a symbol and a word (never colour alone). */
+export const GROUP_MARKS: Record<Group, { icon: string; label: string }> = {
+  turn: { icon: "●", label: "turn" },
+  handoff: { icon: "⇄", label: "handoff" },
+  gate: { icon: "◆", label: "gate" },
+  decision: { icon: "✓", label: "decision" },
+  context: { icon: "≡", label: "context" },
+  plan: { icon: "☰", label: "plan" },
+  run: { icon: "▶", label: "run" },
+  control: { icon: "⚙", label: "control" },
+  score: { icon: "★", label: "score" },
+  other: { icon: "·", label: "other" },
+};
+
+/**
+ * Where a turn hands the work on, from its metadata as agents describe it:
+ * `handoff: {destination_agent}`, or a tool call named `handoff` or
+ * `parallel_handoff`. The destination, "" when unnamed; null when none.
+ */
+export function handoffOf(metadata: unknown): string | null {
+  if (typeof metadata !== "object" || metadata === null) return null;
+  const m = metadata as Record<string, unknown>;
+  const named = (v: unknown): string => {
+    const o = typeof v === "object" && v !== null ? (v as Record<string, unknown>) : {};
+    const args = typeof o.arguments === "object" && o.arguments !== null ? (o.arguments as Record<string, unknown>) : {};
+    const to = o.destination_agent ?? args.destination_agent ?? args.agent;
+    return typeof to === "string" ? to : Array.isArray(to) ? to.filter((x) => typeof x === "string").join(", ") : "";
+  };
+  if (m.handoff !== undefined && m.handoff !== null) return named(m.handoff);
+  const calls = [m.tool_call, ...(Array.isArray(m.tool_calls) ? m.tool_calls : [])];
+  for (const c of calls) {
+    const name = typeof c === "object" && c !== null ? (c as Record<string, unknown>).tool_name : undefined;
+    if (name === "handoff" || name === "parallel_handoff") return named(c);
+  }
+  return null;
+}
+
 export interface Entry {
   /** Stable across reloads (`identityOf`). */
   key: string;
   at: string;
   actor: string;
   who: Who;
-  /** turn, gate, decision, context, plan, run, control (reviewers steering), score, other: for filtering and colour. */
-  group: "turn" | "gate" | "decision" | "context" | "plan" | "run" | "control" | "score" | "other";
+  /** turn, handoff (a turn passing the work to another agent), gate, decision, context, plan, run, control (reviewers steering), score, other: for filtering, icon and colour. */
+  group: Group;
   /** One line, plain text (rendered as text, never HTML). */
   summary: string;
   /** More text to show when expanded (a turn's content, a decision's text), plain. */
@@ -78,15 +117,17 @@ export function entryOf(e: TimelineEvent, roles: ReadonlyMap<string, Role>): Ent
       return { ...base, group: "run", summary: `Run created: ${short(e.run.title) || e.run.id}` };
     case "run_status_changed":
       return { ...base, group: "run", summary: `Run ${e.from.replace("_", " ")} → ${e.to.replace("_", " ")}${e.reason ? `: ${short(e.reason)}` : ""}` };
-    case "turn_added":
+    case "turn_added": {
+      const to = handoffOf(e.turn.metadata);
       return {
         ...base,
         actor: e.turn.actor,
         who: e.turn.role,
-        group: "turn",
-        summary: `Turn ${e.turn.index}: ${short(e.turn.content)}`,
+        group: to === null ? "turn" : "handoff",
+        summary: to === null ? `Turn ${e.turn.index}: ${short(e.turn.content)}` : `Handoff${to ? ` to ${to}` : ""} (turn ${e.turn.index}): ${short(e.turn.content)}`,
         detail: e.turn.content,
       };
+    }
     case "gate_opened":
       return {
         ...base,

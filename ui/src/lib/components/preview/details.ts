@@ -1,0 +1,73 @@
+// The gates' full content for the preview pane, fetched once each and kept
+// for the last few gates looked at, so moving back with k shows a gate at
+// once. One request per gate at a time; a gate that closes is forgotten.
+
+import type { Api } from "../../api/client";
+import { errorMessage } from "../../api/client";
+import type { GateDetail } from "../../api/types";
+
+/** How much of a payload the preview shows: a large one is read in the gate's own window. */
+export const PAYLOAD_PREVIEW_CHARS = 20_000;
+
+/** A payload as indented JSON, cut at `max` characters (a 1 MB payload would cost the preview seconds). */
+export function payloadExcerpt(payload: unknown, max = PAYLOAD_PREVIEW_CHARS): { text: string; cut: boolean; size: string } {
+  const compact = JSON.stringify(payload);
+  const size = compact.length >= 1024 * 1024 ? `${(compact.length / 1024 / 1024).toFixed(1)} MB` : `${Math.ceil(compact.length / 1024)} KB`;
+  // Indenting a huge value is the cost: indent only what is shown.
+  if (compact.length > max) return { text: `${compact.slice(0, max)}…`, cut: true, size };
+  const text = JSON.stringify(payload, null, 2);
+  return text.length > max ? { text: `${text.slice(0, max)}…`, cut: true, size } : { text, cut: false, size };
+}
+
+export type Loaded = { ok: true; detail: GateDetail } | { ok: false; message: string };
+
+export class GateDetails {
+  #api: Api;
+  #keep: number;
+  #done = new Map<string, Loaded>();
+  #loading = new Map<string, Promise<Loaded>>();
+
+  constructor(api: Api, keep = 50) {
+    this.#api = api;
+    this.#keep = keep;
+  }
+
+  /** The gate's content if already here (no request). */
+  cached(gateId: string): Loaded | undefined {
+    return this.#done.get(gateId);
+  }
+
+  /** The gate's content, from here or the server; `signal` gives up on it (nothing is kept then). */
+  load(gateId: string, signal?: AbortSignal): Promise<Loaded> {
+    const done = this.#done.get(gateId);
+    if (done) return Promise.resolve(done);
+    const pending = this.#loading.get(gateId);
+    if (pending) return pending;
+    const request = this.#fetch(gateId, signal).then((loaded) => {
+      this.#loading.delete(gateId);
+      if (loaded.ok) this.#remember(gateId, loaded);
+      return loaded;
+    });
+    this.#loading.set(gateId, request);
+    return request;
+  }
+
+  forget(gateId: string): void {
+    this.#done.delete(gateId);
+  }
+
+  async #fetch(gateId: string, signal?: AbortSignal): Promise<Loaded> {
+    try {
+      const { data, error, response } = await this.#api.GET("/api/hitl/gates/{gate_id}", { params: { path: { gate_id: gateId } }, ...(signal ? { signal } : {}) });
+      return data ? { ok: true, detail: data } : { ok: false, message: `Cannot load this gate (${response.status}): ${errorMessage(error)}` };
+    } catch (e) {
+      return { ok: false, message: `Cannot load this gate: ${e instanceof Error ? e.message : String(e)}` };
+    }
+  }
+
+  #remember(gateId: string, loaded: Loaded): void {
+    this.#done.delete(gateId);
+    this.#done.set(gateId, loaded);
+    while (this.#done.size > this.#keep) this.#done.delete(this.#done.keys().next().value!);
+  }
+}

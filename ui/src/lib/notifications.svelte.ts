@@ -1,0 +1,69 @@
+// Browser notifications, as the desktop app gives them: while the page is
+// in the background, each new sync gate (its agent stopped, waiting) raises
+// one notification, "AGENT is waiting for you" over the gate's preview;
+// clicking it brings the page forward and opens the gate. Permission is
+// asked only when the reviewer presses the header's button, never on load.
+// Inside the desktop app its own notifications serve, so none is offered.
+
+import type { LogEvent } from "./api/types";
+import { plainText } from "./plain-text";
+import { previewOf } from "./format";
+
+export type Permission = NotificationPermission | "unsupported";
+
+/** What one notification says, and the gate its click opens. */
+export interface Note {
+  title: string;
+  body: string;
+  gateId: string;
+}
+
+/** The notifications a batch of events calls for: one per sync gate opened, in order. */
+export function notesFor(events: readonly LogEvent[]): Note[] {
+  const notes: Note[] = [];
+  for (const e of events) {
+    if (e.type !== "gate_opened" || e.gate.mode !== "sync") continue;
+    notes.push({ title: `${e.gate.agent} is waiting for you`, body: previewOf(plainText(e.gate.text)), gateId: e.gate.id });
+  }
+  return notes;
+}
+
+/** The window as far as notifications go (a test hands in its own). */
+export type NotifyingWindow = Pick<Window, "focus" | "document"> & { Notification?: typeof Notification };
+
+export class GateNotifier {
+  permission = $state<Permission>("unsupported");
+  #win: NotifyingWindow;
+  #onopen: (gateId: string) => void;
+  /** Gates already notified: the stream may repeat an event after a reconnection. */
+  #told = new Set<string>();
+
+  constructor(win: NotifyingWindow, onopen: (gateId: string) => void) {
+    this.#win = win;
+    this.#onopen = onopen;
+    this.permission = win.Notification ? win.Notification.permission : "unsupported";
+  }
+
+  /** Asks for permission: call it from a click or a key press only. */
+  async ask(): Promise<void> {
+    const api = this.#win.Notification;
+    if (!api) return;
+    this.permission = await api.requestPermission();
+  }
+
+  /** Raises the notifications `events` call for, when permitted and the page is out of sight. */
+  notify(events: readonly LogEvent[]): void {
+    const api = this.#win.Notification;
+    if (!api || this.permission !== "granted" || this.#win.document.visibilityState !== "hidden") return;
+    for (const note of notesFor(events)) {
+      if (this.#told.has(note.gateId)) continue;
+      this.#told.add(note.gateId);
+      const shown = new api(note.title, { body: note.body, tag: `gate-${note.gateId}` });
+      shown.onclick = () => {
+        this.#win.focus();
+        shown.close();
+        this.#onopen(note.gateId);
+      };
+    }
+  }
+}
