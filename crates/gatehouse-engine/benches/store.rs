@@ -18,6 +18,12 @@
 //!    whole log, and a subscriber catching up from sequence 0. Target:
 //!    export under 1 s. `subscriber/live_delay` is the time from a write's
 //!    acknowledgement to a waiting subscriber holding its event.
+//! 4. `audit_chain/*`: what keying the audit chain costs, apart from
+//!    everything else. `link/plain` and `link/keyed` are one link of the
+//!    chain (SHA-256, or HMAC-SHA256 with the server's audit key);
+//!    `lifecycle/plain` and `lifecycle/keyed` are whole gate lifecycles by
+//!    one caller without fsync (so the disk's noise does not hide the CPU
+//!    the key adds), on two engines that differ only in the key.
 //!
 //! Setup runs lazily, only for benchmarks the filter selects. The datasets
 //! of 2 and 3 are built once through the engine (see `datasets/mod.rs`) and
@@ -32,6 +38,7 @@ use std::sync::{mpsc, Barrier};
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput};
+use gatehouse_engine::event::{link, AuditKey};
 use gatehouse_engine::store::EventFilter;
 use gatehouse_engine::{
     BlockingMode, DecisionInput, Engine, EngineConfig, GateFilter, Recording, RecordingScope, RunId, StoreOptions,
@@ -286,6 +293,34 @@ fn subscriber(c: &mut Criterion) {
     group.finish();
 }
 
+fn audit_chain(c: &mut Criterion) {
+    let mut group = c.benchmark_group("audit_chain");
+    group.sample_size(20).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(5));
+    group.throughput(Throughput::Elements(1));
+    let key = AuditKey::from_text(&AuditKey::generate()).expect("a generated key is valid");
+    let (prev, body) = ([7u8; 32], [9u8; 32]);
+    group.bench_function(BenchmarkId::new("link", "plain"), |b| {
+        b.iter(|| link(None, black_box(&prev), black_box(42), black_box(&body)))
+    });
+    group.bench_function(BenchmarkId::new("link", "keyed"), |b| {
+        b.iter(|| link(Some(&key), black_box(&prev), black_box(42), black_box(&body)))
+    });
+
+    let no_fsync = StoreOptions { synchronous_full: false, ..StoreOptions::default() };
+    for (name, audit_key) in [("plain", None), ("keyed", Some(key.clone()))] {
+        let engine = OnceCell::new();
+        group.bench_function(BenchmarkId::new("lifecycle", name), |b| {
+            let (engine, _dir) = engine.get_or_init(|| {
+                let dir = tempfile::Builder::new().prefix("chain-").tempdir_in(bench_data_dir()).expect("temp dir");
+                let config = EngineConfig { store: no_fsync.clone(), audit_key: audit_key.clone(), ..EngineConfig::default() };
+                (Engine::open(dir.path().join("gatehouse.db"), config).expect("open engine"), dir)
+            });
+            b.iter_custom(|iters| timed_lifecycles(engine, 1, iters))
+        });
+    }
+    group.finish();
+}
+
 /// Sums, over `iters` context changes, the delay between the write call
 /// returning and a subscriber thread blocked in `next_timeout` receiving it.
 fn live_delay(engine: &Engine, run: &RunId, agent: &str, iters: u64) -> Duration {
@@ -310,5 +345,5 @@ fn live_delay(engine: &Engine, run: &RunId, agent: &str, iters: u64) -> Duration
     })
 }
 
-criterion_group!(benches, lifecycle, pending_queue, recording, subscriber);
+criterion_group!(benches, lifecycle, pending_queue, recording, subscriber, audit_chain);
 criterion_main!(benches);
