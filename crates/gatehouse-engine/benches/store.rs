@@ -312,7 +312,8 @@ fn audit_chain(c: &mut Criterion) {
         group.bench_function(BenchmarkId::new("lifecycle", name), |b| {
             let (engine, _dir) = engine.get_or_init(|| {
                 let dir = tempfile::Builder::new().prefix("chain-").tempdir_in(bench_data_dir()).expect("temp dir");
-                let config = EngineConfig { store: no_fsync.clone(), audit_key: audit_key.clone(), ..EngineConfig::default() };
+                let config =
+                    EngineConfig { store: no_fsync.clone(), audit_key: audit_key.clone(), ..EngineConfig::default() };
                 (Engine::open(dir.path().join("gatehouse.db"), config).expect("open engine"), dir)
             });
             b.iter_custom(|iters| timed_lifecycles(engine, 1, iters))
