@@ -28,9 +28,11 @@ pub mod metrics;
 mod rules;
 pub(crate) mod runs;
 mod search;
+mod visibility;
 
 pub use audit::AuditReport;
 pub use maintenance::PurgeReport;
+pub use visibility::{GatePage, RunState};
 
 /// How to run an engine.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
