@@ -24,6 +24,7 @@ pub mod event;
 pub mod form;
 pub mod gate;
 pub mod ids;
+pub mod metrics;
 pub mod oversight;
 pub mod plan;
 pub mod policy;
@@ -38,7 +39,6 @@ pub mod token;
 
 pub use allow_rule::{AllowRule, AllowRuleFilter, AllowRuleRequest, AllowRuleStatus, NewAllowRule};
 pub use decision::{ActionChoice, Decision, DecisionAction, DecisionInput, DecisionOrigin};
-pub use engine::metrics::Metrics;
 pub use engine::{AuditReport, Database, Engine, EngineConfig, PurgeReport, Subscription};
 pub use error::{EngineError, ErrorCode, Result};
 pub use event::{Event, EventBody, EventKind};
@@ -47,6 +47,7 @@ pub use gate::{
     PresetOption, Priority, ProposedAction, Quorum, TimeoutFallback,
 };
 pub use ids::{AllowRuleId, Clock, GateId, ManualClock, RunId, SystemClock};
+pub use metrics::Metrics;
 pub use oversight::{Oversight, ReviewFloor, Weakening};
 pub use recording::{Recording, RecordingScope, Replay};
 pub use run::{

@@ -1,7 +1,9 @@
 //! The API's one error type. Engine errors become HTTP statuses here and
 //! nowhere else; every error body is `{code, message}` (plus the offending
 //! `field` where there is one, and who resolved a gate first, for
-//! conflicts) so clients branch on codes and fields, not on text.
+//! conflicts) so clients branch on codes and fields, not on text. A 500
+//! says only that Gatehouse failed, with an error id: what failed is
+//! logged under that id, never sent.
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -98,11 +100,18 @@ impl ApiError {
     pub fn not_found(message: impl Into<String>) -> Self {
         Self::new(StatusCode::NOT_FOUND, ApiErrorCode::NotFound, message)
     }
-    /// 500, logged.
+    /// A 500: what failed (a storage error may quote SQL, a table or a
+    /// file path) goes only to the log, under a short error id; the client
+    /// gets a fixed message naming that id, to quote when reporting it.
     pub fn internal(message: impl Into<String>) -> Self {
         let message = message.into();
-        tracing::error!(%message, "internal error");
-        Self::new(StatusCode::INTERNAL_SERVER_ERROR, ApiErrorCode::Internal, message)
+        let error_id = error_id();
+        tracing::error!(%error_id, %message, "internal error");
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            ApiErrorCode::Internal,
+            format!("Gatehouse could not carry out this request (error id {error_id}); its log has the details"),
+        )
     }
     /// The status.
     pub fn status(&self) -> StatusCode {
@@ -154,6 +163,12 @@ impl From<EngineError> for ApiError {
     }
 }
 
+/// A short id tying a 500's body to its line in the log: eight hex digits
+/// from a random UUID, enough to find one failure among a day's.
+fn error_id() -> String {
+    uuid::Uuid::new_v4().simple().to_string()[..8].to_owned()
+}
+
 /// The built-in secret patterns, for error messages: one may quote what a
 /// client sent (a name, a parameter), and a secret in it is not echoed back.
 static MESSAGE_REDACTOR: std::sync::LazyLock<gatehouse_engine::redact::Redactor> =
@@ -170,3 +185,46 @@ impl IntoResponse for ApiError {
 
 /// The handlers' result type.
 pub type ApiResult<T> = Result<T, ApiError>;
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+
+    struct Log(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Log {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().expect("log").extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn an_internal_error_is_logged_in_full_under_the_id_its_body_names() {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let sink = log.clone();
+        let subscriber = tracing_subscriber::fmt().with_writer(move || Log(sink.clone())).finish();
+        let failure = "storage: no such table: gates in /var/lib/gatehouse/gatehouse.db";
+        let error = tracing::subscriber::with_default(subscriber, || ApiError::internal(failure));
+
+        assert_eq!(error.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert!(!error.message().contains("gates") && !error.message().contains('/'), "{}", error.message());
+        let id = error.message().split("error id ").nth(1).and_then(|rest| rest.split(')').next()).expect("an id");
+        assert_eq!(id.len(), 8, "{id}");
+        let logged = String::from_utf8(log.lock().expect("log").clone()).expect("utf-8");
+        let line = logged.lines().find(|line| line.contains(id)).expect("the id is logged");
+        assert!(line.contains(failure), "{line}");
+    }
+
+    #[test]
+    fn each_internal_error_has_its_own_id() {
+        let (a, b) = (ApiError::internal("x"), ApiError::internal("x"));
+        assert_ne!(a.message(), b.message());
+    }
+}

@@ -31,9 +31,11 @@ mod runs;
 mod search;
 mod tokens;
 mod tx;
+mod visibility;
 
 pub use audit::AuditReport;
 pub use maintenance::PurgeReport;
+pub use visibility::{GatePage, RunState};
 
 /// How to run an engine.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

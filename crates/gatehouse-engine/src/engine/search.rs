@@ -1,12 +1,16 @@
 //! Searching gates: the bounds a search must keep (page size, text length,
-//! a date range that runs forward) checked before the store is asked.
+//! a date range that runs forward) checked before the store is asked; over
+//! every gate, or over those a token's scope covers in one query.
 
+use crate::engine::visibility::covered_runs;
 use crate::engine::Engine;
 use crate::error::{EngineError, Result};
+use crate::ids::RunId;
 use crate::search::{
     words, GateSearch, SearchResults, MAX_SEARCH_LIMIT, MAX_SEARCH_OFFSET, MAX_SEARCH_TEXT, MAX_SEARCH_WORDS,
 };
 use crate::store::Store;
+use crate::token::TokenScope;
 
 impl<S: Store> Engine<S> {
     /// Gates, pending and past, matching `search`, newest first, each with
@@ -26,6 +30,13 @@ impl<S: Store> Engine<S> {
     /// # Ok::<(), gatehouse_engine::EngineError>(())
     /// ```
     pub fn search_gates(&self, search: &GateSearch) -> Result<SearchResults> {
+        self.search_gates_visible(&TokenScope::default(), search)
+    }
+
+    /// [`Engine::search_gates`] over the gates `scope` covers (all of them
+    /// without a scope; the search's own `run_id`, if any, narrows them
+    /// further), one store query however many runs it covers.
+    pub fn search_gates_visible(&self, scope: &TokenScope, search: &GateSearch) -> Result<SearchResults> {
         check(search)?;
         // No stored name holds a NUL (PostgreSQL's text cannot), so such a
         // filter matches nothing, on either backend, before the index sees it.
@@ -34,7 +45,13 @@ impl<S: Store> Engine<S> {
         if filters.into_iter().flatten().any(|f| f.contains('\0')) {
             return Ok(SearchResults { hits: Vec::new(), more: false });
         }
-        self.store().read(|r| r.search_gates(search))
+        self.store().read(|r| {
+            if scope.is_empty() {
+                return r.search_gates(search);
+            }
+            let runs: Vec<RunId> = covered_runs(r, scope)?.into_iter().map(|run| run.id).collect();
+            r.search_gates_of_runs(search, &runs)
+        })
     }
 }
 

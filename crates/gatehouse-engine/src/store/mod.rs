@@ -10,24 +10,21 @@ use serde::{Deserialize, Serialize};
 
 use crate::allow_rule::{AllowRule, AllowRuleFilter};
 use crate::decision::Decision;
-use crate::engine::metrics::{Correction, GateTally};
 use crate::error::Result;
 use crate::event::{AuditKey, Event, EventBody, EventRow};
 use crate::gate::{BlockingMode, Gate, GateKind, GateStatus};
 use crate::ids::{AllowRuleId, GateId, RunId};
+use crate::metrics::{Correction, GateTally};
 use crate::plan::PlanRevision;
 use crate::run::{Run, RunStatus, Turn};
 use crate::scoring::CapabilityRating;
 use crate::search::{GateSearch, SearchResults};
 use crate::token::Token;
 
+mod chain;
 pub mod postgres;
+mod snippets;
 pub mod sqlite;
-
-mod queries;
-mod rules;
-mod schema;
-mod search;
 
 pub use postgres::{PgOptions, PgStore};
 pub use sqlite::{SqliteStore, StoreOptions};
@@ -48,6 +45,10 @@ pub struct GateFilter {
     /// Only this run.
     #[serde(default)]
     pub run_id: Option<RunId>,
+    /// Only the gates of these runs, in one query however many (`Some` of
+    /// none matches nothing); `run_id`, if set, narrows them further.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs: Option<Vec<RunId>>,
     /// Only this agent.
     #[serde(default)]
     pub agent: Option<String>,
@@ -79,6 +80,13 @@ pub struct RunFilter {
     /// Only this session's.
     #[serde(default)]
     pub session_id: Option<String>,
+    /// Only the runs this agent drives or takes part in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// Only these runs, in one query however many (`Some` of none matches
+    /// nothing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ids: Option<Vec<RunId>>,
     /// At most this many (default: all).
     #[serde(default)]
     pub limit: Option<u32>,
@@ -174,6 +182,9 @@ pub trait ReadTx {
     /// Gates matching a search, newest first, with snippets of their
     /// matches (see [`GateSearch`]).
     fn search_gates(&self, search: &GateSearch) -> Result<SearchResults>;
+    /// [`ReadTx::search_gates`] over the gates of `runs` only, in one
+    /// query however many (its own `run_id`, if set, narrows them further).
+    fn search_gates_of_runs(&self, search: &GateSearch, runs: &[RunId]) -> Result<SearchResults>;
     /// Pending sync gates of a run.
     fn pending_blocking_gates(&self, run: &RunId) -> Result<u64>;
     /// Ids of pending gates whose expiry is at or before `now`, oldest first.
@@ -206,7 +217,8 @@ pub trait ReadTx {
     fn tokens(&self) -> Result<Vec<Token>>;
     /// The live token whose secret hashes to `hash`.
     fn token_by_hash(&self, hash: &[u8; 32]) -> Result<Option<Token>>;
-    /// Runs matching `filter` that `agent` drives or takes part in, newest first.
+    /// Runs matching `filter` that `agent` drives or takes part in, newest
+    /// first (as [`ReadTx::runs`] with the filter's `agent`).
     fn runs_of_agent(&self, filter: &RunFilter, agent: &str) -> Result<Vec<Run>>;
     /// Gates counted by agent, kind, status and decision origin, with their
     /// decisions' summed latencies (metrics; one grouped scan).

@@ -24,3 +24,4 @@ mod search;
 mod subagents;
 mod timeouts;
 mod token_scopes;
+mod visibility;

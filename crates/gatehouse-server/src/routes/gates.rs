@@ -12,11 +12,12 @@ use axum::Json;
 use chrono::{DateTime, Utc};
 use gatehouse_engine::decision::DecisionInput;
 use gatehouse_engine::diff::{diff_values, PayloadDiff};
+use gatehouse_engine::engine::GatePage;
 use gatehouse_engine::scoring::{QualityScore, ScoreVerdict};
 use gatehouse_engine::Role;
 use gatehouse_engine::{
     BlockingMode, EngineError, Gate, GateFilter, GateId, GateKind, GateStatus, NewGate, Priority, RunId, RunStatus,
-    Store, Turn,
+    Turn,
 };
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -28,7 +29,6 @@ use crate::error::{ApiError, ApiErrorBody, ApiResult};
 use crate::json::ApiJson;
 use crate::markdown;
 use crate::params::{ApiPath, ApiQuery};
-use crate::scope;
 use crate::state::AppState;
 
 /// This module's routes.
@@ -282,6 +282,7 @@ pub async fn list_gates(
         kind: q.kind,
         mode: q.mode,
         run_id: q.run_id.map(RunId::from_string),
+        runs: None,
         agent: q.agent,
         limit: Some(limit),
         offset: q.offset.unwrap_or(0),
@@ -290,26 +291,14 @@ pub async fn list_gates(
         filter.agent = Some(caller.name.clone());
     }
     let scope = caller.scope;
-    let (head_seq, gates, total) = state
+    let (head_seq, page) = state
         .engine(move |e| {
             // Head first: anything newer than the list is then replayed, never skipped.
             let head = e.head_seq()?;
-            if scope.is_empty() {
-                return Ok((head, e.gates(&filter)?, e.count_gates(&filter)?));
-            }
-            let (gates, total) = e.store().read(|r| {
-                // Ending a run withdraws its gates: only live runs can have pending ones.
-                let pending = filter.status == Some(GateStatus::Pending);
-                let runs: Vec<RunId> = scope::covered_runs(r, &scope)?
-                    .into_iter()
-                    .filter(|run| !(pending && run.status.is_terminal()))
-                    .map(|run| run.id)
-                    .collect();
-                scope::gates_among(r, &runs, &filter)
-            })?;
-            Ok((head, gates, total))
+            Ok((head, e.gates_visible(&scope, &filter)?))
         })
         .await?;
+    let GatePage { gates, total } = page;
     Ok(Json(GateList { gates: gates.iter().map(GateSummary::from).collect(), total, head_seq }))
 }
 

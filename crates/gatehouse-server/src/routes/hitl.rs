@@ -11,10 +11,11 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 use chrono::{DateTime, Utc};
+use gatehouse_engine::engine::RunState;
 use gatehouse_engine::plan::{PlanRevision, ProgressState, TaskStatus};
 use gatehouse_engine::policy::HitlConfig;
 use gatehouse_engine::run::{Breakpoint, HandoffProtocol, Participant, Role, StepMode};
-use gatehouse_engine::{EngineError, Gate, GateFilter, NewRun, Run, RunId, RunStatus, Store, TokenRole, Turn};
+use gatehouse_engine::{EngineError, Gate, GateFilter, NewRun, Run, RunId, RunStatus, TokenRole, Turn};
 use gatehouse_orchestrator::StartError;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -342,12 +343,7 @@ pub async fn run_state(
     let id = run.id.clone();
     let body = state
         .engine(move |e| {
-            let (run, turns, gates, context, plan_revisions) = e.store().read(|r| {
-                let run = r.run(&id)?.ok_or_else(|| EngineError::NotFound { what: "run", id: id.to_string() })?;
-                let mut gates = r.gates(&GateFilter { run_id: Some(id.clone()), ..GateFilter::default() })?;
-                gates.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
-                Ok((run, r.turns(&id)?, gates, r.context(&id)?, r.plan_revisions(&id)?))
-            })?;
+            let RunState { run, turns, gates, context, plan_revisions } = e.run_state(&id)?;
             let progress = e.progress(&id)?;
             let plan = plan_revisions.last().cloned();
             Ok(RunStateResponse { run, turns, gates, context, plan, plan_revisions, progress })

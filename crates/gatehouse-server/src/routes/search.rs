@@ -11,7 +11,7 @@ use gatehouse_engine::decision::DecisionAction;
 use gatehouse_engine::search::{MAX_SEARCH_LIMIT, MAX_SEARCH_OFFSET};
 use gatehouse_engine::{
     BlockingMode, EngineError, GateId, GateKind, GateSearch, GateStatus, Priority, RunId, SearchHit, SnippetPart,
-    Store, TokenRole,
+    TokenRole,
 };
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -21,7 +21,6 @@ use utoipa_axum::routes;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiErrorBody, ApiResult};
 use crate::params::ApiQuery;
-use crate::scope;
 use crate::state::AppState;
 
 /// This module's routes.
@@ -144,16 +143,7 @@ pub async fn search_gates(
         search.agent = Some(caller.name.clone());
     }
     let scope = caller.scope;
-    let found = state
-        .engine(move |e| {
-            if scope.is_empty() {
-                return e.search_gates(&search).map_err(text_is_q);
-            }
-            let runs = e.store().read(|r| scope::covered_runs(r, &scope))?;
-            let runs: Vec<RunId> = runs.into_iter().map(|run| run.id).collect();
-            scope::search_among(e, &runs, &search).map_err(text_is_q)
-        })
-        .await?;
+    let found = state.engine(move |e| e.search_gates_visible(&scope, &search).map_err(text_is_q)).await?;
     Ok(Json(GateSearchPage { hits: found.hits.into_iter().map(GateHit::from).collect(), more: found.more }))
 }
 

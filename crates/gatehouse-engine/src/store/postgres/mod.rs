@@ -38,7 +38,7 @@ use tokio_postgres::{AsyncMessage, Config, NoTls, Row, Statement};
 
 use crate::error::{EngineError, Result};
 use crate::event::{AuditKey, Event};
-use crate::store::queries::WriteState;
+use crate::store::chain::WriteState;
 use crate::store::{EventFilter, ReadTx, Store, WriteTx};
 
 mod queries;

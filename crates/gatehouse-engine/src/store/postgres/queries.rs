@@ -18,16 +18,16 @@ use tokio_postgres::Row;
 
 use crate::allow_rule::{AllowRule, AllowRuleFilter, AllowRuleStatus};
 use crate::decision::Decision;
-use crate::engine::metrics::{Correction, GateTally};
 use crate::error::{EngineError, Result};
 use crate::event::{self, Event, EventBody, EventRow};
 use crate::gate::{Gate, GateStatus};
 use crate::ids::{AllowRuleId, GateId, RunId};
+use crate::metrics::{Correction, GateTally};
 use crate::plan::PlanRevision;
 use crate::run::{Run, Turn};
 use crate::scoring::CapabilityRating;
 use crate::search::{GateSearch, SearchResults};
-use crate::store::queries::{ChainHead, WriteState};
+use crate::store::chain::{ChainHead, WriteState};
 use crate::store::{AuditTable, EventFilter, GateFilter, ReadTx, RunFilter, StoredRow, WriteTx};
 use crate::token::Token;
 
@@ -147,6 +147,10 @@ fn gate_where(filter: &GateFilter) -> (String, Vec<Param>) {
         clauses.push("run_id = ?".to_owned());
         params.push(text(run.as_str()));
     }
+    if let Some(runs) = &filter.runs {
+        clauses.push("run_id = ANY(?::text[])".to_owned());
+        params.push(run_set(runs));
+    }
     if let Some(agent) = &filter.agent {
         clauses.push("agent = ?".to_owned());
         params.push(text(agent));
@@ -157,6 +161,16 @@ fn gate_where(filter: &GateFilter) -> (String, Vec<Param>) {
 
 /// The clauses of a run listing's filter.
 fn run_clauses(filter: &RunFilter, clauses: &mut Vec<String>, params: &mut Vec<Param>) {
+    if let Some(agent) = &filter.agent {
+        // The agent lives only in the snapshot: matched in JSON after the
+        // indexed filters have narrowed the rows.
+        clauses.push(
+            "(data::jsonb ->> 'agent' = ? OR jsonb_path_exists(data::jsonb, '$.participants[*] ? (@.name == $a)',
+              jsonb_build_object('a', ?::text)))"
+                .to_owned(),
+        );
+        params.extend([text(agent), text(agent)]);
+    }
     if !filter.statuses.is_empty() {
         let marks = vec!["?"; filter.statuses.len()].join(", ");
         clauses.push(format!("status IN ({marks})"));
@@ -170,6 +184,16 @@ fn run_clauses(filter: &RunFilter, clauses: &mut Vec<String>, params: &mut Vec<P
         clauses.push("session_id = ?".to_owned());
         params.push(text(session));
     }
+    if let Some(ids) = &filter.ids {
+        clauses.push("id = ANY(?::text[])".to_owned());
+        params.push(run_set(ids));
+    }
+}
+
+/// A set of runs as one parameter, a text array for `= ANY(?::text[])`:
+/// one query however many runs.
+fn run_set(runs: &[RunId]) -> Param {
+    Box::new(runs.iter().map(|r| r.as_str().to_owned()).collect::<Vec<String>>())
 }
 
 /// The `LIMIT`/`OFFSET` of a run listing.
@@ -246,7 +270,11 @@ impl<W> ReadTx for PgDb<'_, W> {
     }
 
     fn search_gates(&self, search: &GateSearch) -> Result<SearchResults> {
-        super::search::search_gates(self.conn, search)
+        super::search::search_gates(self.conn, search, None)
+    }
+
+    fn search_gates_of_runs(&self, search: &GateSearch, runs: &[RunId]) -> Result<SearchResults> {
+        super::search::search_gates(self.conn, search, Some(runs))
     }
 
     fn pending_blocking_gates(&self, run: &RunId) -> Result<u64> {
@@ -388,18 +416,7 @@ impl<W> ReadTx for PgDb<'_, W> {
     }
 
     fn runs_of_agent(&self, filter: &RunFilter, agent: &str) -> Result<Vec<Run>> {
-        // The agent lives only in the snapshot: matched in JSON after the
-        // indexed filters have narrowed the rows.
-        let mut clauses =
-            vec!["(data::jsonb ->> 'agent' = ? OR jsonb_path_exists(data::jsonb, '$.participants[*] ? (@.name == $a)',
-              jsonb_build_object('a', ?::text)))"
-                .to_owned()];
-        let mut params: Vec<Param> = vec![text(agent), text(agent)];
-        run_clauses(filter, &mut clauses, &mut params);
-        let mut sql =
-            format!("SELECT data FROM runs WHERE {} ORDER BY created_at DESC, id DESC", clauses.join(" AND "));
-        sql.push_str(&run_page(filter));
-        self.collect(&sql, &params)
+        self.runs(&RunFilter { agent: Some(agent.to_owned()), ..filter.clone() })
     }
 
     fn gate_tallies(&self) -> Result<Vec<GateTally>> {

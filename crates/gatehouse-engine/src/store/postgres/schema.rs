@@ -1,5 +1,5 @@
 //! Versioned migrations for PostgreSQL, the only source of its schema. The
-//! tables mirror SQLite's (`store/schema.rs`): JSON snapshots as text (so
+//! tables mirror SQLite's (`store/sqlite/schema.rs`): JSON snapshots as text (so
 //! objects keep their key order and a recording round-trips byte for byte)
 //! with their query columns beside them. Text that is ordered or compared
 //! uses the "C" collation, so listings sort exactly as on SQLite whatever

@@ -1,6 +1,6 @@
 //! Gate search on PostgreSQL: the `gate_search` table (migration 2), one
 //! document per gate kept by triggers on `gates`, searched with the
-//! meaning SQLite's FTS5 index gives a search (`store/search.rs`): every
+//! meaning SQLite's FTS5 index gives a search (`store/sqlite/search.rs`): every
 //! word must match, the last one as a prefix while it is typed; the filters
 //! are exact; snippets come back as parts.
 //!
@@ -19,8 +19,9 @@ use tokio_postgres::types::ToSql;
 
 use crate::error::Result;
 use crate::gate::Gate;
+use crate::ids::RunId;
 use crate::search::{words, GateSearch, SearchHit, SearchResults, SnippetPart};
-use crate::store::search::{distinct_matches, snippet_parts, CLOSE, OPEN, SNIPPET_COLUMNS, SNIPPET_TOKENS};
+use crate::store::snippets::{distinct_matches, snippet_parts, CLOSE, OPEN, SNIPPET_COLUMNS, SNIPPET_TOKENS};
 
 use super::Conn;
 
@@ -69,15 +70,15 @@ fn tsquery(words: &[(&str, bool)], op: &str, params: &mut Params) -> Option<Stri
     (!each.is_empty()).then(|| each.join(&format!(" {op} ")))
 }
 
-/// Runs `search`.
-pub(super) fn search_gates(conn: &Conn, search: &GateSearch) -> Result<SearchResults> {
+/// Runs `search`, over the gates of `runs` only when it names some.
+pub(super) fn search_gates(conn: &Conn, search: &GateSearch, runs: Option<&[RunId]>) -> Result<SearchResults> {
     // Each query is planned for its own values (in this transaction only):
     // only the words tell whether walking gates newest first (a common
     // word) or the GIN index (a rare one) finds a page sooner, and a
     // generic plan would also call `gate_search_word` for every row.
     conn.batch("SET LOCAL plan_cache_mode = force_custom_plan")?;
     let words = query_words(&search.text);
-    let mut found = page(conn, search, &words)?;
+    let mut found = page(conn, search, runs, &words)?;
     let more = found.len() > search.limit as usize;
     found.truncate(search.limit as usize);
 
@@ -95,7 +96,12 @@ pub(super) fn search_gates(conn: &Conn, search: &GateSearch) -> Result<SearchRes
 /// document index, or walking it newest first: the plan is made for the
 /// words); without, `gates` is read newest first. The page's ids are chosen
 /// first, so only its rows are read whole.
-fn page(conn: &Conn, search: &GateSearch, words: &[(&str, bool)]) -> Result<Vec<(String, Gate, String)>> {
+fn page(
+    conn: &Conn,
+    search: &GateSearch,
+    runs: Option<&[RunId]>,
+    words: &[(&str, bool)],
+) -> Result<Vec<(String, Gate, String)>> {
     let mut params = Params::default();
     let mut clauses = Vec::new();
     // `t`: each gate's id, run, kind, status, agent and opening time.
@@ -118,6 +124,10 @@ fn page(conn: &Conn, search: &GateSearch, words: &[(&str, bool)]) -> Result<Vec<
     }
     if let Some(run) = &search.run_id {
         clauses.push(format!("t.run_id = {}", params.add(run.as_str().to_owned())));
+    }
+    if let Some(runs) = runs {
+        let runs: Vec<String> = runs.iter().map(|r| r.as_str().to_owned()).collect();
+        clauses.push(format!("t.run_id = ANY({}::text[])", params.add(runs)));
     }
     if let Some(by) = &search.decided_by {
         let by = params.add(by.clone());
@@ -270,7 +280,8 @@ fn unfold(headline: &str, text: &str, folded: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::search::match_words;
+    // The parity check with SQLite is the only place one backend reads the other.
+    use crate::store::sqlite::search::match_words;
 
     #[test]
     fn the_last_word_is_a_prefix_exactly_when_sqlite_makes_it_one() {

@@ -9,8 +9,9 @@
 use axum::extract::State;
 use axum::Json;
 use chrono::{DateTime, Utc};
+use gatehouse_engine::engine::GatePage;
 use gatehouse_engine::plan::ProgressState;
-use gatehouse_engine::{GateFilter, RunFilter, RunId, RunStatus, Store, TokenRole};
+use gatehouse_engine::{GateFilter, RunFilter, RunId, RunStatus, TokenRole};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
@@ -20,7 +21,6 @@ use crate::auth::Caller;
 use crate::error::{ApiError, ApiErrorBody, ApiResult};
 use crate::params::{ApiPath, ApiQuery};
 use crate::routes::gates::{GateList, GateSummary};
-use crate::scope;
 use crate::state::AppState;
 
 /// This module's routes.
@@ -180,17 +180,11 @@ fn live_statuses(raw: Option<String>) -> ApiResult<Vec<RunStatus>> {
 /// scoped tokens to runs in their scope.
 async fn summaries(state: &AppState, caller: &Caller, filter: RunFilter) -> ApiResult<Json<RunList>> {
     let agent = (caller.role == TokenRole::Agent).then(|| caller.name.clone());
+    let filter = RunFilter { agent, ..filter };
     let scope = caller.scope.clone();
     let runs = state
         .engine(move |e| {
-            let runs = if !scope.is_empty() {
-                let covered = e.store().read(|r| scope::covered_runs(r, &scope))?;
-                scope::runs_among(covered, &filter, agent.as_deref())
-            } else if let Some(agent) = &agent {
-                e.store().read(|r| r.runs_of_agent(&filter, agent))?
-            } else {
-                e.runs(&filter)?
-            };
+            let runs = e.runs_visible(&scope, &filter)?;
             let mut out = Vec::with_capacity(runs.len());
             for run in runs {
                 let pending = GateFilter { run_id: Some(run.id.clone()), ..GateFilter::pending() };
@@ -225,6 +219,8 @@ pub async fn list_runs(
         statuses: parse_statuses(q.status)?,
         user_id: non_empty(q.user_id),
         session_id: None,
+        agent: None,
+        ids: None,
         limit: Some(parse_limit(q.limit, DEFAULT_LIMIT, MAX_LIMIT)?),
         offset: parse_offset(q.offset)?,
     };
@@ -243,6 +239,8 @@ pub async fn active_runs(
         statuses: live_statuses(q.status)?,
         user_id: non_empty(q.user_id),
         session_id: non_empty(q.session_id),
+        agent: None,
+        ids: None,
         limit: Some(parse_limit(q.limit, DEFAULT_LIMIT, MAX_LIMIT)?),
         offset: parse_offset(q.offset)?,
     };
@@ -263,6 +261,8 @@ pub async fn session_active_runs(
         statuses: LIVE.to_vec(),
         user_id: non_empty(q.user_id),
         session_id: Some(session_id),
+        agent: None,
+        ids: None,
         limit: Some(MAX_LIMIT),
         offset: None,
     };
@@ -286,41 +286,16 @@ pub async fn pending_approvals(
     let (head_seq, gates, total) = state
         .engine(move |e| {
             let head = e.head_seq()?;
-            let base = GateFilter { agent, ..GateFilter::pending() };
-            if !scope.is_empty() {
-                // Ending a run withdraws its gates, so only live runs can have pending ones.
-                let page = GateFilter { limit: Some(limit), ..base };
-                let (gates, total) = e.store().read(|r| {
-                    let runs: Vec<RunId> = scope::covered_runs(r, &scope)?
-                        .into_iter()
-                        .filter(|run| LIVE.contains(&run.status))
-                        .filter(|run| user.as_ref().is_none_or(|u| run.user_id.as_ref() == Some(u)))
-                        .map(|run| run.id)
-                        .collect();
-                    scope::gates_among(r, &runs, &page)
-                })?;
-                return Ok((head, gates, total));
-            }
-            let Some(user) = user else {
-                let page = GateFilter { limit: Some(limit), ..base.clone() };
-                return Ok((head, e.gates(&page)?, e.count_gates(&base)?));
+            // Ending a run withdraws its gates, so only a user's live runs can have pending ones.
+            let runs = match user {
+                Some(user) => {
+                    let live = RunFilter { statuses: LIVE.to_vec(), user_id: Some(user), ..RunFilter::default() };
+                    Some(e.runs_visible(&scope, &live)?.into_iter().map(|run| run.id).collect())
+                }
+                None => None,
             };
-            // Ending a run withdraws its gates, so only live runs can have pending ones.
-            let runs = e.runs(&RunFilter { statuses: LIVE.to_vec(), user_id: Some(user), ..RunFilter::default() })?;
-            let mut gates = Vec::new();
-            for run in runs {
-                gates.extend(e.gates(&GateFilter { run_id: Some(run.id), ..base.clone() })?);
-            }
-            gates.sort_by(|a, b| {
-                (a.mode.rank(), -a.priority.rank(), a.created_at, &a.id).cmp(&(
-                    b.mode.rank(),
-                    -b.priority.rank(),
-                    b.created_at,
-                    &b.id,
-                ))
-            });
-            let total = gates.len() as u64;
-            gates.truncate(limit as usize);
+            let GatePage { gates, total } =
+                e.gates_visible(&scope, &GateFilter { agent, runs, limit: Some(limit), ..GateFilter::pending() })?;
             Ok((head, gates, total))
         })
         .await?;

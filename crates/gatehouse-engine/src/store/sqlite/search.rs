@@ -17,15 +17,7 @@ use rusqlite::{params_from_iter, Connection, OptionalExtension};
 use crate::error::Result;
 use crate::gate::Gate;
 use crate::search::{words, GateSearch, SearchHit, SearchResults, SnippetPart};
-
-/// Marks the start and the end of a match in FTS5's `snippet()`: private-use
-/// characters, which agent text practically never contains.
-pub(crate) const OPEN: char = '\u{E000}';
-pub(crate) const CLOSE: char = '\u{E001}';
-/// Tokens of context in a snippet (FTS5 allows up to 64).
-pub(crate) const SNIPPET_TOKENS: u32 = 16;
-/// Longest snippet returned, in characters: one token may be a long string.
-const SNIPPET_CHARS: usize = 240;
+use crate::store::snippets::{distinct_matches, snippet_parts, CLOSE, OPEN, SNIPPET_COLUMNS, SNIPPET_TOKENS};
 
 /// The FTS5 expression for what a reviewer typed: every word must match,
 /// each as a quoted phrase, the last as a prefix while it is still being
@@ -58,35 +50,6 @@ fn column_phrase(column: &str, value: &str) -> Option<String> {
     value.chars().any(char::is_alphanumeric).then(|| format!("{column} : {}", quote(value)))
 }
 
-/// Splits FTS5's `snippet()` output at the match markers into parts, at
-/// most [`SNIPPET_CHARS`] characters in all.
-pub(crate) fn snippet_parts(snippet: &str) -> Vec<SnippetPart> {
-    let mut parts: Vec<SnippetPart> = Vec::new();
-    let (mut matched, mut budget) = (false, SNIPPET_CHARS);
-    for (i, piece) in snippet.split([OPEN, CLOSE]).enumerate() {
-        if i > 0 {
-            // Each marker toggles; a stray one in agent text only shifts the marking.
-            matched = !matched;
-        }
-        if piece.is_empty() {
-            continue;
-        }
-        let mut text: String = piece.chars().take(budget).collect();
-        budget -= text.chars().count();
-        if text.len() < piece.len() {
-            text.push('…');
-        }
-        match parts.last_mut() {
-            Some(last) if last.matched == matched => last.text.push_str(&text),
-            _ => parts.push(SnippetPart { text, matched }),
-        }
-        if budget == 0 {
-            break;
-        }
-    }
-    parts
-}
-
 /// The page query of a search: its SQL, parameters, and the text
 /// expression alone (for the snippets), if the search has text.
 struct PageQuery {
@@ -110,7 +73,7 @@ impl PageQuery {
     /// the FTS5 index drives, newest document first, within `bounds`;
     /// otherwise `gates` by `created_at`, sorting only keys before reading
     /// a page of rows. The exact filters apply either way.
-    fn new(search: &GateSearch, bounds: RowidBounds) -> Self {
+    fn new(search: &GateSearch, runs: Option<&SqlValue>, bounds: RowidBounds) -> Self {
         let text = match_words(&search.text);
         let narrowing = [
             search.agent.as_deref().and_then(|a| column_phrase("agent", a)),
@@ -120,7 +83,7 @@ impl PageQuery {
         let expression: Vec<String> =
             text.iter().cloned().chain(narrowing.into_iter().flatten()).map(|e| format!("({e})")).collect();
 
-        let (mut clauses, mut params) = exact_filters(search);
+        let (mut clauses, mut params) = exact_filters(search, runs);
         let page = [SqlValue::Integer(i64::from(search.limit) + 1), SqlValue::Integer(i64::from(search.offset))];
         let select = "SELECT g.rowid, g.data, r.data ->> '$.title'";
         let runs = "LEFT JOIN runs r ON r.id = g.run_id";
@@ -218,18 +181,19 @@ impl RowidBounds {
     }
 }
 
-/// Runs `search`.
-pub(crate) fn search_gates(conn: &Connection, search: &GateSearch) -> Result<SearchResults> {
-    search_within(conn, search, BOUND_WORTH)
+/// Runs `search`, over the gates of `runs` (a JSON array of run ids) only
+/// when it names some.
+pub(crate) fn search_gates(conn: &Connection, search: &GateSearch, runs: Option<SqlValue>) -> Result<SearchResults> {
+    search_within(conn, search, runs.as_ref(), BOUND_WORTH)
 }
 
 /// Runs `search`, bounding a date range's walk when that cuts off more than `worth` documents.
-fn search_within(conn: &Connection, search: &GateSearch, worth: i64) -> Result<SearchResults> {
+fn search_within(conn: &Connection, search: &GateSearch, runs: Option<&SqlValue>, worth: i64) -> Result<SearchResults> {
     let page = search.limit as usize + 1;
     let bounds = RowidBounds::of(conn, search, worth)?;
-    let (mut found, text) = page_of(conn, search, bounds)?;
+    let (mut found, text) = page_of(conn, search, runs, bounds)?;
     if let (true, Some(from)) = (bounds.low_guessed && found.len() < page, search.from) {
-        (found, _) = page_of(conn, search, bounds.exact_low(conn, from)?)?;
+        (found, _) = page_of(conn, search, runs, bounds.exact_low(conn, from)?)?;
     }
     let more = found.len() == page;
     found.truncate(search.limit as usize);
@@ -255,9 +219,10 @@ fn search_within(conn: &Connection, search: &GateSearch, worth: i64) -> Result<S
 fn page_of(
     conn: &Connection,
     search: &GateSearch,
+    runs: Option<&SqlValue>,
     bounds: RowidBounds,
 ) -> Result<(Vec<(i64, Gate, String)>, Option<String>)> {
-    let PageQuery { sql, params, text } = PageQuery::new(search, bounds);
+    let PageQuery { sql, params, text } = PageQuery::new(search, runs, bounds);
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map(params_from_iter(params.iter()), |r| {
         Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, Option<String>>(2)?))
@@ -270,9 +235,10 @@ fn page_of(
     Ok((found, text))
 }
 
-/// The exact filters on `gates g`. Status is inlined (it comes from an
-/// enum), so the pending queue's partial indexes stay usable.
-fn exact_filters(search: &GateSearch) -> (Vec<String>, Vec<SqlValue>) {
+/// The exact filters on `gates g`, and `runs` (a JSON array) if given.
+/// Status is inlined (it comes from an enum), so the pending queue's
+/// partial indexes stay usable.
+fn exact_filters(search: &GateSearch, runs: Option<&SqlValue>) -> (Vec<String>, Vec<SqlValue>) {
     let mut clauses = Vec::new();
     let mut params = Vec::new();
     let mut text = |clause: &str, value: &str| {
@@ -300,13 +266,12 @@ fn exact_filters(search: &GateSearch) -> (Vec<String>, Vec<SqlValue>) {
             params.push(SqlValue::Integer(at.timestamp_micros()));
         }
     }
+    if let Some(runs) = runs {
+        clauses.push("g.run_id IN (SELECT value FROM json_each(?))".to_owned());
+        params.push(runs.clone());
+    }
     (clauses, params)
 }
-
-/// The index's columns (migration 4's order) as a snippet prefers them
-/// when two match as many of the reviewer's words: what the gate says, then
-/// what was decided, before the names a hit shows anyway.
-pub(crate) const SNIPPET_COLUMNS: [usize; 8] = [0, 1, 2, 3, 7, 5, 6, 4];
 
 /// The snippets of the documents `rowids` for the text expression alone (the
 /// filters' phrases are not the reviewer's words), in one walk of the
@@ -354,13 +319,6 @@ fn snippets(
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
-/// How many different words a snippet marks, whatever their case.
-pub(crate) fn distinct_matches(parts: &[SnippetPart]) -> usize {
-    let words: std::collections::HashSet<String> =
-        parts.iter().filter(|p| p.matched).map(|p| p.text.to_lowercase()).collect();
-    words.len()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -369,7 +327,7 @@ mod tests {
     fn plan(search: &GateSearch) -> String {
         let mut conn = Connection::open_in_memory().expect("db");
         super::super::schema::migrate(&mut conn).expect("migrate");
-        let query = PageQuery::new(search, RowidBounds { low: Some(1), high: Some(1_000), low_guessed: true });
+        let query = PageQuery::new(search, None, RowidBounds { low: Some(1), high: Some(1_000), low_guessed: true });
         let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {}", query.sql)).expect("explain");
         let rows = stmt.query_map(params_from_iter(query.params), |r| r.get::<_, String>(3));
         rows.expect("plan rows").map(|r| r.expect("row")).collect::<Vec<_>>().join("; ")
@@ -421,8 +379,8 @@ mod tests {
                     offset,
                     ..GateSearch::text("ledgers", limit)
                 };
-                let bounded = ids(search_within(&conn, &search, 0).expect("bounded"));
-                let unbounded = ids(search_within(&conn, &search, i64::MAX).expect("unbounded"));
+                let bounded = ids(search_within(&conn, &search, None, 0).expect("bounded"));
+                let unbounded = ids(search_within(&conn, &search, None, i64::MAX).expect("unbounded"));
                 assert_eq!(bounded, unbounded, "{from:?}..{to:?}, {limit} from {offset}");
             }
         }
@@ -492,27 +450,5 @@ mod tests {
     fn a_single_character_is_matched_whole_not_as_a_prefix() {
         assert_eq!(match_words("d").as_deref(), Some(r#""d""#));
         assert_eq!(match_words("de").as_deref(), Some(r#""de"*"#));
-    }
-
-    #[test]
-    fn snippets_split_into_marked_parts() {
-        let parts = snippet_parts("…run \u{E000}deploy\u{E001} to \u{E000}prod\u{E001}");
-        let expect = |text: &str, matched| SnippetPart { text: text.into(), matched };
-        assert_eq!(
-            parts,
-            vec![expect("…run ", false), expect("deploy", true), expect(" to ", false), expect("prod", true)]
-        );
-        assert_eq!(snippet_parts(""), vec![]);
-        assert_eq!(snippet_parts("<b>no markup</b>"), vec![expect("<b>no markup</b>", false)]);
-    }
-
-    #[test]
-    fn a_snippet_is_cut_to_its_budget() {
-        let long = format!("\u{E000}{}\u{E001} tail", "x".repeat(1_000));
-        let parts = snippet_parts(&long);
-        assert_eq!(parts.len(), 1);
-        assert!(parts[0].matched);
-        assert_eq!(parts[0].text.chars().count(), SNIPPET_CHARS + 1);
-        assert!(parts[0].text.ends_with('…'));
     }
 }

@@ -17,8 +17,16 @@ use tokio::sync::broadcast;
 use crate::error::{EngineError, Result};
 use crate::event::{AuditKey, Event};
 use crate::private_files;
-use crate::store::queries::{ChainHead, Db, WriteState};
-use crate::store::{schema, ReadTx, Store, WriteTx};
+use crate::store::chain::{ChainHead, WriteState};
+use crate::store::{ReadTx, Store, WriteTx};
+
+mod queries;
+mod rules;
+mod schema;
+// Visible to the store for the PostgreSQL search test, which checks it reads text as SQLite does.
+pub(in crate::store) mod search;
+
+use queries::Db;
 
 /// How to open a database.
 #[derive(Debug, Clone)]

@@ -4,8 +4,8 @@
 //! indexed lookup plus one parse, and a recording round-trips losslessly.
 //!
 //! Over 600 lines: it is every `ReadTx`/`WriteTx` method's SQL on SQLite
-//! in one place, mirroring `postgres/queries.rs`; it is to be split by
-//! record (runs, gates, events) when the store moves to `store/sqlite/`.
+//! in one place, mirroring `postgres/queries.rs`; the two are to be split
+//! by record (runs, gates, events) together.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -17,26 +17,21 @@ use serde::de::DeserializeOwned;
 
 use crate::allow_rule::{AllowRule, AllowRuleFilter};
 use crate::decision::Decision;
-use crate::engine::metrics::{Correction, GateTally};
 use crate::error::{EngineError, Result};
 use crate::event::{self, Event, EventBody, EventRow};
 use crate::gate::{Gate, GateStatus};
 use crate::ids::{AllowRuleId, GateId, RunId};
+use crate::metrics::{Correction, GateTally};
 use crate::plan::PlanRevision;
 use crate::run::{Run, Turn};
 use crate::scoring::CapabilityRating;
 use crate::search::{GateSearch, SearchResults};
+use crate::store::chain::{ChainHead, WriteState};
 use crate::store::{AuditTable, EventFilter, GateFilter, ReadTx, RunFilter, StoredRow, WriteTx};
 use crate::token::Token;
 
-/// The end of the hash chain, kept in memory by the single writer.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct ChainHead {
-    pub seq: u64,
-    pub hash: [u8; 32],
-}
-
 impl ChainHead {
+    /// The head as the file holds it: its newest event, or the genesis.
     pub(crate) fn load(conn: &Connection) -> Result<Self> {
         let row: Option<(i64, Vec<u8>)> = conn
             .query_row("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1", [], |r| Ok((r.get(0)?, r.get(1)?)))
@@ -49,14 +44,6 @@ impl ChainHead {
             },
         })
     }
-}
-
-/// What a write transaction accumulates besides rows.
-pub(crate) struct WriteState {
-    pub head: ChainHead,
-    /// Keys the chain when the store has an audit key.
-    pub key: Option<event::AuditKey>,
-    pub events: Vec<Arc<Event>>,
 }
 
 /// A connection seen through the store traits; `W` is `()` for readers and
@@ -96,6 +83,44 @@ fn text(s: &str) -> SqlValue {
     SqlValue::Text(s.to_owned())
 }
 
+/// A set of runs as one parameter, a JSON array, for
+/// `IN (SELECT value FROM json_each(?))`: one query however many runs,
+/// never near SQLite's limit on parameters.
+fn run_set(runs: &[RunId]) -> SqlValue {
+    SqlValue::Text(serde_json::Value::from(runs.iter().map(RunId::as_str).collect::<Vec<_>>()).to_string())
+}
+
+/// The clauses of a run listing's filter.
+fn run_clauses(filter: &RunFilter, clauses: &mut Vec<String>, params: &mut Vec<SqlValue>) {
+    if let Some(agent) = &filter.agent {
+        // The agent lives only in the snapshot, so it is matched in JSON
+        // after the indexed filters have narrowed the rows.
+        clauses.push(
+            "(json_extract(data, '$.agent') = ? OR EXISTS (SELECT 1 FROM json_each(data, '$.participants') p
+              WHERE json_extract(p.value, '$.name') = ?))"
+                .to_owned(),
+        );
+        params.extend([text(agent), text(agent)]);
+    }
+    if !filter.statuses.is_empty() {
+        let marks = vec!["?"; filter.statuses.len()].join(", ");
+        clauses.push(format!("status IN ({marks})"));
+        params.extend(filter.statuses.iter().map(|s| text(s.as_str())));
+    }
+    if let Some(user) = &filter.user_id {
+        clauses.push("user_id = ?".to_owned());
+        params.push(text(user));
+    }
+    if let Some(session) = &filter.session_id {
+        clauses.push("session_id = ?".to_owned());
+        params.push(text(session));
+    }
+    if let Some(ids) = &filter.ids {
+        clauses.push("id IN (SELECT value FROM json_each(?))".to_owned());
+        params.push(run_set(ids));
+    }
+}
+
 /// Builds the WHERE clause for a gate filter. Status is inlined as a literal
 /// (it comes from an enum, never from input) so SQLite can use the partial
 /// indexes declared `WHERE status = 'pending'`.
@@ -116,6 +141,10 @@ fn gate_where(filter: &GateFilter) -> (String, Vec<SqlValue>) {
     if let Some(run) = &filter.run_id {
         clauses.push("run_id = ?".to_owned());
         params.push(text(run.as_str()));
+    }
+    if let Some(runs) = &filter.runs {
+        clauses.push("run_id IN (SELECT value FROM json_each(?))".to_owned());
+        params.push(run_set(runs));
     }
     if let Some(agent) = &filter.agent {
         clauses.push("agent = ?".to_owned());
@@ -142,19 +171,7 @@ impl<W> ReadTx for Db<'_, W> {
     fn runs(&self, filter: &RunFilter) -> Result<Vec<Run>> {
         let mut clauses = Vec::new();
         let mut params = Vec::new();
-        if !filter.statuses.is_empty() {
-            let marks = vec!["?"; filter.statuses.len()].join(", ");
-            clauses.push(format!("status IN ({marks})"));
-            params.extend(filter.statuses.iter().map(|s| text(s.as_str())));
-        }
-        if let Some(user) = &filter.user_id {
-            clauses.push("user_id = ?".to_owned());
-            params.push(text(user));
-        }
-        if let Some(session) = &filter.session_id {
-            clauses.push("session_id = ?".to_owned());
-            params.push(text(session));
-        }
+        run_clauses(filter, &mut clauses, &mut params);
         let mut sql = "SELECT data FROM runs".to_owned();
         if !clauses.is_empty() {
             sql.push_str(&format!(" WHERE {}", clauses.join(" AND ")));
@@ -208,7 +225,11 @@ impl<W> ReadTx for Db<'_, W> {
     }
 
     fn search_gates(&self, search: &GateSearch) -> Result<SearchResults> {
-        super::search::search_gates(self.conn, search)
+        super::search::search_gates(self.conn, search, None)
+    }
+
+    fn search_gates_of_runs(&self, search: &GateSearch, runs: &[RunId]) -> Result<SearchResults> {
+        super::search::search_gates(self.conn, search, Some(run_set(runs)))
     }
 
     fn pending_blocking_gates(&self, run: &RunId) -> Result<u64> {
@@ -365,30 +386,7 @@ impl<W> ReadTx for Db<'_, W> {
     }
 
     fn runs_of_agent(&self, filter: &RunFilter, agent: &str) -> Result<Vec<Run>> {
-        // The agent lives only in the snapshot, so it is matched in JSON
-        // after the indexed filters have narrowed the rows.
-        let mut clauses =
-            vec!["(json_extract(data, '$.agent') = ?1 OR EXISTS (SELECT 1 FROM json_each(data, '$.participants') p
-              WHERE json_extract(p.value, '$.name') = ?1))"
-                .to_owned()];
-        let mut params = vec![text(agent)];
-        if !filter.statuses.is_empty() {
-            let marks = vec!["?"; filter.statuses.len()].join(", ");
-            clauses.push(format!("status IN ({marks})"));
-            params.extend(filter.statuses.iter().map(|s| text(s.as_str())));
-        }
-        if let Some(user) = &filter.user_id {
-            clauses.push("user_id = ?".to_owned());
-            params.push(text(user));
-        }
-        if let Some(session) = &filter.session_id {
-            clauses.push("session_id = ?".to_owned());
-            params.push(text(session));
-        }
-        let mut sql =
-            format!("SELECT data FROM runs WHERE {} ORDER BY created_at DESC, id DESC", clauses.join(" AND "));
-        sql.push_str(&run_page(filter));
-        collect(self.conn, &sql, &params)
+        self.runs(&RunFilter { agent: Some(agent.to_owned()), ..filter.clone() })
     }
 
     fn gate_tallies(&self) -> Result<Vec<GateTally>> {
