@@ -37,11 +37,27 @@ export const EMPTY_SEARCH: Readonly<SearchForm> = {
   to: "",
 };
 
+/** The form and the selected hit as the reviewer left them. */
+export interface SearchMemory {
+  form: SearchForm;
+  selectedId: string | null;
+}
+
+const memories = new WeakMap<object, SearchMemory>();
+
 /**
- * The form and the selected hit as the reviewer left them, so the view
- * shows them again when it comes back (it is unmounted while hidden).
+ * What the search view keeps between visits (it is unmounted while
+ * hidden), one per signed-in client: signing out and in again starts
+ * with an empty form.
  */
-export const remembered: { form: SearchForm; selectedId: string | null } = { form: { ...EMPTY_SEARCH }, selectedId: null };
+export function memoryFor(client: object): SearchMemory {
+  let memory = memories.get(client);
+  if (memory === undefined) {
+    memory = { form: { ...EMPTY_SEARCH }, selectedId: null };
+    memories.set(client, memory);
+  }
+  return memory;
+}
 
 /** Events that change what a search finds or how a hit reads: gates opened and closed, votes, actions decided. */
 const GATE_EVENTS: ReadonlySet<LogEvent["type"]> = new Set([
