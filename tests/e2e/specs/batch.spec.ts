@@ -43,8 +43,8 @@ test("a reviewer decides a batch of tool calls in two sittings and the agent get
   await page.keyboard.press("Control+Enter");
   await expect(modal.getByTestId("batch-notice")).toContainText("Sent 2 decisions; 1 action still open.");
   await expect(modal.getByTestId("batch-progress")).toContainText("2 of 3 decided");
-  await expect(first.getByTestId("batch-action-state")).toContainText("approve by alice");
-  await expect(third.getByTestId("batch-action-state")).toContainText("reject by alice");
+  await expect(first.getByTestId("batch-action-state")).toContainText("approved by alice");
+  await expect(third.getByTestId("batch-action-state")).toContainText("rejected by alice");
   // Still pending: the panel keeps it and the agent still waits.
   await expect(page.locator(`[data-testid=blocker-row][data-gate-id='${gate.id}']`)).toHaveCount(1);
 
@@ -108,14 +108,14 @@ test("two reviewers share a batch: each sees the other's decisions live, and a c
   await row(bob, "c").getByTestId("batch-approve").click();
   await row(alice, "b").getByTestId("batch-approve").click();
   await alice.keyboard.press("Control+Enter");
-  await expect(row(alice, "b").getByTestId("batch-action-state")).toContainText("approve by alice");
+  await expect(row(alice, "b").getByTestId("batch-action-state")).toContainText("approved by alice");
   // Bob's open modal shows Alice's decision at once.
-  await expect(row(bob, "b").getByTestId("batch-action-state")).toContainText("approve by alice");
+  await expect(row(bob, "b").getByTestId("batch-action-state")).toContainText("approved by alice");
   // His choice for b is dropped (it is decided); his choice for c still goes.
   await expect(bob.getByTestId("batch-submit")).toContainText("Send 2 decisions");
   await bob.keyboard.press("Control+Enter");
   await expect(bob.getByTestId("batch-notice")).toContainText("1 action still open");
-  await expect(row(bob, "c").getByTestId("batch-action-state")).toContainText("approve by bob");
+  await expect(row(bob, "c").getByTestId("batch-action-state")).toContainText("approved by bob");
 
   // Alice approves the rest with `a` and Ctrl+Enter: only a is open.
   await alice.getByTestId("resolution-modal").focus();

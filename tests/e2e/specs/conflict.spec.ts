@@ -118,7 +118,7 @@ test("the reviewer who lost sees live whether the other approved or rejected, an
 
   await expect(modal.getByTestId("closed-notice")).toContainText("This gate was just resolved by alice");
   const record = modal.getByTestId("decision-record");
-  await expect(record.getByTestId("decision-outcome")).toContainText("rejected by alice");
+  await expect(record.getByTestId("decision-outcome")).toContainText("Rejected by alice");
   await expect(record.getByTestId("decision-text")).toHaveText("2019 is still audited");
   await expect(modal.getByTestId("answer-input")).toHaveValue(bobText);
   await expect(modal.getByTestId("decide-approve")).toBeDisabled();
@@ -136,7 +136,7 @@ test("the slower reviewer's refused submission says what the first decided and w
   await bob.keyboard.press("Control+Enter");
   await expect(modal.getByTestId("conflict-notice")).toContainText("alice resolved this gate at");
   const record = modal.getByTestId("decision-record");
-  await expect(record.getByTestId("decision-outcome")).toContainText("approved by alice");
+  await expect(record.getByTestId("decision-outcome")).toContainText("Approved by alice");
   await expect(record.getByTestId("decision-text")).toHaveText("backups verified");
   await expect(modal.getByTestId("answer-input")).toHaveValue("ship it");
 });

@@ -25,7 +25,7 @@ test("the modal shows the gate's run, task, step and the run's recent turns", as
 
   await expect(context).toContainText("Ship the billing page");
   // The run waits for a person, said in words rather than as the API's enum.
-  await expect(context.getByTestId("context-run-status")).toHaveText("(awaiting human)");
+  await expect(context.getByTestId("context-run-status")).toHaveText("(awaiting a reviewer)");
   await expect(context.getByTestId("context-task")).toHaveText("Wire the tax table into checkout task_007");
   await expect(context.getByTestId("context-step")).toHaveText("3 of 5: compute totals");
 

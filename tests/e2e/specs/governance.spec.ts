@@ -66,7 +66,7 @@ test("a waiting gate escalates once its wait is over, rising to the top of the p
   await expect(rows).toHaveCount(2);
   // The server's sweep escalates it (within seconds): high priority, first in the panel.
   await expect(rows.nth(0)).toHaveAttribute("data-gate-id", urgent.id, { timeout: 15_000 });
-  await expect(rows.nth(0)).toContainText("high");
+  await expect(rows.nth(0)).toContainText("High");
   const stored = await gatehouse.call<{ gate: { priority: string; escalation: { escalated_at: string | null } } }>(
     gatehouse.adminToken,
     "GET",

@@ -33,7 +33,7 @@ test("a past gate approved with edits shows the payload the agent received and i
   await expect(modal).toHaveAttribute("data-gate-id", gate.id);
 
   const record = modal.getByTestId("decision-record");
-  await expect(record.getByTestId("decision-outcome")).toContainText("approved with edits by bob");
+  await expect(record.getByTestId("decision-outcome")).toContainText("Approved with edits by bob");
   await expect(record.getByTestId("decision-text")).toHaveText("2019 is still audited");
   await expect(record.getByTestId("decision-waited")).toContainText(/deployer waited/);
   // What the agent received, and how it differs from what it proposed.
@@ -64,7 +64,7 @@ test("a past gate approved as proposed says the agent received the proposal unch
   await expect(page.getByTestId("search-hit")).toHaveCount(1);
   await page.keyboard.press("Enter");
   const record = page.getByTestId("resolution-modal").getByTestId("decision-record");
-  await expect(record.getByTestId("decision-outcome")).toContainText("approved by bob");
+  await expect(record.getByTestId("decision-outcome")).toContainText("Approved by bob");
   await expect(record.getByTestId("decision-final-payload")).toContainText('"web"');
   await expect(record.getByTestId("decision-payload-unchanged")).toHaveText("The agent received the payload as proposed.");
   await expect(page.getByTestId("resolution-modal").getByTestId("payload-input")).toHaveCount(0);

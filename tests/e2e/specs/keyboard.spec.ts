@@ -53,7 +53,7 @@ test("a reviewer answers and rejects with only the keyboard and the waiting agen
   expect(decided.decision?.text).toBe("Use the replica first, then primary.");
   expect(decided.decision?.decided_by).toBe("alice");
   await expect(modal).toHaveCount(0);
-  await expect(page.getByTestId("notice")).toHaveText("Decided: respond.");
+  await expect(page.getByTestId("notice")).toHaveText(/^Answered: “Which .*database.* target\?”\.$/);
   await expect(page.getByTestId("blocker-count")).toHaveText("1");
 
   // Back in the panel: the approval is all that is left. Enter, r, a reason, Ctrl+Enter.
@@ -185,8 +185,11 @@ test("a, r and e in the panel open the selected gate ready for that decision", a
 test("Esc leaves a field outside a gate, so the view keys work again; a search field is cleared first", async ({ page, gatehouse }) => {
   await signIn(page, gatehouse, await gatehouse.token("reviewer", "alice"));
 
-  // The rules view puts focus on its first menu, where digits pick options.
+  // The rules view puts focus on its heading, so the view keys go on working;
+  // its first menu, reached by Tab, keeps digits (they pick options) until Esc.
   await page.keyboard.press("4");
+  await expect(page.getByRole("heading", { name: "Allow-rules" })).toBeFocused();
+  await page.keyboard.press("Tab");
   const which = page.getByTestId("rules-status-filter");
   await expect(which).toBeFocused();
   await page.keyboard.press("5");

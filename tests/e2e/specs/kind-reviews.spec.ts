@@ -204,7 +204,7 @@ test("a plan is reviewed as tasks with status and dependencies, modified by keyb
   await expect(review).toContainText("1 of 3 tasks done");
   await expect(review).toContainText("by planner");
   await expect(review.getByTestId("plan-change-log")).toContainText("collect: status pending -> completed");
-  await expect(review.getByTestId("plan-diff")).toContainText("status: pending → completed");
+  await expect(review.getByTestId("plan-diff")).toContainText("status: Pending → Completed");
   const tasks = review.getByTestId("plan-task");
   await expect(tasks).toHaveCount(3);
   expect(await tasks.evaluateAll((li) => li.map((t) => t.getAttribute("data-task-id")))).toEqual(["collect", "draft", "publish"]);
@@ -250,7 +250,7 @@ test("a plan is reviewed as tasks with status and dependencies, modified by keyb
 
   const edits = review.getByTestId("plan-edits");
   await expect(edits).toContainText("Your modifications (2)");
-  await expect(edits).toContainText("draft changed; status: pending → in_progress");
+  await expect(edits).toContainText("draft changed; status: Pending → In progress");
   await expect(edits).toContainText("task-4 added");
   // Approving as proposed would drop the modifications: refused.
   await modal.getByTestId("decide-approve").click();

@@ -19,7 +19,7 @@ test("the selected gate is read beside the panel, follows j/k, and Enter opens i
   await expect(pane.getByTestId("preview-text").locator("strong")).toHaveText("Upload round 1");
   await expect(pane.getByTestId("preview-payload")).toContainText('"bucket": "partner-exports"');
   await expect(pane.getByTestId("gate-context")).toContainText("Nightly data export");
-  await expect(pane.getByTestId("preview-priority")).toHaveText("urgent priority");
+  await expect(pane.getByTestId("preview-priority")).toHaveText("Urgent priority");
   await expect(pane.getByTestId("gate-deadline")).toContainText(/expires in 59m|expires in 1h/);
   await expect(page.getByRole("dialog")).toHaveCount(0);
 

@@ -57,7 +57,7 @@ test("a quorum gate counts each approval, waits in the panel until the quorum is
   await bobPage.keyboard.press("Alt+a");
   await bobPage.keyboard.press("Control+Enter");
   await expect(bobModal).toHaveCount(0);
-  await expect(bobPage.getByTestId("notice")).toHaveText("Decided: approve.");
+  await expect(bobPage.getByTestId("notice")).toHaveText("Approved: “Deploy release 7 to production?”.");
 
   const decided = await waiting;
   expect(decided.status).toBe("resolved");

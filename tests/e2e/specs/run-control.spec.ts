@@ -59,10 +59,10 @@ test("a reviewer steps, instructs, redirects, resumes, pauses, replays and cance
   const exportRow = list.locator(`[data-run-id="${exportRun}"]`);
   // Newest first: status, progress (plan tasks, or gates closed) and pending gates.
   await expect(rows.nth(0)).toHaveAttribute("data-run-id", notesRun);
-  await expect(notesRow.getByTestId("run-status")).toHaveText("paused");
+  await expect(notesRow.getByTestId("run-status")).toHaveText("Paused");
   await expect(notesRow.getByTestId("run-progress")).toHaveText("1 of 2 (50%)");
   await expect(notesRow.getByTestId("run-pending")).toHaveCount(0);
-  await expect(exportRow.getByTestId("run-status")).toHaveText("awaiting human");
+  await expect(exportRow.getByTestId("run-status")).toHaveText("Awaiting a reviewer");
   await expect(exportRow.getByTestId("run-progress")).toHaveText("0 of 1 (0%)");
   await expect(exportRow.getByTestId("run-pending")).toHaveText("1 pending");
 
@@ -89,10 +89,10 @@ test("a reviewer steps, instructs, redirects, resumes, pauses, replays and cance
   await expect(turnEntry).toHaveAttribute("data-group", "turn");
   await expect(turnEntry).toHaveAttribute("data-who", "agent");
   await expect(turnEntry).toContainText("writer");
-  const gateEntry = entries.filter({ hasText: "Gate opened (approval, sync): Use the v2 changelog template?" });
+  const gateEntry = entries.filter({ hasText: "Gate opened (approval, SYNC): Use the v2 changelog template?" });
   await expect(gateEntry).toHaveAttribute("data-group", "gate");
   await expect(gateEntry).toHaveAttribute("data-who", "agent");
-  const decisionEntry = entries.filter({ hasText: "Decided: approve: Yes, v2" });
+  const decisionEntry = entries.filter({ hasText: "Decided: approved: Yes, v2" });
   await expect(decisionEntry).toHaveAttribute("data-group", "decision");
   await expect(decisionEntry).toHaveAttribute("data-who", "human");
   await expect(decisionEntry).toContainText("bob");
@@ -105,7 +105,7 @@ test("a reviewer steps, instructs, redirects, resumes, pauses, replays and cance
   expect((await held).action).toBe("continue");
   expect((await state(notesRun)).run.status).toBe("active");
   expect((await turn("Drafted the notes")).directive.action).toBe("paused");
-  await expect(notesRow.getByTestId("run-status")).toHaveText("paused");
+  await expect(notesRow.getByTestId("run-status")).toHaveText("Paused");
   await expect(entries.filter({ hasText: "Turn 2: Drafted the notes" })).toHaveCount(1);
 
   // i: an instruction, held on the server until an agent asks for its directive.
@@ -145,7 +145,7 @@ test("a reviewer steps, instructs, redirects, resumes, pauses, replays and cance
     instructions: [{ text: "Mention the renamed API flag first.", by: "alice" }],
     next_agent: "editor",
   });
-  await expect(notesRow.getByTestId("run-status")).toHaveText("active");
+  await expect(notesRow.getByTestId("run-status")).toHaveText("Active");
   const after = await state(notesRun);
   expect(after.run.status).toBe("active");
   expect(after.run.control?.pending_instructions ?? []).toEqual([]);
@@ -156,7 +156,7 @@ test("a reviewer steps, instructs, redirects, resumes, pauses, replays and cance
   // p: paused by the reviewer; the agent is told to wait.
   await page.keyboard.press("p");
   await expect(page.getByTestId("runs-notice")).toHaveText("Run paused.");
-  await expect(notesRow.getByTestId("run-status")).toHaveText("paused");
+  await expect(notesRow.getByTestId("run-status")).toHaveText("Paused");
   expect((await state(notesRun)).run.status).toBe("paused");
   expect((await directive(0)).action).toBe("paused");
 
@@ -196,7 +196,7 @@ test("a reviewer steps, instructs, redirects, resumes, pauses, replays and cance
   await expect(page.getByTestId("runs-notice")).toHaveText("Run cancelled.");
   expect((await state(exportRun)).run.status).toBe("cancelled");
   expect((await withdrawn).status).toBe("cancelled");
-  await expect(exportRow.getByTestId("run-status")).toHaveText("cancelled");
+  await expect(exportRow.getByTestId("run-status")).toHaveText("Cancelled");
   await expect(exportRow.getByTestId("run-pending")).toHaveCount(0);
   await expect(page.getByTestId("blocker-count")).toHaveText("0");
   await expect(page.getByTestId("run-detail")).toContainText("This run has ended; its history stays.");

@@ -45,7 +45,7 @@ test("a reviewer searches pending and past gates, sees the match and opens it", 
   await expect(hit).toHaveAttribute("data-gate-id", deploy.id);
   await expect(hit.getByTestId("mode-badge")).toHaveText("SYNC");
   await expect(hit.getByTestId("hit-kind")).toHaveText("Approval");
-  await expect(hit.getByTestId("hit-status")).toHaveText("pending");
+  await expect(hit.getByTestId("hit-status")).toHaveText("Pending");
   await expect(hit.getByTestId("hit-agent")).toHaveText("release-bot");
   await expect(hit.getByTestId("hit-run")).toHaveText("Quarterly billing release");
   await expect(hit.locator("mark").first()).toHaveText(/billing/i);
@@ -68,7 +68,7 @@ test("a reviewer searches pending and past gates, sees the match and opens it", 
   await page.keyboard.press("Alt+a");
   await page.keyboard.press("Control+Enter");
   await expect(modal).toHaveCount(0);
-  await expect(hit.getByTestId("hit-status")).toHaveText("approved by alice");
+  await expect(hit.getByTestId("hit-status")).toHaveText("Approved by alice");
 
   // A past gate, by who decided it and what they said: opened to read.
   await page.keyboard.press("Control+k");
@@ -76,11 +76,11 @@ test("a reviewer searches pending and past gates, sees the match and opens it", 
   await input.fill("bob eu-central");
   await expect(hits).toHaveCount(1);
   await expect(hit).toHaveAttribute("data-gate-id", question.id);
-  await expect(hit.getByTestId("hit-status")).toHaveText("answered by bob");
+  await expect(hit.getByTestId("hit-status")).toHaveText("Answered by bob");
   await expect(hit.locator("mark")).toHaveText(["eu-central"]);
   await page.keyboard.press("Enter");
   await expect(modal).toHaveAttribute("data-gate-id", question.id);
-  await expect(modal.getByTestId("decision-outcome")).toContainText("answered by bob");
+  await expect(modal.getByTestId("decision-outcome")).toContainText("Answered by bob");
   await expect(modal.getByTestId("decision-text")).toHaveText("eu-central-2, close to the customers");
   await expect(modal.getByTestId("answer-input")).toHaveCount(0);
   await page.keyboard.press("Escape");

@@ -1,6 +1,7 @@
 // How times, previews and ids read in the panel and the modal.
 
 import type { BlockingMode, DecisionAction, GateKind, GateStatus } from "./api/types";
+import { lowerWord, WORDS } from "./words";
 
 /** Characters of a gate's text shown in the blocker panel. */
 export const PREVIEW_CHARS = 50;
@@ -96,20 +97,11 @@ export function timeKey(iso: string): number {
   return ms * 1000 + micros;
 }
 
-/** How each kind of gate is named to reviewers. */
-export const KIND_LABELS: Record<GateKind, string> = {
-  approval: "Approval",
-  payload_review: "Payload review",
-  question: "Question",
-  information_review: "Information review",
-  response_review: "Response review",
-  quality_score: "Quality score",
-  goal_review: "Goal review",
-  plan_review: "Plan review",
-};
+/** How each kind of gate is named to reviewers (from `words.ts`). */
+export const KIND_LABELS: Readonly<Record<GateKind, string>> = WORDS.GateKind;
 
 /** The blocking mode's badge text: SYNC, ASYNC, and ADVISORY. */
-export const MODE_LABELS: Record<BlockingMode, string> = { sync: "SYNC", async: "ASYNC", advisory: "ADVISORY" };
+export const MODE_LABELS: Readonly<Record<BlockingMode, string>> = WORDS.BlockingMode;
 
 /** A decision as a past participle: "approved", "sent back for revision". */
 export const DECIDED: Record<DecisionAction, string> = {
@@ -122,7 +114,7 @@ export const DECIDED: Record<DecisionAction, string> = {
   retry: "retried",
 };
 
-/** Where a gate stands, in words: "pending", "rejected by alice", "expired". */
+/** Where a gate stands, in words: "pending", "rejected by alice", "expired", "cancelled". */
 export function outcomeLabel(gate: {
   status: GateStatus;
   decision?: DecisionAction | null;
@@ -131,5 +123,11 @@ export function outcomeLabel(gate: {
   if (gate.status === "resolved" && gate.decision) {
     return gate.decided_by ? `${DECIDED[gate.decision]} by ${gate.decided_by}` : DECIDED[gate.decision];
   }
-  return gate.status;
+  return lowerWord("GateStatus", gate.status);
+}
+
+/** `outcomeLabel` standing alone (a status chip, a heading): "Pending", "Approved by alice". */
+export function outcomeTitle(gate: Parameters<typeof outcomeLabel>[0]): string {
+  const label = outcomeLabel(gate);
+  return label.charAt(0).toUpperCase() + label.slice(1);
 }

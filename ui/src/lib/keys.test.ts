@@ -9,6 +9,7 @@ import {
   duplicateKeys,
   isTyping,
   keyOfEvent,
+  matchesShortcut,
   normalizeKey,
   worksWhileTyping,
   type Scope,
@@ -183,5 +184,16 @@ describe("what a key does where it is pressed", () => {
     // Never digits (they are text in a field), never outside a gate.
     expect(actionFor(keymap, press("2", { alt: true }), gate, true)).toBeNull();
     expect(actionFor(keymap, press("a", { alt: true }), ["anywhere", "global", "panel"], true)).toBeNull();
+  });
+});
+
+describe("the shortcuts list's filter", () => {
+  const row = { label: "Arm approval as proposed (then confirm)", keys: ["a"] };
+  it("matches every word of the query in the label or the keys, case ignored", () => {
+    expect(matchesShortcut(row, "")).toBe(true);
+    expect(matchesShortcut(row, "APPROVAL confirm")).toBe(true);
+    expect(matchesShortcut(row, "a")).toBe(true);
+    expect(matchesShortcut(row, "approval reject")).toBe(false);
+    expect(matchesShortcut({ label: "Submit", keys: ["Ctrl+Enter"] }, "ctrl+enter")).toBe(true);
   });
 });

@@ -319,3 +319,15 @@ export function actionFor(
   const bare = keymap.match({ key: letter, ctrlKey: false, altKey: false, metaKey: false }, ["modal"]);
   return bare !== null && GATE_CHORDS.includes(bare) ? bare : null;
 }
+
+/**
+ * Whether a shortcut matches what was typed in the shortcuts list's
+ * filter: every word of `query` in its label or among its keys (case
+ * ignored); an empty query matches everything.
+ */
+export function matchesShortcut(row: { label: string; keys: readonly string[] }, query: string): boolean {
+  const words = query.toLowerCase().split(/\s+/).filter(Boolean);
+  const label = row.label.toLowerCase();
+  const keys = row.keys.map((k) => k.toLowerCase());
+  return words.every((w) => label.includes(w) || keys.some((k) => k === w || k.includes(w)));
+}

@@ -6,7 +6,8 @@
 // vote by the same reviewer is refused.
 
 import { attempt, type Api, type ApiError } from "../api/client";
-import type { ApiErrorCode, DecisionInput, Gate, GateStatus, Vote } from "../api/types";
+import type { ApiErrorCode, DecisionAction, DecisionInput, Gate, GateStatus, Vote } from "../api/types";
+import { DECIDED } from "../format";
 import type { Draft } from "./decision";
 import { pathOfServerField } from "./form/form";
 import { voteOf } from "./quorum";
@@ -162,4 +163,22 @@ export class Drafts {
  */
 export function closedElsewhere(outcome: Outcome | null, closedLive: boolean): boolean {
   return outcome?.kind === "conflict" || (closedLive && outcome?.kind !== "resolved");
+}
+
+/** How long the desk's word after a decision stays, unless the reviewer acts first. */
+export const DECIDED_NOTICE_MS = 6000;
+
+/**
+ * The desk's word after a decision made here, naming the gate by its
+ * preview: "Approved with edits: “Deploy the billing service”."
+ */
+export function decidedSentence(action: string | undefined, preview: string | undefined): string {
+  const done = action !== undefined && Object.hasOwn(DECIDED, action) ? DECIDED[action as DecisionAction] : "decided";
+  const what = preview ? `“${preview}”` : "the gate";
+  return `${done.charAt(0).toUpperCase()}${done.slice(1)}: ${what}.`;
+}
+
+/** How a gate closed under the reviewer, in words: "resolved", "expired", "passed automatically". */
+export function closedHow(how: "resolved" | "expired" | "cancelled" | "auto_passed"): string {
+  return how === "auto_passed" ? "passed automatically" : how;
 }

@@ -3,11 +3,11 @@
 // change between rounds is shown as a diff.
 
 import type { Decision, Gate, RunState } from "../../api/types";
-import { pretty } from "../payload";
+import { readableText } from "./readable";
 
-/** The goal as text: strings as they are, anything else as indented JSON. */
+/** The goal as text to read: a string as it is, structured goals as lines in words (`readable.ts`). */
 export function goalText(goal: unknown): string {
-  return typeof goal === "string" ? goal : pretty(goal);
+  return readableText(goal);
 }
 
 /**

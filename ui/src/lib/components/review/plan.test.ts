@@ -49,7 +49,7 @@ describe("plan review", () => {
         op: "changed",
         fields: [
           { field: "description", before: "Build", after: "Build the API" },
-          { field: "status", before: "pending", after: "in_progress" },
+          { field: "status", before: "Pending", after: "In progress" },
         ],
       },
       { task_id: "c", op: "added", fields: [] },

@@ -6,6 +6,7 @@
 // whose payload is the whole edited plan.
 
 import type { Gate, Plan, PlanRevision, PlanTask, RunState, TaskStatus } from "../../api/types";
+import { word } from "../../words";
 
 export const TASK_STATUSES: readonly TaskStatus[] = ["pending", "in_progress", "completed", "failed", "blocked", "skipped"];
 
@@ -44,6 +45,8 @@ const FIELDS = ["description", "status", "dependencies", "assigned_agent", "prio
 
 function show(task: PlanTask, field: (typeof FIELDS)[number]): string {
   const v = task[field];
+  if (field === "status" && typeof v === "string") return word("TaskStatus", v);
+  if (field === "priority" && typeof v === "string") return word("TaskPriority", v);
   if (Array.isArray(v)) return v.join(", ");
   return v == null ? "" : String(v);
 }

@@ -147,7 +147,7 @@ describe("goal review", () => {
 
   it("shows a goal as text", () => {
     expect(goalText("Ship it")).toBe("Ship it");
-    expect(goalText({ a: 1 })).toBe('{\n  "a": 1\n}');
+    expect(goalText({ a: 1 })).toBe("A: 1");
   });
 
   it("finds the previous round and what the reviewer asked then", () => {
@@ -161,6 +161,19 @@ describe("goal review", () => {
   });
 });
 
+
+describe("information review: a request with other names", () => {
+  it("finds the prompt and model under the names agents use, and sends the changes back there", () => {
+    const payload = { request: { input: "Write a tagline", model_name: "small-1" }, temperature: 0.2 };
+    const proposed = requestFields(payload);
+    expect(proposed).toEqual({ prompt: "Write a tagline", model: "small-1" });
+    expect(informationEdit(payload, proposed, { prompt: "Write two", model: "large-2" })).toEqual({
+      request: { input: "Write two", model_name: "large-2" },
+      temperature: 0.2,
+    });
+    expect(requestFields({ query: "q", engine: "e" })).toEqual({ prompt: "q", model: "e" });
+  });
+});
 
 describe("information review: the model summary", () => {
   const providers = {

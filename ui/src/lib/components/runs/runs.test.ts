@@ -31,7 +31,7 @@ describe("a run's timeline", () => {
     const turn = entryOf(ev({ type: "turn_added", turn: { index: 3, actor: "ops-bot", role: "agent", content: "Ran the\nmigration" } }), roles);
     expect(turn).toMatchObject({ group: "turn", who: "agent", actor: "ops-bot", summary: "Turn 3: Ran the migration" });
     const open = entryOf(ev({ type: "gate_opened", gate: gate({ id: "g7", spec: { kind: "payload_review" }, text: "Check it" }) }), roles);
-    expect(open).toMatchObject({ group: "gate", who: "agent", gateId: "g7", summary: "Gate opened (payload review, sync): Check it" });
+    expect(open).toMatchObject({ group: "gate", who: "agent", gateId: "g7", summary: "Gate opened (payload review, SYNC): Check it" });
     const decision = entryOf(
       ev({
         type: "gate_resolved",
@@ -40,13 +40,13 @@ describe("a run's timeline", () => {
       }),
       roles,
     );
-    expect(decision).toMatchObject({ who: "human", actor: "alice", group: "decision", summary: "Decided: needs revision: Use UTC" });
+    expect(decision).toMatchObject({ who: "human", actor: "alice", group: "decision", summary: "Decided: sent back for revision: Use UTC" });
     const auto = entryOf(ev({ type: "gate_auto_passed", gate: gate({ id: "g8" }), decision: {} }), roles);
     expect(auto).toMatchObject({ who: "system", group: "decision" });
     const ctx = entryOf(ev({ type: "context_set", key: "region", old: null, new: "eu-west" }, { actor: "alice" }), roles);
     expect(ctx).toMatchObject({ who: "human", group: "context", summary: "Context region: nothing → eu-west" });
     const status = entryOf(ev({ type: "run_status_changed", from: "active", to: "awaiting_human", reason: null }), roles);
-    expect(status).toMatchObject({ who: "system", group: "run", summary: "Run active → awaiting human" });
+    expect(status).toMatchObject({ who: "system", group: "run", summary: "Run active → awaiting a reviewer" });
     const stranger = entryOf(ev({ type: "context_deleted", key: "k", old: 1 }, { actor: "mallory" }), roles);
     expect(stranger.who).toBe("unknown");
   });

@@ -6,8 +6,9 @@
 
 import type { Role, Run, RunState } from "../../api/types";
 import type { TimelineEvent } from "../../stores/run-log";
-import { truncate } from "../../format";
+import { DECIDED, truncate } from "../../format";
 import { remaining } from "../allow/allow";
+import { lowerWord, word } from "../../words";
 
 export type Who = Role | "unknown";
 
@@ -116,7 +117,7 @@ export function entryOf(e: TimelineEvent, roles: ReadonlyMap<string, Role>): Ent
     case "run_created":
       return { ...base, group: "run", summary: `Run created: ${short(e.run.title) || e.run.id}` };
     case "run_status_changed":
-      return { ...base, group: "run", summary: `Run ${e.from.replace("_", " ")} → ${e.to.replace("_", " ")}${e.reason ? `: ${short(e.reason)}` : ""}` };
+      return { ...base, group: "run", summary: `Run ${lowerWord("RunStatus", e.from)} → ${lowerWord("RunStatus", e.to)}${e.reason ? `: ${short(e.reason)}` : ""}` };
     case "turn_added": {
       const to = handoffOf(e.turn.metadata);
       return {
@@ -134,7 +135,7 @@ export function entryOf(e: TimelineEvent, roles: ReadonlyMap<string, Role>): Ent
         actor: e.gate.agent,
         who: "agent",
         group: "gate",
-        summary: `Gate opened (${e.gate.spec.kind.replace("_", " ")}, ${e.gate.mode}): ${short(e.gate.text)}`,
+        summary: `Gate opened (${lowerWord("GateKind", e.gate.spec.kind)}, ${word("BlockingMode", e.gate.mode)}): ${short(e.gate.text)}`,
         detail: e.gate.text,
         gateId: e.gate.id,
       };
@@ -143,13 +144,13 @@ export function entryOf(e: TimelineEvent, roles: ReadonlyMap<string, Role>): Ent
         ...base,
         who: "system",
         group: "decision",
-        summary: `Gate passed by ${(e.decision?.decided_by ?? "").startsWith("rule:") ? "an allow-rule" : "policy"} (${e.gate.spec.kind.replace("_", " ")}): ${short(e.gate.text)}`,
+        summary: `Gate passed by ${(e.decision?.decided_by ?? "").startsWith("rule:") ? "an allow-rule" : "policy"} (${lowerWord("GateKind", e.gate.spec.kind)}): ${short(e.gate.text)}`,
         gateId: e.gate.id,
       };
     case "gate_resolved": {
       const d = e.decision;
       const who: Who = d.origin.by === "human" ? "human" : "system";
-      const how = d.action.replace("_", " ");
+      const how = DECIDED[d.action];
       const score = d.score ? `, score ${d.score.score}` : "";
       const edits = d.diff ? `, ${d.diff.changes.length} field${d.diff.changes.length === 1 ? "" : "s"} edited` : "";
       return {
@@ -167,15 +168,15 @@ export function entryOf(e: TimelineEvent, roles: ReadonlyMap<string, Role>): Ent
       return { ...base, who: "human", group: "decision", summary: `Always allow ${e.rule.action} for ${e.rule.agent}, ${until}` };
     }
     case "gate_escalated":
-      return { ...base, group: "gate", summary: `Gate escalated to ${e.priority}: ${short(e.reason)}`, gateId: e.gate_id };
+      return { ...base, group: "gate", summary: `Gate escalated to ${lowerWord("Priority", e.priority)}: ${short(e.reason)}`, gateId: e.gate_id };
     case "actions_decided": {
-      const each = e.decisions.map((d) => `${d.id} ${d.action}`).join(", ");
+      const each = e.decisions.map((d) => `${d.id} ${DECIDED[d.action]}`).join(", ");
       return { ...base, actor: e.decisions[0]?.decided_by ?? e.actor, who: "human", group: "decision", summary: `Actions decided: ${short(each)}`, gateId: e.gate_id };
     }
     case "vote_recorded":
-      return { ...base, actor: e.vote.reviewer, who: "human", group: "decision", summary: `Vote: ${e.vote.action}`, gateId: e.gate_id };
+      return { ...base, actor: e.vote.reviewer, who: "human", group: "decision", summary: `Vote: ${DECIDED[e.vote.action]}`, gateId: e.gate_id };
     case "resolution_refused":
-      return { ...base, actor: e.attempted_by, group: "decision", summary: `Late decision refused (already ${e.status})`, gateId: e.gate_id };
+      return { ...base, actor: e.attempted_by, group: "decision", summary: `Late decision refused (already ${lowerWord("GateStatus", e.status)})`, gateId: e.gate_id };
     case "gate_expired":
       return { ...base, group: "gate", summary: `Gate expired: ${short(e.reason)}`, gateId: e.gate_id };
     case "gate_cancelled":
@@ -193,7 +194,7 @@ export function entryOf(e: TimelineEvent, roles: ReadonlyMap<string, Role>): Ent
       };
     case "run_control_changed": {
       const n = e.breakpoints.length;
-      return { ...base, group: "control", summary: `Step mode ${e.step_mode}${n > 0 ? `, ${n} breakpoint${n === 1 ? "" : "s"}` : ""}` };
+      return { ...base, group: "control", summary: `Step mode ${lowerWord("StepMode", e.step_mode)}${n > 0 ? `, ${n} breakpoint${n === 1 ? "" : "s"}` : ""}` };
     }
     case "instruction_injected":
       return {
@@ -213,7 +214,7 @@ export function entryOf(e: TimelineEvent, roles: ReadonlyMap<string, Role>): Ent
     case "score_recorded":
       return { ...base, group: "score", summary: `Score ${e.score.score} for ${e.agent}${e.score.justification ? `: ${short(e.score.justification)}` : ""}` };
     default:
-      return { ...base, group: "other", summary: e.type.replaceAll("_", " ") };
+      return { ...base, group: "other", summary: word("EventKind.type", e.type) };
   }
 }
 

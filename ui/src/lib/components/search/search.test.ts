@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { GateHit } from "../../api/types";
-import { countLabel, EMPTY_SEARCH, Latest, localDayStart, sameSearch, searchQuery, snippetOf } from "./search";
+import { countLabel, EMPTY_SEARCH, Latest, localDayStart, memoryFor, movesHits, sameSearch, searchQuery, snippetOf } from "./search";
 
 function hit(overrides: Partial<GateHit> = {}): GateHit {
   return {
@@ -106,5 +106,20 @@ describe("the status line", () => {
     expect(countLabel(0, false)).toBe("No gate matches.");
     expect(countLabel(1, false)).toBe("1 gate, newest first");
     expect(countLabel(50, true)).toBe("50+ gates, newest first");
+  });
+});
+
+describe("the search's memory between visits", () => {
+  it("is kept per signed-in client, so a new sign-in starts empty", () => {
+    const alice = {};
+    memoryFor(alice).form.text = "deploy";
+    memoryFor(alice).selectedId = "g1";
+    expect(memoryFor(alice)).toEqual({ form: { ...EMPTY_SEARCH, text: "deploy" }, selectedId: "g1" });
+    expect(memoryFor({})).toEqual({ form: EMPTY_SEARCH, selectedId: null });
+  });
+
+  it("searches again on the events that change hits", () => {
+    expect(movesHits({ type: "gate_resolved" } as never)).toBe(true);
+    expect(movesHits({ type: "turn_added" } as never)).toBe(false);
   });
 });

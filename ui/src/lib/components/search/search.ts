@@ -1,10 +1,11 @@
 // The search view's logic, apart from the page: the form as the API's
 // query (blank fields left out, the reviewer's local days as instants),
 // fetching a page without letting a slow answer overwrite a newer one, and
-// how a hit reads (its snippet as plain-text parts, how many there are).
+// how a hit reads (its snippet as plain-text parts, how many there are),
+// the form kept between visits, and which events call for a new search.
 
 import { errorMessage, type Api } from "../../api/client";
-import type { GateHit, GateKind, GateStatus, SnippetPart } from "../../api/types";
+import type { GateHit, GateKind, GateStatus, LogEvent, SnippetPart } from "../../api/types";
 import { truncate } from "../../format";
 import type { paths } from "../../api/schema";
 
@@ -35,6 +36,45 @@ export const EMPTY_SEARCH: Readonly<SearchForm> = {
   from: "",
   to: "",
 };
+
+/** The form and the selected hit as the reviewer left them. */
+export interface SearchMemory {
+  form: SearchForm;
+  selectedId: string | null;
+}
+
+const memories = new WeakMap<object, SearchMemory>();
+
+/**
+ * What the search view keeps between visits (it is unmounted while
+ * hidden), one per signed-in client: signing out and in again starts
+ * with an empty form.
+ */
+export function memoryFor(client: object): SearchMemory {
+  let memory = memories.get(client);
+  if (memory === undefined) {
+    memory = { form: { ...EMPTY_SEARCH }, selectedId: null };
+    memories.set(client, memory);
+  }
+  return memory;
+}
+
+/** Events that change what a search finds or how a hit reads: gates opened and closed, votes, actions decided. */
+const GATE_EVENTS: ReadonlySet<LogEvent["type"]> = new Set([
+  "gate_opened",
+  "gate_auto_passed",
+  "gate_resolved",
+  "actions_decided",
+  "gate_escalated",
+  "vote_recorded",
+  "gate_expired",
+  "gate_cancelled",
+]);
+
+/** Whether `event` may change the hits. */
+export function movesHits(event: LogEvent): boolean {
+  return GATE_EVENTS.has(event.type);
+}
 
 /** Hits fetched per page. */
 export const PAGE_SIZE = 50;
