@@ -11,12 +11,12 @@ use crate::engine::tx::{emit, ensure_live, load_run, not_found_run};
 use crate::engine::Engine;
 use crate::error::{EngineError, Result};
 use crate::event::EventKind;
-use crate::gate::GateStatus;
+use crate::gate::{Gate, GateStatus};
 use crate::ids::RunId;
 use crate::plan::{PlanOperation, PlanRevision, ProgressState, ProgressStatus};
 use crate::run::{Run, RunStatus};
 use crate::scoring::CapabilityRating;
-use crate::store::{EventFilter, GateFilter, Store, WriteTx};
+use crate::store::{EventFilter, GateFilter, ReadTx, Store, WriteTx};
 
 /// One change of a key in a run's shared context, an audited key-value store.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -140,25 +140,19 @@ impl<S: Store> Engine<S> {
     pub fn progress(&self, run_id: &RunId) -> Result<ProgressState> {
         self.store().read(|r| {
             let run = r.run(run_id)?.ok_or_else(|| not_found_run(run_id))?;
-            let mut progress = match r.latest_plan(run_id)? {
-                Some(rev) => rev.plan.progress(),
-                None => {
-                    let all = GateFilter { run_id: Some(run_id.clone()), ..GateFilter::default() };
-                    let withdrawn =
-                        r.count_gates(&GateFilter { status: Some(GateStatus::Cancelled), ..all.clone() })?;
-                    let total = r.count_gates(&all)?.saturating_sub(withdrawn);
-                    let pending = r.count_gates(&GateFilter { status: Some(GateStatus::Pending), ..all })?;
-                    let total = u32::try_from(total).unwrap_or(u32::MAX);
-                    let closed = total.saturating_sub(u32::try_from(pending).unwrap_or(u32::MAX));
-                    ProgressState::from_counts(total, closed)
-                }
-            };
-            if run.status == RunStatus::Completed {
-                progress.status = ProgressStatus::Completed;
-            } else if progress.status == ProgressStatus::Completed && !run.status.is_terminal() {
-                progress.status = ProgressStatus::InProgress;
-            }
-            Ok(progress)
+            progress_of(r, &run)
+        })
+    }
+
+    /// Where a run stands, read from one snapshot: the run, its latest plan,
+    /// its pending gates (oldest first) and its progress. Read together, a
+    /// gate that opens meanwhile shows with the status it gave the run.
+    pub fn run_status(&self, run_id: &RunId) -> Result<RunStatusSnapshot> {
+        self.store().read(|r| {
+            let run = r.run(run_id)?.ok_or_else(|| not_found_run(run_id))?;
+            let mut pending = r.gates(&GateFilter { run_id: Some(run_id.clone()), ..GateFilter::pending() })?;
+            pending.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
+            Ok(RunStatusSnapshot { plan: r.latest_plan(run_id)?, pending, progress: progress_of(r, &run)?, run })
         })
     }
 
@@ -199,4 +193,40 @@ pub(crate) fn apply_plan_op(
     tx.insert_plan_revision(&run.id, &revision)?;
     emit(tx, run, actor, now, EventKind::PlanRevised { revision: Box::new(revision.clone()) })?;
     Ok(revision)
+}
+
+/// A run and what [`Engine::run_status`] reads with it, from one snapshot.
+#[derive(Debug, Clone)]
+pub struct RunStatusSnapshot {
+    /// The run.
+    pub run: Run,
+    /// Its latest plan revision, if it has a plan.
+    pub plan: Option<PlanRevision>,
+    /// Its pending gates, oldest first.
+    pub pending: Vec<Gate>,
+    /// Its progress.
+    pub progress: ProgressState,
+}
+
+/// Progress of `run` (see [`Engine::progress`]) within the snapshot `r`.
+fn progress_of(r: &dyn ReadTx, run: &Run) -> Result<ProgressState> {
+    let run_id = &run.id;
+    let mut progress = match r.latest_plan(run_id)? {
+        Some(rev) => rev.plan.progress(),
+        None => {
+            let all = GateFilter { run_id: Some(run_id.clone()), ..GateFilter::default() };
+            let withdrawn = r.count_gates(&GateFilter { status: Some(GateStatus::Cancelled), ..all.clone() })?;
+            let total = r.count_gates(&all)?.saturating_sub(withdrawn);
+            let pending = r.count_gates(&GateFilter { status: Some(GateStatus::Pending), ..all })?;
+            let total = u32::try_from(total).unwrap_or(u32::MAX);
+            let closed = total.saturating_sub(u32::try_from(pending).unwrap_or(u32::MAX));
+            ProgressState::from_counts(total, closed)
+        }
+    };
+    if run.status == RunStatus::Completed {
+        progress.status = ProgressStatus::Completed;
+    } else if progress.status == ProgressStatus::Completed && !run.status.is_terminal() {
+        progress.status = ProgressStatus::InProgress;
+    }
+    Ok(progress)
 }

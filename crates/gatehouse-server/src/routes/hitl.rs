@@ -11,11 +11,12 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 use chrono::{DateTime, Utc};
+use gatehouse_engine::engine::collab::RunStatusSnapshot;
 use gatehouse_engine::engine::RunState;
 use gatehouse_engine::plan::{PlanRevision, ProgressState, TaskStatus};
 use gatehouse_engine::policy::HitlConfig;
 use gatehouse_engine::run::{Breakpoint, HandoffProtocol, Participant, Role, StepMode};
-use gatehouse_engine::{EngineError, Gate, GateFilter, NewRun, Run, RunId, RunStatus, TokenRole, Turn};
+use gatehouse_engine::{EngineError, Gate, NewRun, Run, RunId, RunStatus, TokenRole, Turn};
 use gatehouse_orchestrator::StartError;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -233,13 +234,10 @@ pub async fn run_status(
     ApiPath(run_id): ApiPath<String>,
 ) -> ApiResult<Json<RunStatusResponse>> {
     let run = visible_run(&state, &caller, &RunId::from_string(run_id)).await?;
+    // The run again, with its plan, gates and progress from one snapshot:
+    // never a run still `active` beside the sync gate that made it wait.
     let id = run.id.clone();
-    let (plan, pending, progress) = state
-        .engine(move |e| {
-            let pending = e.gates(&GateFilter { run_id: Some(id.clone()), ..GateFilter::pending() })?;
-            Ok((e.plan(&id)?, pending, e.progress(&id)?))
-        })
-        .await?;
+    let RunStatusSnapshot { run, plan, pending, progress } = state.engine(move |e| e.run_status(&id)).await?;
     let task = plan.and_then(|p| {
         p.plan.tasks.iter().rev().find(|t| t.status == TaskStatus::InProgress).map(|t| t.task_id.clone())
     });
