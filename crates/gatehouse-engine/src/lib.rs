@@ -35,6 +35,7 @@ pub mod scoring;
 pub mod search;
 pub mod store;
 pub mod token;
+pub mod tool_gates;
 
 pub use allow_rule::{AllowRule, AllowRuleFilter, AllowRuleRequest, AllowRuleStatus, NewAllowRule};
 pub use decision::{ActionChoice, Decision, DecisionAction, DecisionInput, DecisionOrigin};
