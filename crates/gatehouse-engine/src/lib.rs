@@ -16,6 +16,7 @@
 //! ```
 
 pub mod allow_rule;
+pub mod api_error;
 pub mod decision;
 pub mod diff;
 pub mod engine;
