@@ -2,17 +2,18 @@
 //! server's, over the same HTTP API): after each burst of gate events the
 //! tray shows the new pending count, and each new sync gate raises a native
 //! notification whose click opens that gate in the window. A dropped stream
-//! is opened again where it left off, after a growing pause.
+//! is opened again where it left off, after a growing pause. The server is
+//! read through `gatehouse-client`, as the CLI and `gatehouse mcp` read it.
 
 use std::time::Duration;
 
+use gatehouse_client::{ApiErrorCode, Client, ClientError};
 use gatehouse_engine::{BlockingMode, Event, EventKind, Gate};
 use tauri::async_runtime::JoinHandle;
 use tauri::{AppHandle, Manager, Runtime};
 use tauri_plugin_notification::NotificationExt;
 
 use crate::connection::Server;
-use crate::events::{self, FeedError, Stream};
 use crate::tray::Tray;
 use crate::window;
 
@@ -47,17 +48,45 @@ pub fn open_gates_on_click<R: Runtime>(
     }
 }
 
+/// Why following a server stopped.
+#[derive(Debug)]
+enum FeedError {
+    /// The server no longer accepts the token (401): retrying cannot help.
+    TokenRefused,
+    /// Anything else: the network, the server's status, its answer.
+    Other(String),
+}
+
+impl From<ClientError> for FeedError {
+    fn from(e: ClientError) -> Self {
+        match e {
+            ClientError::Api(e) if e.code == ApiErrorCode::Unauthorized => Self::TokenRefused,
+            other => {
+                let cause = std::error::Error::source(&other).map(|c| format!(": {c}")).unwrap_or_default();
+                Self::Other(format!("{other}{cause}"))
+            }
+        }
+    }
+}
+
 /// Follows `server` until the task is aborted (the app switched servers)
 /// or the server refuses the token, keeping the tray current and notifying
 /// new sync gates.
 pub fn follow<R: Runtime>(app: AppHandle<R>, http: reqwest::Client, server: Server) -> JoinHandle<()> {
     tauri::async_runtime::spawn(async move {
+        let client = match server.origin.parse() {
+            Ok(base) => Client::with_http(http, base, server.token()),
+            Err(e) => {
+                tracing::warn!(server = %server.origin, error = %e, "the server's address is not a URL; nothing is followed");
+                return;
+            }
+        };
         // Counted first, then followed from the count's head: nothing
         // committed in between is missed, nothing older is notified.
         let mut after = None;
         let mut pause = Duration::from_millis(500);
         loop {
-            match follow_once(&app, &http, &server, &mut after).await {
+            match follow_once(&app, &client, &server, &mut after).await {
                 Ok(()) => pause = Duration::from_millis(500),
                 Err(FeedError::TokenRefused) => {
                     tracing::warn!(server = %server.origin, "the server refused the token; the tray's count stops");
@@ -77,15 +106,15 @@ pub fn follow<R: Runtime>(app: AppHandle<R>, http: reqwest::Client, server: Serv
 /// Counts, then follows the stream until it ends or fails.
 async fn follow_once<R: Runtime>(
     app: &AppHandle<R>,
-    http: &reqwest::Client,
+    client: &Client,
     server: &Server,
     after: &mut Option<u64>,
 ) -> Result<(), FeedError> {
-    let (count, head) = events::pending(http, server).await?;
-    show_count(app, server, count);
-    let mut stream = Stream::open(http, server, *after.get_or_insert(head)).await?;
-    while let Some((burst, last)) = stream.next_burst().await? {
-        if let Some(last) = last {
+    let pending = client.pending().await?;
+    show_count(app, server, pending.total);
+    let mut stream = client.events(*after.get_or_insert(pending.head_seq)).await?;
+    while let Some(gatehouse_client::Burst { events: burst, last_seq }) = stream.next_burst().await? {
+        if let Some(last) = last_seq {
             *after = Some(last);
         }
         let new_sync: Vec<&Gate> = burst.iter().filter_map(|e| new_sync_gate(&e.body.kind)).collect();
@@ -94,7 +123,7 @@ async fn follow_once<R: Runtime>(
         let mut escalated = Vec::new();
         for event in &burst {
             if let EventKind::GateEscalated { gate_id, .. } = &event.body.kind {
-                match events::gate(http, server, gate_id.as_str()).await {
+                match client.gate(gate_id).await {
                     Ok(gate) => escalated.push(gate),
                     Err(e) => tracing::warn!(error = %e, "cannot read an escalated gate"),
                 }
@@ -103,8 +132,7 @@ async fn follow_once<R: Runtime>(
         notify(app, &escalated.iter().collect::<Vec<_>>(), "escalated: still waiting for you");
         // A burst this app could not read may still have moved the count.
         if burst.is_empty() || burst.iter().any(touches_gates) {
-            let (count, _) = events::pending(http, server).await?;
-            show_count(app, server, count);
+            show_count(app, server, client.pending().await?.total);
         }
     }
     Ok(())

@@ -1,5 +1,6 @@
 //! This computer's server: the engine and the HTTP server inside the
-//! desktop process: the database (the CLI's default place unless
+//! desktop process, hosted as `gatehouse serve` hosts them
+//! (`gatehouse_server::host`): the database (the CLI's default place unless
 //! `--db`/`GATEHOUSE_DB` names one), the server on a free loopback port on
 //! a runtime of its own, and the reviewer token the window signs in with,
 //! revoked when the app exits or switches to a team server.
@@ -10,8 +11,9 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use gatehouse_engine::event::AuditKey;
-use gatehouse_engine::{private_files, Engine, EngineConfig, TokenRole};
-use gatehouse_server::{ProviderRegistry, RunningServer, ServerConfig};
+use gatehouse_engine::{Database, Engine, EngineConfig, TokenRole};
+use gatehouse_server::host::Host;
+use gatehouse_server::{ProviderRegistry, ServerConfig};
 
 use crate::connection::Server;
 
@@ -26,8 +28,7 @@ pub struct Backend {
     pub addr: SocketAddr,
     /// The database file.
     pub db: PathBuf,
-    runtime: tokio::runtime::Runtime,
-    server: RunningServer,
+    host: Host,
     token_id: String,
     secret: String,
     reviewer: String,
@@ -41,31 +42,14 @@ impl Backend {
     /// `audit_key` (from the keychain) the event log's chain is keyed.
     pub fn start(db: PathBuf, ui_dir: Option<PathBuf>, welcome: bool, audit_key: Option<AuditKey>) -> Result<Self> {
         let first_start = !db.exists();
-        if let Some(parent) = db.parent().filter(|p| !p.as_os_str().is_empty()) {
-            // Readable only by this user: the database holds every payload and decision.
-            private_files::create_private_dir(parent).with_context(|| {
-                format!("cannot create {}; check its permissions or pass --db PATH", parent.display())
-            })?;
-        }
-        let engine = Engine::open(&db, EngineConfig { audit_key, ..EngineConfig::default() }).with_context(|| {
-            format!(
-                "cannot open the database at {}; check the path and its permissions, or pass --db PATH",
-                db.display()
-            )
-        })?;
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .worker_threads(2)
-            .thread_name("gatehouse-server")
-            .build()
-            .context("cannot start the server's async runtime")?;
         let providers = ProviderRegistry::from_env()
             .context("the model provider configuration (GATEHOUSE_*_ environment variables)")?;
         let config =
             ServerConfig { bind: SocketAddr::from(([127, 0, 0, 1], 0)), ui_dir, providers, ..ServerConfig::default() };
-        let server = runtime
-            .block_on(gatehouse_server::start(engine.clone(), config))
-            .context("cannot listen on a loopback port")?;
+        // The store makes the database's directory readable only by this user.
+        let engine = EngineConfig { audit_key, ..EngineConfig::default() };
+        let host = Host::open(&Database::Sqlite(db.clone()), engine, config, Some(2))?;
+        let engine = host.engine.clone();
         let reviewer = reviewer_name();
         let (token, secret) = engine
             .create_token(&reviewer, TokenRole::Reviewer, ACTOR)
@@ -73,14 +57,14 @@ impl Backend {
         if first_start && welcome {
             // A new database: orchestrated runs with the scripted provider,
             // waiting for a first review, show what Gatehouse does.
-            let orchestrator = std::sync::Arc::clone(&server.state.orchestrator);
-            runtime.spawn(async move {
+            let orchestrator = std::sync::Arc::clone(&host.server.state.orchestrator);
+            host.runtime().spawn(async move {
                 if let Err(e) = orchestrator.start_welcome(ACTOR).await {
                     tracing::warn!(error = %e, "cannot start the welcome runs");
                 }
             });
         }
-        Ok(Self { engine, addr: server.addr, db, runtime, server, token_id: token.id, secret, reviewer })
+        Ok(Self { engine, addr: host.server.addr, db, host, token_id: token.id, secret, reviewer })
     }
 
     /// The server as the window, the tray and notifications reach it:
@@ -96,23 +80,15 @@ impl Backend {
             Ok(_) | Err(gatehouse_engine::EngineError::NotFound { .. }) => {}
             Err(e) => tracing::warn!(error = %e, "cannot revoke the window's token"),
         }
-        self.server.abort();
-        self.runtime.shutdown_timeout(Duration::from_secs(2));
+        self.host.stop(Duration::from_secs(2));
     }
 }
 
 /// `--db`, else `GATEHOUSE_DB`, else `gatehouse/gatehouse.db` in the user's
-/// data directory: the same rule as the `gatehouse` command, so the CLI and
-/// the app share one database by default.
+/// data directory: the same rule as the `gatehouse` command (both ask
+/// `gatehouse_server::host`), so the CLI and the app share one database by default.
 pub fn db_path(flag: Option<PathBuf>) -> Result<PathBuf> {
-    if let Some(path) = flag {
-        anyhow::ensure!(!path.as_os_str().is_empty(), "--db (or GATEHOUSE_DB) is empty; give a database file path");
-        return Ok(path);
-    }
-    Ok(match dirs::data_dir() {
-        Some(dir) => dir.join("gatehouse").join("gatehouse.db"),
-        None => PathBuf::from("gatehouse.db"),
-    })
+    Ok(gatehouse_server::host::database_path(flag)?)
 }
 
 /// The name decisions made in the window are recorded under: the login

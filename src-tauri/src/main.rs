@@ -14,7 +14,6 @@ mod alerts;
 mod backend;
 mod connection;
 mod downloads;
-mod events;
 mod memory;
 mod tray;
 mod window;

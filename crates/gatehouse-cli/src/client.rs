@@ -1,27 +1,25 @@
 //! Talking to a running server: the `--url` and `--token` options, finding
 //! a token (the flag, `GATEHOUSE_TOKEN`, else the `admin-token` file that
-//! `gatehouse serve` writes beside the database) and one blocking HTTP
-//! client whose failures read as the server's own `{code, message}` with
-//! the HTTP status, or say plainly that the server cannot be reached.
+//! `gatehouse serve` writes beside the database) and [`Api`], the shared
+//! `gatehouse-client` driven to completion for each command (the CLI is
+//! synchronous), whose failures read as the server's own message with the
+//! HTTP status, or say plainly that the server cannot be reached.
 
 use std::fmt;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use anyhow::{bail, ensure, Context, Result};
 use clap::Args;
-use reqwest::blocking::{Client, RequestBuilder};
-use reqwest::{Method, StatusCode, Url};
+use gatehouse_client::{ApiError, Client, ClientError, StatusCode, TransportKind};
+use reqwest::{Method, RequestBuilder, Url};
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// Where `gatehouse serve` listens unless told otherwise.
 pub const DEFAULT_URL: &str = "http://127.0.0.1:7777";
 /// The file beside the database holding the admin token `gatehouse serve` created.
 pub const ADMIN_TOKEN_FILE: &str = "admin-token";
-/// How long an ordinary request may take; long polls set their own limit.
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How to reach the server; shared by every command that talks to one.
 #[derive(Debug, Clone, Args)]
@@ -57,19 +55,15 @@ pub fn admin_token_path(db: &Path) -> PathBuf {
     }
 }
 
-/// An error answer from the server: its status and `{code, message}` body.
+/// An error answer from the server, as people read it: the server's
+/// message and the HTTP status, with what to do about a refused token.
 #[derive(Debug)]
-pub struct ApiFailure {
-    /// The HTTP status.
-    pub status: StatusCode,
-    /// The server's explanation.
-    pub message: String,
-}
+pub struct ApiFailure(pub ApiError);
 
 impl fmt::Display for ApiFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} (HTTP {})", self.message, self.status)?;
-        if self.status == StatusCode::UNAUTHORIZED {
+        write!(f, "{}", self.0)?;
+        if self.0.status == StatusCode::UNAUTHORIZED {
             write!(f, "; pass a live token with --token or GATEHOUSE_TOKEN (`gatehouse token create` makes one)")?;
         }
         Ok(())
@@ -77,12 +71,6 @@ impl fmt::Display for ApiFailure {
 }
 
 impl std::error::Error for ApiFailure {}
-
-/// The part of the server's `{code, message}` error body shown to people.
-#[derive(Deserialize)]
-struct ErrorBody {
-    message: String,
-}
 
 /// Whether `e` is a failure to reach the server or hear its answer (worth
 /// retrying), rather than an answer the server gave.
@@ -92,9 +80,8 @@ pub fn is_transport(e: &anyhow::Error) -> bool {
 
 /// A client for one server and one token.
 pub struct Api {
-    http: Client,
-    base: Url,
-    token: String,
+    client: Client,
+    runtime: tokio::runtime::Runtime,
 }
 
 impl Api {
@@ -106,30 +93,24 @@ impl Api {
             Some(token) => token.to_owned(),
             None => read_token_file(db)?,
         };
-        let builder = Client::builder()
-            .connect_timeout(Duration::from_secs(5))
-            .timeout(REQUEST_TIMEOUT)
-            .user_agent(concat!("gatehouse-cli/", env!("CARGO_PKG_VERSION")));
-        let http = ca_certificates(args.ca_cert.as_deref())?
-            .into_iter()
-            .fold(builder, |b, root| b.add_root_certificate(root))
+        let roots = ca_certificates(args.ca_cert.as_deref())?;
+        let agent = concat!("gatehouse-cli/", env!("CARGO_PKG_VERSION"));
+        let client = Client::new(base, token, agent, roots).context("cannot set up the HTTP client")?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
             .build()
-            .context("cannot set up the HTTP client")?;
-        Ok(Self { http, base, token })
+            .context("cannot start the HTTP client's runtime")?;
+        Ok(Self { client, runtime })
     }
 
     /// The server's base URL, for messages.
     pub fn server(&self) -> &str {
-        self.base.as_str().trim_end_matches('/')
+        self.client.server()
     }
 
     /// A request to `/api/hitl/<segments...>` (each segment percent-encoded), carrying the token.
     pub fn request(&self, method: Method, segments: &[&str]) -> RequestBuilder {
-        let mut url = self.base.clone();
-        if let Ok(mut path) = url.path_segments_mut() {
-            path.pop_if_empty().extend(["api", "hitl"]).extend(segments);
-        }
-        self.http.request(method, url).bearer_auth(&self.token)
+        self.client.request(method, segments)
     }
 
     /// GETs `segments` and parses the answer.
@@ -144,68 +125,36 @@ impl Api {
 
     /// Sends a request; a non-2xx answer becomes an [`ApiFailure`].
     pub fn send<T: DeserializeOwned>(&self, request: RequestBuilder) -> Result<T> {
-        let response = request.send().map_err(|e| self.transport(e))?;
-        let status = response.status();
-        let body = response.text().map_err(|e| self.transport(e))?;
-        if !status.is_success() {
-            return Err(failure(status, &body).into());
-        }
-        serde_json::from_str(&body).with_context(|| {
-            format!(
-                "the server at {} answered (HTTP {status}) in a shape this gatehouse does not understand; \
-                 are the server and this command the same version?",
-                self.server()
-            )
-        })
+        self.runtime.block_on(self.client.send(request)).map_err(|e| self.explain(e))
     }
 
-    fn transport(&self, e: reqwest::Error) -> anyhow::Error {
-        let what = if e.is_timeout() {
-            format!("the Gatehouse server at {} did not answer in time; is it overloaded or stuck?", self.server())
-        } else if is_certificate_problem(&e) {
-            format!(
-                "the Gatehouse server at {} showed a certificate this computer does not trust; if a private CA \
-                 signed it, pass that CA with --ca-cert PEM (or GATEHOUSE_CA_CERT)",
-                self.server()
-            )
-        } else if e.is_connect() {
-            format!(
-                "cannot reach the Gatehouse server at {}; start it with `gatehouse serve`, \
-                 or point --url (or GATEHOUSE_URL) at a running one",
-                self.server()
-            )
-        } else {
-            format!("the exchange with the Gatehouse server at {} failed", self.server())
-        };
-        anyhow::Error::new(e).context(what)
-    }
-}
-
-/// Whether the TLS handshake refused the server's certificate (rustls says so in its message).
-fn is_certificate_problem(e: &reqwest::Error) -> bool {
-    let mut source: Option<&dyn std::error::Error> = Some(e);
-    while let Some(error) = source {
-        if error.to_string().contains("certificate") {
-            return true;
-        }
-        source = error.source();
-    }
-    false
-}
-
-fn failure(status: StatusCode, body: &str) -> ApiFailure {
-    match serde_json::from_str::<ErrorBody>(body) {
-        Ok(ErrorBody { message }) => ApiFailure { status, message },
-        Err(_) => {
-            let text = crate::table::short(body, 200);
-            let message = if status == StatusCode::NOT_FOUND || status == StatusCode::METHOD_NOT_ALLOWED {
-                "the server does not offer this endpoint; is it an older Gatehouse than this command?".to_owned()
-            } else if text.is_empty() {
-                status.canonical_reason().unwrap_or("the server refused the request").to_owned()
-            } else {
-                text
-            };
-            ApiFailure { status, message }
+    /// What a failed call means for the person at the terminal, and what to do.
+    fn explain(&self, e: ClientError) -> anyhow::Error {
+        let server = self.server();
+        match e {
+            ClientError::Api(e) => ApiFailure(e).into(),
+            ClientError::Transport(t) => {
+                let what = match t.kind() {
+                    TransportKind::Timeout => {
+                        format!("the Gatehouse server at {server} did not answer in time; is it overloaded or stuck?")
+                    }
+                    TransportKind::Certificate => format!(
+                        "the Gatehouse server at {server} showed a certificate this computer does not trust; if a \
+                         private CA signed it, pass that CA with --ca-cert PEM (or GATEHOUSE_CA_CERT)"
+                    ),
+                    TransportKind::Connect => format!(
+                        "cannot reach the Gatehouse server at {server}; start it with `gatehouse serve`, or point \
+                         --url (or GATEHOUSE_URL) at a running one"
+                    ),
+                    TransportKind::Other => format!("the exchange with the Gatehouse server at {server} failed"),
+                };
+                anyhow::Error::new(t.source).context(what)
+            }
+            ClientError::Unreadable { status, source, .. } => anyhow::Error::new(source).context(format!(
+                "the server at {server} answered (HTTP {status}) in a shape this gatehouse does not understand; \
+                 are the server and this command the same version?"
+            )),
+            other => anyhow::Error::new(other),
         }
     }
 }
@@ -260,10 +209,13 @@ mod tests {
 
     #[test]
     fn error_bodies_become_the_servers_message_with_the_status() {
+        let failure = |status, body| ApiFailure(ApiError::from_answer(status, body));
         let e = failure(StatusCode::FORBIDDEN, r#"{"code":"forbidden","message":"`bot` has an agent token"}"#);
         assert_eq!(e.to_string(), "`bot` has an agent token (HTTP 403 Forbidden)");
         let e = failure(StatusCode::NOT_FOUND, "");
         assert!(e.to_string().contains("does not offer this endpoint"), "{e}");
+        let e = failure(StatusCode::UNAUTHORIZED, r#"{"code":"unauthorized","message":"unknown or revoked token"}"#);
+        assert!(e.to_string().ends_with("(`gatehouse token create` makes one)"), "{e}");
     }
 
     #[test]

@@ -27,13 +27,12 @@ mod tokens;
 use std::io::ErrorKind;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Parser, Subcommand};
 use gatehouse_engine::event::AuditKey;
-use gatehouse_engine::{Database, Engine, EngineConfig, PgOptions, SystemClock};
+use gatehouse_engine::{Database, Engine, EngineConfig, PgOptions};
 
 /// Gatehouse: a reviewer's desk for AI agents. Serve the API, ask a person from a script, decide
 /// gates, and inspect, verify and move the database of runs, gates and decisions.
@@ -289,39 +288,11 @@ impl Target {
             audit_key,
             ..EngineConfig::default()
         };
-        match &self.database {
-            Database::Sqlite(path) => {
-                tracing::debug!(db = %path.display(), "opening the database");
-                Engine::open_database(&self.database, config, Arc::new(SystemClock)).with_context(|| {
-                    format!(
-                        "cannot open the database at {}; check the path and its permissions, or pass --db PATH",
-                        path.display()
-                    )
-                })
-            }
-            // The engine's message names the server without the password.
-            Database::Postgres(_) => Engine::open_database(&self.database, config, Arc::new(SystemClock))
-                .context("cannot open the PostgreSQL database given by --database (GATEHOUSE_DATABASE)"),
-        }
+        Ok(gatehouse_server::host::open_engine(&self.database, config)?)
     }
 }
 
 /// `--db`, else `GATEHOUSE_DB` (clap reads both), else the user's data directory.
 fn db_path(flag: Option<PathBuf>) -> Result<PathBuf> {
-    if let Some(path) = flag {
-        anyhow::ensure!(!path.as_os_str().is_empty(), "--db (or GATEHOUSE_DB) is empty; give a database file path");
-        return Ok(path);
-    }
-    Ok(match dirs::data_dir() {
-        Some(dir) => {
-            let own = dir.join("gatehouse");
-            // Gatehouse's own directory: private, even if an older version made it readable.
-            if let Err(e) = gatehouse_engine::private_files::restrict_to_owner(&own) {
-                tracing::warn!(dir = %own.display(), error = %e, "cannot make the data directory private");
-            }
-            own.join("gatehouse.db")
-        }
-        // No home directory (a bare container, say): the working directory is the one place left.
-        None => PathBuf::from("gatehouse.db"),
-    })
+    Ok(gatehouse_server::host::database_path(flag)?)
 }

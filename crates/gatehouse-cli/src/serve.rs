@@ -13,6 +13,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::Args;
 use gatehouse_engine::{private_files, Engine, TokenRole};
+use gatehouse_server::host::{Host, HostError};
 use gatehouse_server::{ConnectionLimits, ProviderRegistry, ServerConfig, TlsConfig};
 
 use crate::client::admin_token_path;
@@ -129,18 +130,18 @@ where
         },
         allow_self_review: args.allow_self_review,
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .thread_name("gatehouse-server")
-        .build()
-        .context("cannot start the server's async runtime")?;
-    let server = runtime.block_on(gatehouse_server::start(engine.clone(), config)).with_context(|| {
-        format!(
-            "cannot listen on {}; if another Gatehouse (or anything else) uses that port, stop it or pass \
-             --bind 127.0.0.1:PORT (port 0 picks a free one)",
-            args.bind
-        )
-    })?;
+    let host = match Host::start(engine.clone(), config, None) {
+        Ok(host) => host,
+        Err(HostError::Listen { source, .. }) => {
+            return Err(anyhow::Error::new(source).context(format!(
+                "cannot listen on {}; if another Gatehouse (or anything else) uses that port, stop it or pass \
+                 --bind 127.0.0.1:PORT (port 0 picks a free one)",
+                args.bind
+            )))
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let (server, runtime) = (&host.server, host.runtime());
     // Listen for Ctrl-C and SIGTERM before saying where we listen: whoever reads that line may
     // stop us at once, and must find the clean shutdown, not the default of dying on the spot.
     let signals = {
@@ -177,7 +178,7 @@ where
         signal
     });
     // Requests still in flight (long polls) end here; their clients retry or report it.
-    runtime.shutdown_timeout(Duration::from_secs(5));
+    host.stop(Duration::from_secs(5));
     signal?;
     tracing::info!("stopped; everything acknowledged is on disk");
     Ok(())

@@ -16,6 +16,7 @@
 //! ```
 
 pub mod allow_rule;
+pub mod api_error;
 pub mod decision;
 pub mod diff;
 pub mod engine;
@@ -36,6 +37,7 @@ pub mod scoring;
 pub mod search;
 pub mod store;
 pub mod token;
+pub mod tool_gates;
 
 pub use allow_rule::{AllowRule, AllowRuleFilter, AllowRuleRequest, AllowRuleStatus, NewAllowRule};
 pub use decision::{ActionChoice, Decision, DecisionAction, DecisionInput, DecisionOrigin};

@@ -1,11 +1,12 @@
 //! The tools that ask a human: approval, a blocker question, feedback, an
 //! output review, a coding assistant's permission prompt, and `check_gate`
-//! for answers to calls made in async mode. Each opens one gate and answers
-//! with the decision ([`Outcome`]).
+//! for answers to calls made in async mode. Each opens one gate, built by
+//! the engine's constructor for its tool (`NewGate::request_approval`...),
+//! and answers with the decision ([`Outcome`]).
 
 use std::time::Duration;
 
-use gatehouse_engine::{DecisionAction, GateId, GateSpec, NewGate};
+use gatehouse_engine::{GateId, NewGate};
 use rmcp::model::{CallToolResult, JsonObject};
 use rmcp::service::RequestContext;
 use rmcp::{tool, tool_router, RoleServer};
@@ -29,15 +30,6 @@ macro_rules! arguments {
     };
 }
 
-/// Markdown for a list of strings, one numbered line each.
-fn numbered(items: &[String]) -> String {
-    items.iter().enumerate().map(|(i, q)| format!("{}. {q}\n", i + 1)).collect()
-}
-
-fn trimmed(items: &[String]) -> Vec<String> {
-    items.iter().map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()).collect()
-}
-
 #[tool_router(router = gate_tools, vis = "pub(crate)")]
 impl<B: Backend> GatehouseMcp<B> {
     /// Ask a human reviewer to approve an action before you take it (deployments, deletions, payments,
@@ -46,16 +38,10 @@ impl<B: Backend> GatehouseMcp<B> {
     #[tool(input_schema = input_schema::<RequestApprovalArgs>())]
     async fn request_approval(&self, request: RequestContext<RoleServer>, arguments: JsonObject) -> CallToolResult {
         let args: RequestApprovalArgs = arguments!("request_approval", arguments);
-        let action = args.action.trim();
-        if action.is_empty() {
+        if args.action.trim().is_empty() {
             return bad_arguments("request_approval", "action: say what you want to do");
         }
-        let mut text = format!("Approve: **{action}**");
-        if let Some(reason) = args.reason.as_deref().map(str::trim).filter(|r| !r.is_empty()) {
-            text.push_str(&format!("\n\n{reason}"));
-        }
-        let mut gate = NewGate::new(GateSpec::Approval { action: action.to_owned() }, text);
-        gate.payload = args.context.map(Value::Object);
+        let gate = NewGate::request_approval(&args.action, args.reason.as_deref(), args.context.map(Value::Object));
         settle(self.ask(&request, gate, &args.options).await.map(|g| Outcome::of(&g).into_result(json!({}))))
     }
 
@@ -65,22 +51,10 @@ impl<B: Backend> GatehouseMcp<B> {
     #[tool(input_schema = input_schema::<AskHumanArgs>())]
     async fn ask_human(&self, request: RequestContext<RoleServer>, arguments: JsonObject) -> CallToolResult {
         let args: AskHumanArgs = arguments!("ask_human", arguments);
-        let question = args.question.trim();
-        if question.is_empty() {
+        if args.question.trim().is_empty() {
             return bad_arguments("ask_human", "question: ask something");
         }
-        let options = trimmed(&args.options);
-        let mut text = question.to_owned();
-        if let Some(context) = args.context.as_deref().map(str::trim).filter(|c| !c.is_empty()) {
-            text.push_str(&format!("\n\n{context}"));
-        }
-        if !options.is_empty() {
-            text.push_str(&format!("\n\n**Suggested answers:**\n{}", numbered(&options)));
-        }
-        let mut gate = NewGate::question(text);
-        if !options.is_empty() {
-            gate.payload = Some(json!({ "options": options }));
-        }
+        let gate = NewGate::ask_human(&args.question, args.context.as_deref(), &args.options);
         settle(self.ask(&request, gate, &args.gate).await.map(|g| Outcome::of(&g).into_result(json!({}))))
     }
 
@@ -89,16 +63,11 @@ impl<B: Backend> GatehouseMcp<B> {
     #[tool(input_schema = input_schema::<RequestFeedbackArgs>())]
     async fn request_feedback(&self, request: RequestContext<RoleServer>, arguments: JsonObject) -> CallToolResult {
         let args: RequestFeedbackArgs = arguments!("request_feedback", arguments);
-        let artifact = args.artifact.trim();
-        if artifact.is_empty() {
+        if args.artifact.trim().is_empty() {
             return bad_arguments("request_feedback", "artifact: give the work to look at");
         }
-        let questions = trimmed(&args.questions);
-        let asked =
-            if questions.is_empty() { "What should change in this?\n".to_owned() } else { numbered(&questions) };
-        let text = format!("**Feedback requested**\n\n{asked}\n---\n\n{artifact}");
-        let mut gate = NewGate::question(text);
-        gate.payload = Some(json!({ "artifact": artifact, "questions": questions }));
+        // The call's mode (sync unless it says async) replaces the gate's own.
+        let gate = NewGate::request_feedback(&args.artifact, &args.questions);
         settle(self.ask(&request, gate, &args.options).await.map(|g| Outcome::of(&g).into_result(json!({}))))
     }
 
@@ -112,15 +81,8 @@ impl<B: Backend> GatehouseMcp<B> {
         if args.output.trim().is_empty() {
             return bad_arguments("request_review", "output: give the output to review");
         }
-        let summary = args.summary.as_deref().map(str::trim).filter(|s| !s.is_empty());
-        let text = summary.unwrap_or("Review this output before it is delivered.").to_owned();
-        let spec = GateSpec::ResponseReview {
-            raw: args.original.clone().unwrap_or_else(|| args.output.clone()),
-            audited: args.output.clone(),
-            indicators: trimmed(&args.indicators),
-        };
-        let mut gate = NewGate::new(spec, text);
-        gate.payload = Some(json!({ "audited": args.output }));
+        let gate =
+            NewGate::request_review(&args.output, args.original.as_deref(), &args.indicators, args.summary.as_deref());
         let result = self.ask(&request, gate, &args.options).await.map(|g| {
             let outcome = Outcome::of(&g);
             let edited = outcome.payload.as_ref().and_then(|p| p.get("audited")).and_then(Value::as_str);
@@ -138,12 +100,7 @@ impl<B: Backend> GatehouseMcp<B> {
         let args: RequestPermissionArgs = arguments!("request_permission", arguments);
         let asked = Value::Object(args.input.clone());
         let client = request.client_info().map(|c| c.name).unwrap_or_else(|| "The assistant".into());
-        let mut gate = NewGate::new(
-            GateSpec::Approval { action: args.tool_name.clone() },
-            permission_text(&client, &args.tool_name, &args.input),
-        );
-        gate.payload = Some(asked.clone());
-        gate.allowed_actions = vec![DecisionAction::Approve, DecisionAction::Edit, DecisionAction::Reject];
+        let mut gate = NewGate::request_permission(&client, &args.tool_name, &args.input);
         gate.idempotency_key = args
             .tool_use_id
             .as_deref()
@@ -179,17 +136,4 @@ impl<B: Backend> GatehouseMcp<B> {
         };
         settle(result.await)
     }
-}
-
-/// What the reviewer reads for a permission prompt: who asks to use which
-/// tool, and the input's telling fields (the command, the file...).
-fn permission_text(client: &str, tool: &str, input: &JsonObject) -> String {
-    let mut text = format!("**{client}** asks permission to use `{tool}`.");
-    for key in ["command", "file_path", "path", "url", "description"] {
-        if let Some(value) = input.get(key).and_then(Value::as_str).filter(|v| !v.trim().is_empty()) {
-            let value: String = value.chars().take(500).collect();
-            text.push_str(&format!("\n\n**{key}:**\n\n```\n{value}\n```"));
-        }
-    }
-    text
 }

@@ -4,7 +4,7 @@
 //! send back (a plan-review gate; a reviewer's edit becomes the plan).
 
 use gatehouse_engine::plan::{PlanOperation, PlanRevision, TaskPriority};
-use gatehouse_engine::{GateSpec, NewGate, RunId};
+use gatehouse_engine::{NewGate, RunId};
 use rmcp::model::{CallToolResult, JsonObject};
 use rmcp::service::RequestContext;
 use rmcp::{tool, tool_router, RoleServer};
@@ -157,21 +157,7 @@ impl<B: Backend> GatehouseMcp<B> {
             let revision =
                 self.backend.change_plan(&caller, &run, PlanOperation::Replace { plan: plan.clone() }).await?;
             let round = self.next_plan_round();
-            let mut text = format!("**Review the plan** (revision {}, round {round})\n\n", revision.revision);
-            if let Some(note) = args.note.as_deref().map(str::trim).filter(|n| !n.is_empty()) {
-                text.push_str(&format!("{note}\n\n"));
-            }
-            for task in &plan.tasks {
-                let after = if task.dependencies.is_empty() {
-                    String::new()
-                } else {
-                    format!(" (after {})", task.dependencies.join(", "))
-                };
-                text.push_str(&format!("- `{}` {}{after}\n", task.task_id, task.description));
-            }
-            let spec = GateSpec::PlanReview { plan_revision: Some(revision.revision), round };
-            let mut gate = NewGate::new(spec, text);
-            gate.payload = Some(serde_json::to_value(&plan).unwrap_or_default());
+            let gate = NewGate::plan_propose(&plan, Some(revision.revision), round, args.note.as_deref());
             let options = crate::args::GateOptions { run_id: Some(run.to_string()), ..args.options.clone() };
             let gate = self.ask(&request, gate, &options).await?;
             Ok::<_, BackendError>(Outcome::of(&gate).into_result(json!({ "plan_revision": revision.revision })))

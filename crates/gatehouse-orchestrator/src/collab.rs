@@ -120,12 +120,8 @@ async fn agree_plan(d: &mut Driver, spec: &RunSpec, tool: &Tool, goal: &str) -> 
         let plan = current_plan(d).await?.unwrap_or_default();
         let id = d.run_id.clone();
         let revision = d.engine(move |e| e.plan(&id)).await?.map(|r| r.revision);
-        let text = format!(
-            "**Plan, round {round}** ({} tasks). Approve it, modify it (edit it, or ask for changes), or reject it to end the run.",
-            plan.tasks.len()
-        );
-        let mut gate = NewGate::new(GateSpec::PlanReview { plan_revision: revision, round }, text);
-        gate.payload = serde_json::to_value(&plan).ok();
+        let note = "Approve it, modify it (edit it, or ask for changes), or reject it to end the run.";
+        let mut gate = NewGate::plan_propose(&plan, revision, round, Some(note));
         gate.context.step = Some("plan_review".into());
         gate.context.task_description = Some(goal.chars().take(500).collect());
         let gate = d.ask(&format!("{key}:review"), "plan_review", gate).await?;

@@ -469,11 +469,8 @@ fn response_gate(tool: &Tool, audited: &AuditedResponse, payload: &Payload, conf
             flags.push(f.flag.as_str().to_owned());
         }
     }
-    let mut gate = NewGate::new(
-        GateSpec::ResponseReview { raw: audited.raw.clone(), audited: audited.cleaned.clone(), indicators },
-        format!("Review the answer from `{}`: accept it, edit the text, or retry with changes.", tool.name),
-    );
-    gate.payload = Some(json!({"audited": audited.cleaned}));
+    let summary = format!("Review the answer from `{}`: accept it, edit the text, or retry with changes.", tool.name);
+    let mut gate = NewGate::request_review(&audited.cleaned, Some(&audited.raw), &indicators, Some(&summary));
     gate.safety_flags = flags;
     gate.confidence = Some(confidence);
     gate.context = GateContext {

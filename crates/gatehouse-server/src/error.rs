@@ -1,42 +1,19 @@
 //! The API's one error type. Engine errors become HTTP statuses here and
 //! nowhere else; every error body is `{code, message}` (plus the offending
 //! `field` where there is one, and who resolved a gate first, for
-//! conflicts) so clients branch on codes and fields, not on text. A 500
-//! says only that Gatehouse failed, with an error id: what failed is
+//! conflicts) so clients branch on codes and fields, not on text. The codes
+//! themselves (`ApiErrorCode`) are the engine's, shared with the clients. A
+//! 500 says only that Gatehouse failed, with an error id: what failed is
 //! logged under that id, never sent.
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use chrono::{DateTime, Utc};
+pub use gatehouse_engine::api_error::ApiErrorCode;
 use gatehouse_engine::{EngineError, ErrorCode};
 use serde::Serialize;
 use utoipa::ToSchema;
-
-/// Machine-readable error codes of the API.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ApiErrorCode {
-    /// No token, or an unknown or revoked one (401).
-    Unauthorized,
-    /// The token's role may not do this (403), or the request's origin is refused.
-    Forbidden,
-    /// No such run, gate, key or token, or no such path (404).
-    NotFound,
-    /// The path exists but not with this method (405).
-    MethodNotAllowed,
-    /// Someone decided first, or the state forbids the change (409).
-    Conflict,
-    /// The body is too large (413).
-    PayloadTooLarge,
-    /// Malformed JSON, a bad parameter or a field that breaks a rule (422;
-    /// 400, 406 or 415 for a request that is not HTTP the route can read).
-    Invalid,
-    /// The server is at its connection limit (503); retry shortly.
-    Unavailable,
-    /// Gatehouse itself failed (500); never caused by a client's mistake.
-    Internal,
-}
 
 /// An error response body.
 #[derive(Debug, Clone, Serialize, ToSchema)]

@@ -16,6 +16,7 @@ use utoipa_axum::router::OpenApiRouter;
 pub mod auth;
 pub mod connections;
 pub mod error;
+pub mod host;
 pub mod json;
 pub mod markdown;
 pub mod mcp;

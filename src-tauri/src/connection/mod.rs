@@ -79,11 +79,6 @@ impl Server {
         &self.token
     }
 
-    /// The address of an API path (`gates` → `ORIGIN/api/hitl/gates`).
-    pub fn api(&self, path: &str) -> String {
-        format!("{}/api/hitl/{path}", self.origin)
-    }
-
     /// What the header, the tray and the window's title call it.
     pub fn label(&self) -> String {
         match self.place {
@@ -458,7 +453,6 @@ mod tests {
             &Reviewer { name: "bo".into(), role: gatehouse_engine::TokenRole::Reviewer },
         );
         assert_eq!(team.label(), "Team: gh.example.com:8443");
-        assert_eq!(team.api("whoami"), "https://gh.example.com:8443/api/hitl/whoami");
         assert!(team.window_url(None).starts_with("https://gh.example.com:8443/#token=t&server=team&"));
         assert_eq!(team.gate_url("gate_1"), "https://gh.example.com:8443/#gate=gate_1");
     }

@@ -9,11 +9,11 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::Json;
 use gatehouse_engine::{
-    BlockingMode, Decision, Directive, DirectiveAction, Gate, GateContext, GateId, GateSpec, GateStatus, NewGate,
-    NewTurn, Priority, Role, Run, RunId, RunStatus, TokenRole, Turn,
+    BlockingMode, Decision, Directive, DirectiveAction, Gate, GateContext, GateId, GateStatus, NewGate, NewTurn,
+    Priority, Role, Run, RunId, RunStatus, TokenRole, Turn,
 };
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -254,7 +254,8 @@ pub struct ToolOptions {
 }
 
 impl ToolOptions {
-    fn apply(&self, gate: &mut NewGate, default_mode: BlockingMode, headers: &HeaderMap) -> ApiResult<Duration> {
+    /// Sets the call's options on `gate`; its mode stays the tool's own unless the call names one.
+    fn apply(&self, gate: &mut NewGate, headers: &HeaderMap) -> ApiResult<Duration> {
         let wait = self.wait.unwrap_or(0.0);
         if !(0.0..=60.0).contains(&wait) {
             return Err(ApiError::invalid_field("wait", format!("must be from 0 to 60 seconds, got {wait}")));
@@ -267,7 +268,7 @@ impl ToolOptions {
             return Err(ApiError::invalid_field("timeout", format!("must be at most {longest} seconds (ten years)")));
         }
         gate.priority = self.urgency.unwrap_or_default();
-        gate.mode = self.mode.unwrap_or(default_mode);
+        gate.mode = self.mode.unwrap_or(gate.mode);
         gate.expires_in_secs = self.timeout;
         gate.context = self.task.clone();
         gate.idempotency_key = idempotency_key(headers)?.or_else(|| self.idempotency_key.clone());
@@ -337,10 +338,12 @@ pub async fn request_approval(
 ) -> ApiResult<(StatusCode, Json<ToolCallReply>)> {
     let req: RequestApproval = tool_request(&body)?;
     required("action", &req.action)?;
-    let text = req.text.filter(|t| !t.trim().is_empty()).unwrap_or_else(|| format!("Approve: **{}**", req.action));
-    let mut gate = NewGate::new(GateSpec::Approval { action: req.action }, text);
-    gate.payload = req.context;
-    let wait = req.options.apply(&mut gate, BlockingMode::Sync, &headers)?;
+    let mut gate = NewGate::request_approval(&req.action, None, req.context);
+    // Over HTTP the agent's text replaces the default one (the request's documented contract).
+    if let Some(text) = req.text.filter(|t| !t.trim().is_empty()) {
+        gate.text = text;
+    }
+    let wait = req.options.apply(&mut gate, &headers)?;
     call_tool(state, caller, run_id, gate, wait).await
 }
 
@@ -375,15 +378,8 @@ pub async fn escalate_to_human(
 ) -> ApiResult<(StatusCode, Json<ToolCallReply>)> {
     let req: EscalateToHuman = tool_request(&body)?;
     required("issue", &req.issue)?;
-    let expertise: Vec<String> =
-        req.required_expertise.iter().map(|e| e.trim().to_owned()).filter(|e| !e.is_empty()).collect();
-    let mut text = format!("**Escalated:** {}", req.issue.trim());
-    if !expertise.is_empty() {
-        text.push_str(&format!("\n\n**Required expertise:** {}", expertise.join(", ")));
-    }
-    let mut gate = NewGate::question(text);
-    gate.payload = Some(json!({ "required_expertise": expertise, "context": req.context }));
-    let wait = req.options.apply(&mut gate, BlockingMode::Sync, &headers)?;
+    let mut gate = NewGate::escalate_to_human(&req.issue, &req.required_expertise, req.context);
+    let wait = req.options.apply(&mut gate, &headers)?;
     call_tool(state, caller, run_id, gate, wait).await
 }
 
@@ -415,19 +411,7 @@ pub async fn request_feedback(
 ) -> ApiResult<(StatusCode, Json<ToolCallReply>)> {
     let req: RequestFeedback = tool_request(&body)?;
     required("artifact", &req.artifact)?;
-    let questions: Vec<String> = req.questions.iter().map(|q| q.trim().to_owned()).filter(|q| !q.is_empty()).collect();
-    let mut text = String::from("**Feedback requested**\n\n");
-    if questions.is_empty() {
-        text.push_str("What should change in this artifact?\n");
-    } else {
-        for (i, q) in questions.iter().enumerate() {
-            text.push_str(&format!("{}. {q}\n", i + 1));
-        }
-    }
-    text.push_str("\n---\n\n");
-    text.push_str(req.artifact.trim());
-    let mut gate = NewGate::question(text);
-    gate.payload = Some(json!({ "artifact": req.artifact, "questions": questions }));
-    let wait = req.options.apply(&mut gate, BlockingMode::Async, &headers)?;
+    let mut gate = NewGate::request_feedback(&req.artifact, &req.questions);
+    let wait = req.options.apply(&mut gate, &headers)?;
     call_tool(state, caller, run_id, gate, wait).await
 }
