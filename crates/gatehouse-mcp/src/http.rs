@@ -54,13 +54,10 @@ impl HttpBackend {
                 Failure::Unreachable,
                 format!("the Gatehouse server at {} did not answer in time", self.server()),
             ),
+            // What to do about it is the failure's hint (`outcome::failure`), said once.
             ClientError::Transport(_) => BackendError::new(
                 Failure::Unreachable,
-                format!(
-                    "cannot reach the Gatehouse server at {}; start it (the desktop app or `gatehouse serve`) or \
-                     point --url (GATEHOUSE_URL) at a running one",
-                    self.server()
-                ),
+                format!("cannot reach the Gatehouse server at {}", self.server()),
             ),
             other => BackendError::new(Failure::Internal, format!("{other}: {}", source_of(&other))),
         }
@@ -118,5 +115,23 @@ impl Backend for HttpBackend {
 
     async fn change_plan(&self, _: &(), run: &RunId, op: PlanOperation) -> Result<PlanRevision, BackendError> {
         self.client.change_plan(run, &op).await.map_err(|e| self.refusal(e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn an_unreachable_server_is_said_once_with_its_address_and_what_to_do() {
+        // Nothing listens on the discard port of loopback.
+        let backend = HttpBackend::new("http://127.0.0.1:9".parse().unwrap(), "t").unwrap();
+        let refused = backend.wait_gate(&(), &GateId::from_string("gate_1"), Duration::ZERO).await.unwrap_err();
+        assert_eq!(refused.failure, Failure::Unreachable, "{}", refused.message);
+        let result = crate::outcome::failure(&refused);
+        let summary = result.content[0].as_text().map(|t| t.text.clone()).unwrap_or_default();
+        assert!(summary.contains("cannot reach the Gatehouse server at http://127.0.0.1:9"), "{summary}");
+        assert_eq!(summary.matches("gatehouse serve").count(), 1, "the hint is said once: {summary}");
+        assert_eq!(summary.matches("--url").count(), 1, "the hint is said once: {summary}");
     }
 }

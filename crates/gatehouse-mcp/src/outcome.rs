@@ -132,7 +132,11 @@ pub fn failure(error: &BackendError) -> CallToolResult {
         Failure::Unauthorized => {
             " Give this MCP server a live Gatehouse token (`gatehouse token create --role agent --name NAME`)."
         }
-        Failure::Unreachable => " Start Gatehouse (the desktop app or `gatehouse serve`) and try again.",
+        // Only `gatehouse mcp` (stdio) talks to a server it may not reach, hence its flag.
+        Failure::Unreachable => {
+            " Start Gatehouse (the desktop app or `gatehouse serve`), or point `gatehouse mcp --url` (GATEHOUSE_URL) \
+             at a running one, and try again."
+        }
         _ => "",
     };
     let summary = format!("Gatehouse could not do this: {}.{hint}", error.message.trim_end_matches('.'));

@@ -62,5 +62,7 @@ fn mcp_lists_its_tools_and_says_when_the_server_cannot_be_reached() {
     assert!(tools.iter().any(|t| t["name"] == "request_permission"));
     let call = &by_id(3)["result"];
     assert_eq!(call["isError"], true);
-    assert!(call["content"][0]["text"].as_str().unwrap().contains("cannot reach the Gatehouse server"), "{call}");
+    let said = call["content"][0]["text"].as_str().unwrap();
+    assert!(said.contains("cannot reach the Gatehouse server at http://127.0.0.1:9"), "{call}");
+    assert_eq!(said.matches("gatehouse serve").count(), 1, "what to do is said once: {said}");
 }
