@@ -280,21 +280,35 @@ fn host_allowed(state: &AppState, host: &str) -> bool {
 /// `allow_query_token` also takes `?access_token=` on `GET /events`, for
 /// plain `EventSource` clients, and nowhere else.
 pub async fn require_token(State(state): State<AppState>, mut req: Request, next: Next) -> Result<Response, ApiError> {
-    let secret = match bearer(req.headers()) {
-        Some(secret) => secret,
-        None => query_secret(&state, &req)?,
-    };
+    let secret = presented_secret(&state, &req)?;
+    let caller = caller_for(&state, &secret).await?;
+    req.extensions_mut().insert(caller);
+    Ok(next.run(req).await)
+}
+
+/// The token `req` presents, or why it is refused (401): none, or one in
+/// the URL where the server does not take it. [`require_token`] answers a
+/// refusal as the API's JSON error body; `/mcp` answers it as a JSON-RPC
+/// error ([`crate::mcp`]).
+pub fn presented_secret(state: &AppState, req: &Request) -> Result<String, ApiError> {
+    match bearer(req.headers()) {
+        Some(secret) => Ok(secret),
+        None => query_secret(state, req),
+    }
+}
+
+/// The caller a token's secret stands for; 401 if it is unknown or revoked.
+pub async fn caller_for(state: &AppState, secret: &str) -> Result<Caller, ApiError> {
     let token =
-        state.authenticate(&secret).await?.ok_or_else(|| ApiError::unauthorized("this token is unknown or revoked"))?;
-    req.extensions_mut().insert(Caller {
+        state.authenticate(secret).await?.ok_or_else(|| ApiError::unauthorized("this token is unknown or revoked"))?;
+    Ok(Caller {
         token_id: token.id,
         name: token.name,
         role: token.role,
         teams: token.teams,
         scope: token.scope,
         self_review: state.config.allow_self_review,
-    });
-    Ok(next.run(req).await)
+    })
 }
 
 /// The path of the one route that may take the token in its query.

@@ -111,10 +111,8 @@ pub fn app(state: AppState) -> Router {
     let (api, doc) = api_router().split_for_parts();
     let doc = with_parameter_errors(with_unauthorized(doc));
     let api = api.layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_token));
-    // MCP's streamable HTTP (POST, GET and DELETE on one path), behind the same tokens.
-    let mcp = Router::new()
-        .route_service("/mcp", mcp::service(&state))
-        .layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_token));
+    // MCP's streamable HTTP, behind the same tokens, refusing in JSON-RPC.
+    let mcp = mcp::router(&state);
     // Shared by every response without copying.
     let doc_json = axum::body::Bytes::from(serde_json::to_vec(&doc).unwrap_or_default());
     let ui_dir = state.config.ui_dir.clone().or_else(ui::find_ui_dir).unwrap_or_else(ui::in_tree_dir);

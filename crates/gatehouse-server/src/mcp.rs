@@ -5,22 +5,33 @@
 //! wakes a waiting tool as it wakes a long poll. A session's calls share
 //! one run; a sessionless client (protocol 2026-07-28) keeps one live run
 //! per token and client name.
+//!
+//! Its door answers as MCP clients expect: a refused token is still 401
+//! (with `WWW-Authenticate: Bearer`) but its body is a JSON-RPC error the
+//! SDKs show, and a session's `DELETE` is 200 (404 for an unknown session),
+//! where rmcp answers 202, which the SDKs log as a failed termination.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use axum::extract::{Request, State};
 use axum::http::request::Parts;
+use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::Router;
 use gatehouse_engine::plan::{PlanOperation, PlanRevision};
 use gatehouse_engine::{EngineError, Gate, GateId, NewGate, NewRun, RunId, TokenRole};
 use gatehouse_mcp::{Backend, BackendError, Failure, GatehouseMcp, McpOptions, PlanSnapshot, SessionRun};
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::RoleServer;
 
-use crate::auth::Caller;
-use crate::error::ApiError;
+use crate::auth::{self, Caller};
+use crate::error::{ApiError, ApiErrorCode};
 use crate::routes::collab::on_run;
 use crate::routes::gates::{open_gate_for, wait_for_gate};
 use crate::state::AppState;
@@ -28,21 +39,104 @@ use crate::state::AppState;
 /// How long an MCP session may go without a message before it is dropped.
 pub const SESSION_IDLE_LIMIT: Duration = Duration::from_secs(24 * 60 * 60);
 
+/// The JSON-RPC error code of a request refused for its token (missing,
+/// unknown or revoked): in the range JSON-RPC leaves to servers.
+pub const UNAUTHORIZED: i64 = -32001;
+
+/// JSON-RPC's code for an error inside the server.
+const INTERNAL_ERROR: i64 = -32603;
+
+/// The largest body read to find a refused request's id; beyond it the id is `null`.
+const MAX_ID_SCAN: usize = 64 * 1024;
+
+/// `/mcp` (POST, GET and DELETE on one path): the MCP service behind its door.
+pub fn router(state: &AppState) -> Router<AppState> {
+    let sessions = Arc::new(sessions());
+    let door = Door { state: state.clone(), sessions: Arc::clone(&sessions) };
+    Router::new()
+        .route_service("/mcp", service(state, sessions))
+        .layer(axum::middleware::from_fn_with_state(door, guard))
+}
+
+/// What `/mcp`'s door needs: the tokens, and the sessions a `DELETE` may end.
+#[derive(Clone)]
+struct Door {
+    state: AppState,
+    sessions: Arc<LocalSessionManager>,
+}
+
+/// The door of `/mcp`: the token guard, answering a refusal as a JSON-RPC
+/// error, and a session's end as the MCP SDKs expect it.
+async fn guard(State(door): State<Door>, mut req: Request, next: Next) -> Response {
+    let caller = match auth::presented_secret(&door.state, &req) {
+        Ok(secret) => auth::caller_for(&door.state, &secret).await,
+        Err(refusal) => Err(refusal),
+    };
+    match caller {
+        Ok(caller) => req.extensions_mut().insert(caller),
+        Err(refusal) => return refused_at_the_door(refusal, req).await,
+    };
+    if req.method() != Method::DELETE {
+        return next.run(req).await;
+    }
+    // rmcp answers any `DELETE` naming a session with 202, ended or unknown.
+    let named = req.headers().get(rmcp::transport::common::http_header::HEADER_SESSION_ID);
+    if let Some(id) = named.and_then(|v| v.to_str().ok()) {
+        if !door.sessions.has_session(&Arc::from(id)).await.unwrap_or(true) {
+            let message = format!("there is no MCP session `{id}`: it has ended or never began");
+            return ApiError::new(StatusCode::NOT_FOUND, ApiErrorCode::NotFound, message).into_response();
+        }
+    }
+    let mut response = next.run(req).await;
+    if response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::OK;
+    }
+    response
+}
+
+/// A request refused before MCP saw it, as a JSON-RPC error answering its
+/// id (`null` if it has none or cannot be read) with the HTTP status kept:
+/// MCP clients show a JSON-RPC error's message, not an API error body.
+async fn refused_at_the_door(refusal: ApiError, req: Request) -> Response {
+    let status = refusal.status();
+    let body = axum::body::to_bytes(req.into_body(), MAX_ID_SCAN).await.unwrap_or_default();
+    let id = serde_json::from_slice::<serde_json::Value>(&body)
+        .ok()
+        .and_then(|message| message.get("id").cloned())
+        .filter(|id| id.is_string() || id.is_number())
+        .unwrap_or(serde_json::Value::Null);
+    let code = if status == StatusCode::UNAUTHORIZED { UNAUTHORIZED } else { INTERNAL_ERROR };
+    let error = serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": refusal.message()}});
+    let mut response = (status, axum::Json(error)).into_response();
+    if status == StatusCode::UNAUTHORIZED {
+        response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    }
+    response
+}
+
+/// The sessions of `/mcp`. A session idle this long is dropped. A call
+/// waiting for a reviewer is silent unless its client asked for progress,
+/// and reviewers take their time: rmcp's five minutes would drop the
+/// session under a waiting call.
+fn sessions() -> LocalSessionManager {
+    let mut sessions = LocalSessionManager::default();
+    sessions.session_config.keep_alive = Some(SESSION_IDLE_LIMIT);
+    sessions
+}
+
 /// The MCP service mounted at `/mcp`: one [`GatehouseMcp`] per MCP session.
-pub fn service(state: &AppState) -> StreamableHttpService<GatehouseMcp<InProcess>, LocalSessionManager> {
+fn service(
+    state: &AppState,
+    sessions: Arc<LocalSessionManager>,
+) -> StreamableHttpService<GatehouseMcp<InProcess>, LocalSessionManager> {
     let backend = Arc::new(InProcess { state: state.clone(), sessionless_runs: Mutex::default() });
     // `Host` and `Origin` are checked by the server's own guard, for every path alike.
     let config = StreamableHttpServerConfig::default()
         .disable_allowed_hosts()
         .with_max_request_body_bytes(state.config.body_limit);
-    // A session idle this long is dropped. A call waiting for a reviewer is
-    // silent unless its client asked for progress, and reviewers take their
-    // time: rmcp's five minutes would drop the session under a waiting call.
-    let mut sessions = LocalSessionManager::default();
-    sessions.session_config.keep_alive = Some(SESSION_IDLE_LIMIT);
     StreamableHttpService::new(
         move || Ok(GatehouseMcp::new(Arc::clone(&backend), McpOptions::default())),
-        Arc::new(sessions),
+        sessions,
         config,
     )
 }

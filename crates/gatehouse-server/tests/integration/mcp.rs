@@ -104,23 +104,84 @@ fn reviewer(server: &TestServer, decision: Value) -> tokio::task::JoinHandle<(Va
     })
 }
 
+fn initialize(id: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}})
+}
+
+/// A refusal at `/mcp`: its status, `WWW-Authenticate` and JSON-RPC body.
+async fn refusal(response: reqwest::Response) -> (u16, String, Value) {
+    let status = response.status().as_u16();
+    let challenge = response.headers().get("www-authenticate").map(|v| v.to_str().unwrap().to_owned());
+    let body: Value = response.json().await.expect("a JSON body");
+    (status, challenge.unwrap_or_default(), body)
+}
+
 #[tokio::test]
-async fn mcp_needs_a_token() {
+async fn a_refused_token_is_a_401_whose_body_is_a_json_rpc_error_saying_why() {
     let server = TestServer::start().await;
     let url = format!("http://{}/mcp", server.server.addr);
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}});
-    let response = server
+    let post = || server.http.post(&url).header("accept", "application/json, text/event-stream");
+
+    let (status, challenge, body) = refusal(post().json(&initialize(json!(1))).send().await.unwrap()).await;
+    assert_eq!((status, challenge.as_str()), (401, "Bearer"));
+    assert_eq!(body["jsonrpc"], "2.0");
+    assert_eq!(body["id"], 1, "the request's own id: {body}");
+    assert_eq!(body["error"]["code"], -32001);
+    assert!(body["error"]["message"].as_str().unwrap().contains("bearer token is required"), "{body}");
+
+    let sent = post().bearer_auth("not-a-token").json(&initialize(json!("init-7"))).send().await.unwrap();
+    let (status, challenge, body) = refusal(sent).await;
+    assert_eq!((status, challenge.as_str()), (401, "Bearer"));
+    assert_eq!(body["id"], "init-7");
+    assert_eq!(body["error"]["code"], -32001);
+    assert_eq!(body["error"]["message"], "this token is unknown or revoked");
+
+    let sent = post().bearer_auth("not-a-token").body("{not json").send().await.unwrap();
+    let (status, _, body) = refusal(sent).await;
+    assert_eq!(status, 401);
+    assert_eq!(body["id"], Value::Null, "an unreadable request's id is null: {body}");
+    let sent = server.http.delete(&url).send().await.unwrap();
+    let (status, challenge, body) = refusal(sent).await;
+    assert_eq!((status, challenge.as_str(), &body["id"]), (401, "Bearer", &Value::Null), "{body}");
+    assert_eq!(body["error"]["code"], -32001);
+
+    // The API's own routes keep their error body.
+    let (status, body) = server.get("/gates", "not-a-token").await;
+    assert_eq!(status, 401);
+    assert_eq!(body["code"], "unauthorized", "{body}");
+    assert!(body.get("jsonrpc").is_none(), "{body}");
+}
+
+#[tokio::test]
+async fn closing_a_session_is_200_and_closing_it_again_is_404() {
+    let server = TestServer::start().await;
+    let url = format!("http://{}/mcp", server.server.addr);
+    let opened = server
         .http
         .post(&url)
+        .bearer_auth(&server.agent)
         .header("accept", "application/json, text/event-stream")
-        .json(&body)
+        .json(&initialize(json!(1)))
         .send()
         .await
         .unwrap();
-    assert_eq!(response.status().as_u16(), 401);
-    let response = server.http.post(&url).bearer_auth("not-a-token").json(&body).send().await.unwrap();
-    assert_eq!(response.status().as_u16(), 401);
+    assert_eq!(opened.status().as_u16(), 200);
+    let session = opened.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let close = || {
+        server
+            .http
+            .delete(&url)
+            .bearer_auth(&server.agent)
+            .header("mcp-session-id", &session)
+            .header("mcp-protocol-version", "2025-06-18")
+            .send()
+    };
+    assert_eq!(close().await.unwrap().status().as_u16(), 200, "a successful termination is 200 OK");
+    let again = close().await.unwrap();
+    assert_eq!(again.status().as_u16(), 404, "the session has ended");
+    let body: Value = again.json().await.unwrap();
+    assert!(body["message"].as_str().unwrap().contains(&session), "{body}");
 }
 
 #[tokio::test]
