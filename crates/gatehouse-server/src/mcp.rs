@@ -114,10 +114,10 @@ async fn refused_at_the_door(refusal: ApiError, req: Request) -> Response {
     response
 }
 
-/// The sessions of `/mcp`. A session idle this long is dropped. A call
-/// waiting for a reviewer is silent unless its client asked for progress,
-/// and reviewers take their time: rmcp's five minutes would drop the
-/// session under a waiting call.
+/// The sessions of `/mcp`, each dropped after [`SESSION_IDLE_LIMIT`] idle.
+/// A call waiting for a reviewer is silent unless its client asked for
+/// progress, and reviewers take their time: rmcp's five minutes would drop
+/// the session under a waiting call.
 fn sessions() -> LocalSessionManager {
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(SESSION_IDLE_LIMIT);
