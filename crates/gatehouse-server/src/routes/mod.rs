@@ -6,15 +6,19 @@ use utoipa_axum::router::OpenApiRouter;
 
 use crate::state::AppState;
 
-pub mod admin;
 pub mod agents;
+pub mod audit;
 pub mod collab;
 pub mod events;
 pub mod gates;
 pub mod hitl;
+pub mod metrics;
+pub mod recordings;
+pub mod retention;
 pub mod rules;
 pub mod runs;
 pub mod search;
+pub mod tokens;
 
 /// Every route under `/api/hitl`.
 pub fn router() -> OpenApiRouter<AppState> {
@@ -27,5 +31,9 @@ pub fn router() -> OpenApiRouter<AppState> {
         .merge(runs::routes())
         .merge(collab::routes())
         .merge(events::routes())
-        .merge(admin::routes())
+        .merge(recordings::routes())
+        .merge(tokens::routes())
+        .merge(retention::routes())
+        .merge(audit::routes())
+        .merge(metrics::routes())
 }
