@@ -19,7 +19,7 @@ use crate::auth::{missing, Caller};
 use crate::error::{ApiError, ApiErrorBody, ApiErrorCode, ApiResult};
 use crate::json::ApiJson;
 use crate::params::ApiPath;
-use crate::routes::hitl::visible_run;
+use crate::routes::runs::visible_run;
 use crate::state::AppState;
 
 /// This module's routes.
