@@ -35,7 +35,7 @@ use utoipa_axum::routes;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiErrorBody, ApiResult};
 use crate::params::ApiQuery;
-use crate::routes::hitl::visible_run;
+use crate::routes::runs::visible_run;
 use crate::state::AppState;
 
 /// This module's routes.

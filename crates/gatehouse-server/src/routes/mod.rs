@@ -1,31 +1,39 @@
-//! The API's routes, one module per audience. Each module's `routes()`
-//! registers its handlers with their OpenAPI annotations, so the document
-//! and the router cannot drift apart.
+//! The API's routes, one module per resource: a run's lifecycle, turns,
+//! control, listings and events under [`runs`]; gates opened, read, decided
+//! and searched under [`gates`]; then a run's plan and shared context,
+//! allow-rules, the event stream, recordings, tokens, retention, the audit
+//! log, metrics and providers. Each module registers its handlers with
+//! their OpenAPI annotations, so the document and the router cannot drift
+//! apart.
 
 use utoipa_axum::router::OpenApiRouter;
 
 use crate::state::AppState;
 
-pub mod admin;
-pub mod agents;
+pub mod audit;
 pub mod collab;
 pub mod events;
 pub mod gates;
-pub mod hitl;
+pub mod metrics;
+pub mod providers;
+pub mod recordings;
+pub mod retention;
 pub mod rules;
 pub mod runs;
-pub mod search;
+pub mod tokens;
 
 /// Every route under `/api/hitl`.
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
-        .merge(gates::routes())
-        .merge(search::routes())
-        .merge(rules::routes())
-        .merge(hitl::routes())
-        .merge(agents::routes())
         .merge(runs::routes())
+        .merge(gates::routes())
         .merge(collab::routes())
+        .merge(rules::routes())
         .merge(events::routes())
-        .merge(admin::routes())
+        .merge(recordings::routes())
+        .merge(tokens::routes())
+        .merge(retention::routes())
+        .merge(audit::routes())
+        .merge(metrics::routes())
+        .merge(providers::routes())
 }

@@ -15,18 +15,11 @@ use gatehouse_engine::{
 };
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiErrorBody, ApiResult};
 use crate::params::ApiQuery;
 use crate::state::AppState;
-
-/// This module's routes.
-pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(search_gates))
-}
 
 /// Hits per page unless `limit` says otherwise.
 const DEFAULT_LIMIT: u32 = 50;

@@ -1,11 +1,10 @@
-//! The provider-agnostic HITL run API, exactly its endpoints: start a run, read its
-//! status and full state, approve, edit or reject its checkpoints, pause,
-//! resume and cancel it, list runs (all, active, per session), list pending
-//! approvals and the providers. Runs, checkpoints and decisions are the
-//! engine's; this module only translates that API's shapes onto them.
-//!
-//! Approvals live in [`approve`], the listings in [`listing`]; the run's
-//! lifecycle, status and state are here.
+//! A run's lifecycle over HTTP: the HITL run API's `POST /run` (start;
+//! any role, a scoped token only within its scope), `GET
+//! /run/{run_id}/status` and `/state` (whoever may see the run), `POST
+//! /run/{run_id}/pause` and `/resume` and `DELETE /run/{run_id}` (reviewers
+//! and admins), and `POST /runs/{run_id}/complete` and `/fail` (its agent,
+//! or a reviewer). Runs, checkpoints and decisions are the engine's; this
+//! module only translates the HITL run API's shapes onto them.
 
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -21,39 +20,14 @@ use gatehouse_orchestrator::StartError;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiErrorBody, ApiResult};
 use crate::json::ApiJson;
 use crate::params::{ApiPath, ApiQuery};
-use crate::routes::gates::GateSummary;
+use crate::routes::gates::read::GateSummary;
+use crate::routes::runs::visible_run;
 use crate::state::AppState;
-
-pub mod approve;
-pub mod listing;
-
-/// This module's routes.
-pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(start_run))
-        .routes(routes!(run_status))
-        .routes(routes!(approve::approve))
-        .routes(routes!(pause_run))
-        .routes(routes!(resume_run))
-        .routes(routes!(cancel_run))
-        .routes(routes!(run_state))
-        .routes(routes!(providers))
-        .merge(listing::routes())
-}
-
-/// The run, if the caller may see it (agents: runs they drive or take part
-/// in; scoped tokens: runs in their scope, others are 404).
-pub(crate) async fn visible_run(state: &AppState, caller: &Caller, run_id: &RunId) -> ApiResult<Run> {
-    let (caller, id) = (caller.clone(), run_id.clone());
-    state.engine_checked(move |e| caller.run(e, &id)).await
-}
 
 /// A request to start a run.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -350,59 +324,58 @@ pub async fn run_state(
     Ok(Json(body))
 }
 
-/// A tool a provider runs.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ProviderTool {
-    /// Its name, as `run_input.tool` gives it (`openai:gpt-4o-mini`).
-    pub name: String,
-    /// What it does.
-    pub description: String,
-    /// The provider's model id.
-    pub model: String,
+/// How a run ended well.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+pub struct CompleteRequest {
+    /// The run's result (stored redacted).
+    #[serde(default)]
+    pub result: Option<Value>,
 }
 
-/// A model provider and the tools mapped to it.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct Provider {
-    /// The provider's name (`replicate`, `openai`...).
-    pub name: String,
-    /// Its wire protocol: `openai_compatible`, `anthropic`, `replicate` or `scripted`.
-    pub kind: String,
-    /// Where it sends requests (never a key); none for the scripted provider.
-    pub endpoint: Option<String>,
-    /// The names of the tools it serves.
-    pub tools: Vec<String>,
-    /// The same tools, described.
-    pub tool_details: Vec<ProviderTool>,
+/// Completes an active run (its agent, or a reviewer). A run still waiting
+/// for a human or paused cannot complete: 409.
+#[utoipa::path(post, path = "/runs/{run_id}/complete", tag = "agents",
+    params(("run_id" = String, Path, description = "The run")), request_body = CompleteRequest,
+    responses((status = 200, body = Run), (status = 403, body = ApiErrorBody), (status = 404, body = ApiErrorBody),
+        (status = 409, body = ApiErrorBody), (status = 422, body = ApiErrorBody)))]
+pub async fn complete_run(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiPath(run_id): ApiPath<String>,
+    body: Option<ApiJson<CompleteRequest>>,
+) -> ApiResult<Json<Run>> {
+    let run_id = RunId::from_string(run_id);
+    visible_run(&state, &caller, &run_id).await?;
+    let result = body.and_then(|ApiJson(b)| b.result);
+    let actor = caller.name;
+    Ok(Json(state.engine(move |e| e.complete_run(&run_id, &actor, result)).await?))
 }
 
-/// The providers Gatehouse orchestrates.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ProvidersResponse {
-    /// The scripted demo provider first, then each configured one
-    /// (`GATEHOUSE_OPENAI_*`, `GATEHOUSE_ANTHROPIC_*`, `GATEHOUSE_REPLICATE_*`).
-    pub providers: Vec<Provider>,
+/// Why a run failed.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct FailRequest {
+    /// What went wrong.
+    pub reason: String,
 }
 
-/// Available providers and their mapped tools.
-#[utoipa::path(get, path = "/providers", tag = "hitl", responses((status = 200, body = ProvidersResponse)))]
-pub async fn providers(State(state): State<AppState>, _caller: Caller) -> Json<ProvidersResponse> {
-    let providers = state
-        .orchestrator
-        .registry()
-        .listing()
-        .into_iter()
-        .map(|p| Provider {
-            name: p.name,
-            kind: p.kind.to_string(),
-            endpoint: p.endpoint,
-            tools: p.tools.iter().map(|t| t.name.clone()).collect(),
-            tool_details: p
-                .tools
-                .into_iter()
-                .map(|t| ProviderTool { name: t.name, description: t.description, model: t.model })
-                .collect(),
-        })
-        .collect();
-    Json(ProvidersResponse { providers })
+/// Fails a live run with a reason (its agent, or a reviewer); its pending
+/// gates are withdrawn with it.
+#[utoipa::path(post, path = "/runs/{run_id}/fail", tag = "agents",
+    params(("run_id" = String, Path, description = "The run")), request_body = FailRequest,
+    responses((status = 200, body = Run), (status = 403, body = ApiErrorBody), (status = 404, body = ApiErrorBody),
+        (status = 409, body = ApiErrorBody), (status = 422, body = ApiErrorBody)))]
+pub async fn fail_run(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiPath(run_id): ApiPath<String>,
+    ApiJson(body): ApiJson<FailRequest>,
+) -> ApiResult<Json<Run>> {
+    let reason = body.reason.trim().to_owned();
+    if reason.is_empty() {
+        return Err(ApiError::invalid_field("reason", "say why the run failed"));
+    }
+    let run_id = RunId::from_string(run_id);
+    visible_run(&state, &caller, &run_id).await?;
+    let actor = caller.name;
+    Ok(Json(state.engine(move |e| e.fail_run(&run_id, &actor, &reason)).await?))
 }

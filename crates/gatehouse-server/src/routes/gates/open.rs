@@ -1,214 +1,69 @@
-//! What an agent driving a run calls besides opening gates: it reports its
-//! turns and receives the run's directive (held while the run is paused in
-//! step or breakpoint mode, with reviewer instructions delivered once), asks
-//! through the three HITL tools, and finishes its run.
+//! Opening gates: `POST /runs/{run_id}/gates` opens a gate of any kind,
+//! and the three HITL tools an agent calls (`POST
+//! /runs/{run_id}/tools/request_approval`, `escalate_to_human`,
+//! `request_feedback`) each open theirs (built by the engine's
+//! `tool_gates.rs`) and may hold the call for the decision. Whoever may use
+//! the run may open its gates; an agent's gate is checked against the
+//! review people set for it.
 
 use std::time::Duration;
 
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::Json;
-use gatehouse_engine::{
-    BlockingMode, Decision, Directive, DirectiveAction, Gate, GateContext, GateId, GateStatus, NewGate, NewTurn,
-    Priority, Role, Run, RunId, RunStatus, TokenRole, Turn,
-};
+use gatehouse_engine::{BlockingMode, Decision, Gate, GateContext, GateId, GateStatus, NewGate, Priority, RunId};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use utoipa::{IntoParams, ToSchema};
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
+use utoipa::ToSchema;
 
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiErrorBody, ApiResult};
 use crate::json::{self, ApiJson};
-use crate::params::{ApiPath, ApiQuery};
-use crate::routes::gates::{idempotency_key, open_gate_for, wait_for_gate};
-use crate::routes::hitl::visible_run;
+use crate::params::ApiPath;
+use crate::routes::gates::{open_gate_for, wait_for_gate};
 use crate::state::AppState;
 
-/// This module's routes.
-pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(add_turn))
-        .routes(routes!(directive))
-        .routes(routes!(complete_run))
-        .routes(routes!(fail_run))
-        .routes(routes!(request_approval))
-        .routes(routes!(escalate_to_human))
-        .routes(routes!(request_feedback))
-}
-
-/// How long to hold an agent while its run is paused.
-#[derive(Debug, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct HoldQuery {
-    /// Seconds to hold the answer while the run is paused (step mode,
-    /// a breakpoint, a reviewer's pause), 0 to 60 (default 30). The answer
-    /// comes the moment a reviewer steps, resumes or cancels the run.
-    pub wait: Option<f64>,
-}
-
-fn hold_duration(q: &HoldQuery) -> ApiResult<Duration> {
-    let wait = q.wait.unwrap_or(30.0);
-    if !(0.0..=60.0).contains(&wait) {
-        return Err(ApiError::invalid_field("wait", format!("must be from 0 to 60 seconds, got {wait}")));
-    }
-    Ok(Duration::from_secs_f64(wait))
-}
-
-/// Holds while `run_id` is paused, up to `wait`; returns at once otherwise.
-async fn hold_while_paused(state: &AppState, run_id: &RunId, wait: Duration) -> ApiResult<()> {
-    let deadline = tokio::time::Instant::now() + wait;
-    let ticket = state.waiters.register_run(run_id);
-    loop {
-        // Armed before reading, so a step in between still wakes us.
-        let notified = ticket.notify.notified();
-        tokio::pin!(notified);
-        notified.as_mut().enable();
-        let id = run_id.clone();
-        let status = state.engine(move |e| Ok(e.run(&id)?.status)).await?;
-        if status != RunStatus::Paused || tokio::time::Instant::now() >= deadline {
-            return Ok(());
-        }
-        if tokio::time::timeout_at(deadline, notified).await.is_err() {
-            return Ok(());
-        }
-    }
-}
-
-/// A turn and what to do next.
+/// Answer to opening a gate.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct TurnReply {
-    /// The turn as recorded.
-    pub turn: Turn,
-    /// The run's directive after it.
-    pub directive: Directive,
+pub struct OpenedGate {
+    /// The gate's id.
+    pub gate_id: GateId,
+    /// `pending`, or `resolved` when a policy passed it at once.
+    pub status: GateStatus,
+    /// The whole gate.
+    pub gate: Gate,
 }
 
-/// Adds a turn to a run and answers with the run's directive: `continue`,
-/// `paused` (held up to `wait` seconds first, answered the moment a
-/// reviewer steps or resumes), `cancelled` or `finished`. Reviewer
-/// instructions and the next-agent choice come back here, once. Agent
-/// tokens add agent turns (a sub-agent may be named in `actor`); reviewer
-/// tokens add human turns in their own name.
-#[utoipa::path(post, path = "/runs/{run_id}/turns", tag = "agents",
-    params(("run_id" = String, Path, description = "The run"), HoldQuery), request_body = NewTurn,
-    responses((status = 200, body = TurnReply), (status = 403, body = ApiErrorBody), (status = 404, body = ApiErrorBody),
-        (status = 409, body = ApiErrorBody), (status = 422, body = ApiErrorBody)))]
-pub async fn add_turn(
+/// Opens a gate of any kind on a run. An `Idempotency-Key` header (or the
+/// body's `idempotency_key`) makes retries return the first gate.
+#[utoipa::path(post, path = "/runs/{run_id}/gates", tag = "agents",
+    params(("run_id" = String, Path, description = "The run"), ("Idempotency-Key" = Option<String>, Header, description = "Retry key")),
+    request_body = NewGate,
+    responses((status = 201, body = OpenedGate), (status = 404, body = ApiErrorBody), (status = 409, body = ApiErrorBody), (status = 422, body = ApiErrorBody)))]
+pub async fn open_gate(
     State(state): State<AppState>,
     caller: Caller,
     ApiPath(run_id): ApiPath<String>,
-    ApiQuery(q): ApiQuery<HoldQuery>,
-    ApiJson(mut turn): ApiJson<NewTurn>,
-) -> ApiResult<Json<TurnReply>> {
-    let wait = hold_duration(&q)?;
-    match (caller.role, turn.role) {
-        (TokenRole::Agent, Role::Agent) => {}
-        (TokenRole::Agent, other) => {
-            return Err(ApiError::forbidden(format!(
-                "role: `{}` has an agent token and may add only agent turns, not {other:?} turns",
-                caller.name
-            )))
-        }
-        (_, Role::Human) => turn.actor = Some(caller.name.clone()),
-        (TokenRole::Admin, Role::System) => {}
-        (_, other) => {
-            return Err(ApiError::forbidden(format!(
-                "role: `{}` is a reviewer and adds human turns, not {other:?} turns",
-                caller.name
-            )))
-        }
+    headers: HeaderMap,
+    ApiJson(mut new): ApiJson<NewGate>,
+) -> ApiResult<(StatusCode, Json<OpenedGate>)> {
+    if let Some(key) = idempotency_key(&headers)? {
+        new.idempotency_key = Some(key);
     }
-    let run_id = RunId::from_string(run_id);
-    let run = visible_run(&state, &caller, &run_id).await?;
-    let actor = caller.name.clone();
-    let (turn, mut directive) = state.engine(move |e| e.agent_turn(&run.id, turn, &actor)).await?;
-    if directive.action == DirectiveAction::Paused && !wait.is_zero() && turn.role == Role::Agent {
-        hold_while_paused(&state, &run_id, wait).await?;
-        let actor = caller.name.clone();
-        directive = state.engine(move |e| e.directive(&run_id, &actor)).await?;
-    }
-    Ok(Json(TurnReply { turn, directive }))
+    let gate = open_gate_for(&state, &caller, RunId::from_string(run_id), new).await?;
+    Ok((StatusCode::CREATED, Json(OpenedGate { gate_id: gate.id.clone(), status: gate.status, gate })))
 }
 
-/// The run's directive for an agent, held up to `wait` seconds while the
-/// run is paused. Reviewer instructions and the next-agent choice are
-/// delivered here (once) when the run may continue.
-#[utoipa::path(get, path = "/runs/{run_id}/directive", tag = "agents",
-    params(("run_id" = String, Path, description = "The run"), HoldQuery),
-    responses((status = 200, body = Directive), (status = 403, body = ApiErrorBody), (status = 404, body = ApiErrorBody),
-        (status = 422, body = ApiErrorBody)))]
-pub async fn directive(
-    State(state): State<AppState>,
-    caller: Caller,
-    ApiPath(run_id): ApiPath<String>,
-    ApiQuery(q): ApiQuery<HoldQuery>,
-) -> ApiResult<Json<Directive>> {
-    let wait = hold_duration(&q)?;
-    let run_id = RunId::from_string(run_id);
-    let run = visible_run(&state, &caller, &run_id).await?;
-    if run.status == RunStatus::Paused && !wait.is_zero() {
-        hold_while_paused(&state, &run_id, wait).await?;
-    }
-    let actor = caller.name.clone();
-    Ok(Json(state.engine(move |e| e.directive(&run_id, &actor)).await?))
-}
-
-/// How a run ended well.
-#[derive(Debug, Default, Deserialize, ToSchema)]
-pub struct CompleteRequest {
-    /// The run's result (stored redacted).
-    #[serde(default)]
-    pub result: Option<Value>,
-}
-
-/// Completes an active run (its agent, or a reviewer). A run still waiting
-/// for a human or paused cannot complete: 409.
-#[utoipa::path(post, path = "/runs/{run_id}/complete", tag = "agents",
-    params(("run_id" = String, Path, description = "The run")), request_body = CompleteRequest,
-    responses((status = 200, body = Run), (status = 403, body = ApiErrorBody), (status = 404, body = ApiErrorBody),
-        (status = 409, body = ApiErrorBody), (status = 422, body = ApiErrorBody)))]
-pub async fn complete_run(
-    State(state): State<AppState>,
-    caller: Caller,
-    ApiPath(run_id): ApiPath<String>,
-    body: Option<ApiJson<CompleteRequest>>,
-) -> ApiResult<Json<Run>> {
-    let run_id = RunId::from_string(run_id);
-    visible_run(&state, &caller, &run_id).await?;
-    let result = body.and_then(|ApiJson(b)| b.result);
-    let actor = caller.name;
-    Ok(Json(state.engine(move |e| e.complete_run(&run_id, &actor, result)).await?))
-}
-
-/// Why a run failed.
-#[derive(Debug, Deserialize, ToSchema)]
-pub struct FailRequest {
-    /// What went wrong.
-    pub reason: String,
-}
-
-/// Fails a live run with a reason (its agent, or a reviewer); its pending
-/// gates are withdrawn with it.
-#[utoipa::path(post, path = "/runs/{run_id}/fail", tag = "agents",
-    params(("run_id" = String, Path, description = "The run")), request_body = FailRequest,
-    responses((status = 200, body = Run), (status = 403, body = ApiErrorBody), (status = 404, body = ApiErrorBody),
-        (status = 409, body = ApiErrorBody), (status = 422, body = ApiErrorBody)))]
-pub async fn fail_run(
-    State(state): State<AppState>,
-    caller: Caller,
-    ApiPath(run_id): ApiPath<String>,
-    ApiJson(body): ApiJson<FailRequest>,
-) -> ApiResult<Json<Run>> {
-    let reason = body.reason.trim().to_owned();
-    if reason.is_empty() {
-        return Err(ApiError::invalid_field("reason", "say why the run failed"));
-    }
-    let run_id = RunId::from_string(run_id);
-    visible_run(&state, &caller, &run_id).await?;
-    let actor = caller.name;
-    Ok(Json(state.engine(move |e| e.fail_run(&run_id, &actor, &reason)).await?))
+/// The `Idempotency-Key` header, if sent; it takes precedence over a key in the body.
+pub(crate) fn idempotency_key(headers: &HeaderMap) -> ApiResult<Option<String>> {
+    headers
+        .get("idempotency-key")
+        .map(|key| {
+            key.to_str()
+                .map(str::to_owned)
+                .map_err(|_| ApiError::invalid_field("Idempotency-Key", "must be visible ASCII"))
+        })
+        .transpose()
 }
 
 /// What a HITL tool call answers: the gate it opened and, once decided,

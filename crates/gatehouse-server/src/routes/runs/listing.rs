@@ -1,43 +1,32 @@
-//! The HITL run API's listings: runs, active (resumable) runs, a session's active
-//! runs and pending approvals. Agents see only the runs they drive or take
-//! part in, and only their own gates; reviewers and admins see everything;
-//! a scoped token sees only the runs in its scope and their gates.
+//! The HITL run API's run listings: `GET /runs`, `GET /runs/active`
+//! (resumable runs) and `GET /sessions/{session_id}/active`. Agents see
+//! only the runs they drive or take part in; reviewers and admins see
+//! everything; a scoped token sees only the runs in its scope.
 //!
-//! The HITL run API writes its filters as `?user_id=&status=`, so an empty value
-//! means "no filter" here, never "the empty name".
+//! The HITL run API writes its filters as `?user_id=&status=`, so an empty
+//! value means "no filter" here, never "the empty name" (pending approvals
+//! in `routes/gates/read.rs` read theirs the same way).
 
 use axum::extract::State;
 use axum::Json;
 use chrono::{DateTime, Utc};
-use gatehouse_engine::engine::GatePage;
 use gatehouse_engine::plan::ProgressState;
 use gatehouse_engine::{GateFilter, RunFilter, RunId, RunStatus, TokenRole};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiErrorBody, ApiResult};
 use crate::params::{ApiPath, ApiQuery};
-use crate::routes::gates::{GateList, GateSummary};
 use crate::state::AppState;
-
-/// This module's routes.
-pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(list_runs))
-        .routes(routes!(active_runs))
-        .routes(routes!(session_active_runs))
-        .routes(routes!(pending_approvals))
-}
 
 /// Runs listed when no `limit` is given.
 const DEFAULT_LIMIT: u32 = 50;
 /// The most runs one listing returns.
 const MAX_LIMIT: u32 = 500;
 /// The statuses a run can still be resumed from.
-const LIVE: [RunStatus; 4] = [RunStatus::Created, RunStatus::Active, RunStatus::AwaitingHuman, RunStatus::Paused];
+pub(crate) const LIVE: [RunStatus; 4] =
+    [RunStatus::Created, RunStatus::Active, RunStatus::AwaitingHuman, RunStatus::Paused];
 
 /// One line of a run listing.
 #[derive(Debug, Serialize, ToSchema)]
@@ -114,23 +103,12 @@ pub struct SessionQuery {
     pub user_id: Option<String>,
 }
 
-/// Filters of pending approvals.
-#[derive(Debug, Default, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct PendingQuery {
-    /// Only gates of this user's runs.
-    pub user_id: Option<String>,
-    /// At most this many, 1 to 10000 (default 500).
-    #[param(value_type = Option<u32>)]
-    pub limit: Option<String>,
-}
-
-fn non_empty(v: Option<String>) -> Option<String> {
+pub(crate) fn non_empty(v: Option<String>) -> Option<String> {
     v.filter(|s| !s.trim().is_empty())
 }
 
 /// Parses `limit`, naming the parameter when it is not a number in range.
-fn parse_limit(raw: Option<String>, default: u32, max: u32) -> ApiResult<u32> {
+pub(crate) fn parse_limit(raw: Option<String>, default: u32, max: u32) -> ApiResult<u32> {
     let Some(raw) = non_empty(raw) else { return Ok(default) };
     match raw.trim().parse::<u32>() {
         Ok(n) if (1..=max).contains(&n) => Ok(n),
@@ -267,37 +245,4 @@ pub async fn session_active_runs(
         offset: None,
     };
     summaries(&state, &caller, filter).await
-}
-
-/// Pending approvals in panel order (sync first, then priority, then age):
-/// gates of the user's runs, or every pending gate when no user is named.
-/// Agents see only their own gates; a scoped token only those of its runs.
-#[utoipa::path(get, path = "/approvals/pending", tag = "hitl", params(PendingQuery),
-    responses((status = 200, body = GateList), (status = 422, body = ApiErrorBody)))]
-pub async fn pending_approvals(
-    State(state): State<AppState>,
-    caller: Caller,
-    ApiQuery(q): ApiQuery<PendingQuery>,
-) -> ApiResult<Json<GateList>> {
-    let limit = parse_limit(q.limit, 500, 10_000)?;
-    let agent = (caller.role == TokenRole::Agent).then(|| caller.name.clone());
-    let user = non_empty(q.user_id);
-    let scope = caller.scope;
-    let (head_seq, gates, total) = state
-        .engine(move |e| {
-            let head = e.head_seq()?;
-            // Ending a run withdraws its gates, so only a user's live runs can have pending ones.
-            let runs = match user {
-                Some(user) => {
-                    let live = RunFilter { statuses: LIVE.to_vec(), user_id: Some(user), ..RunFilter::default() };
-                    Some(e.runs_visible(&scope, &live)?.into_iter().map(|run| run.id).collect())
-                }
-                None => None,
-            };
-            let GatePage { gates, total } =
-                e.gates_visible(&scope, &GateFilter { agent, runs, limit: Some(limit), ..GateFilter::pending() })?;
-            Ok((head, gates, total))
-        })
-        .await?;
-    Ok(Json(GateList { gates: gates.iter().map(GateSummary::from).collect(), total, head_seq }))
 }

@@ -1,0 +1,84 @@
+//! Gates over HTTP, one module per step of a gate's life: an agent opens
+//! one ([`open`], the three HITL tools included), waits for it and
+//! reviewers read the queue ([`read`]), reviewers decide it ([`decide`],
+//! the HITL run API's `/run/{run_id}/approve` included) and search every
+//! gate ([`search`]). The first resolver wins; later ones get 409 naming
+//! who resolved it and when.
+//!
+//! Opening a gate and waiting for its decision are the hot path, shared
+//! with the MCP server: [`open_gate_for`] and [`wait_for_gate`] live here.
+
+use gatehouse_engine::{EngineError, Gate, GateId, NewGate, RunId};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::auth::Caller;
+use crate::error::ApiResult;
+use crate::state::AppState;
+
+pub mod decide;
+pub mod open;
+pub mod read;
+pub mod search;
+
+/// The gates' routes.
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(open::open_gate))
+        .routes(routes!(open::request_approval))
+        .routes(routes!(open::escalate_to_human))
+        .routes(routes!(open::request_feedback))
+        .routes(routes!(read::wait_gate))
+        .routes(routes!(read::list_gates))
+        .routes(routes!(read::get_gate))
+        .routes(routes!(read::pending_approvals))
+        .routes(routes!(decide::resolve_gate))
+        .routes(routes!(decide::score_gate))
+        .routes(routes!(decide::approve))
+        .routes(routes!(search::search_gates))
+}
+
+/// Opens `new` on `run_id` if the caller may use the run, in one engine
+/// call (the run check and the gate share a trip to the blocking pool).
+/// An agent's gate is checked against the review people set for it (403
+/// naming the field that would weaken it), and every gate remembers the
+/// token that opened it, which may then not decide it.
+pub(crate) async fn open_gate_for(state: &AppState, caller: &Caller, run_id: RunId, new: NewGate) -> ApiResult<Gate> {
+    let (caller, config) = (caller.clone(), state.config.clone());
+    let new = NewGate { opened_by: Some(caller.token_id.clone()), ..new };
+    state
+        .engine_checked(move |e| {
+            let run = caller.run(e, &run_id)?;
+            if let Some(floor) = caller.floor(&config.oversight) {
+                floor.check_gate(&new, &caller.name).map_err(EngineError::from)?;
+            }
+            Ok(e.open_gate(&run.id, new, &caller.name)?)
+        })
+        .await
+}
+
+/// Waits until `gate_id` closes or `deadline` passes, answering with the
+/// gate as it is then.
+pub(crate) async fn wait_for_gate(
+    state: &AppState,
+    gate_id: &GateId,
+    deadline: tokio::time::Instant,
+) -> ApiResult<Gate> {
+    let ticket = state.waiters.register(gate_id);
+    loop {
+        // Arm the wake-up before reading, so a decision in between still wakes us.
+        let notified = ticket.notify.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        let id = gate_id.clone();
+        let gate = state.engine(move |e| e.gate(&id)).await?;
+        if gate.status.is_terminal() || tokio::time::Instant::now() >= deadline {
+            return Ok(gate);
+        }
+        if tokio::time::timeout_at(deadline, notified).await.is_err() {
+            // Timed out: answer with the gate as it is now.
+            let id = gate_id.clone();
+            return state.engine(move |e| e.gate(&id)).await;
+        }
+    }
+}
