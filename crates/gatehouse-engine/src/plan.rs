@@ -1,6 +1,9 @@
 //! The execution plan a run owns (its `plan.json`): tasks with dependencies, the
 //! operations agents and reviewers use to revise it, and the change log each revision keeps.
 //! Everything here is pure: an operation yields a new, validated plan and never mutates the old.
+//!
+//! Over 600 lines only with its tests: the code above them is under 500 lines, one type and its
+//! operations, which read best together.
 
 use std::collections::{HashMap, HashSet};
 
