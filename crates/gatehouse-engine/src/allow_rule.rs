@@ -18,7 +18,6 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::error::{EngineError, Result};
 use crate::ids::{AllowRuleId, GateId};
 
 /// Where a rule is.
@@ -199,63 +198,6 @@ pub struct AllowRuleFilter {
 
 /// The longest a rule may last.
 pub const MAX_FOR_SECS: u64 = 366 * 24 * 3600;
-/// The largest pattern, in bytes of JSON.
-const MAX_PATTERN_BYTES: usize = 64 * 1024;
-/// The deepest pattern.
-const MAX_PATTERN_DEPTH: usize = 32;
-
-/// Checks a rule's duration, naming `field`; returns its expiry from `now`.
-pub(crate) fn expiry(field: &str, for_secs: Option<u64>, now: DateTime<Utc>) -> Result<Option<DateTime<Utc>>> {
-    match for_secs {
-        None => Ok(None),
-        Some(0) => Err(EngineError::invalid(field, "must be at least 1 second (or null: until revoked)")),
-        Some(s) if s > MAX_FOR_SECS => {
-            Err(EngineError::invalid(field, "must be at most a year (or null: until revoked)"))
-        }
-        Some(s) => Ok(Some(now + chrono::Duration::seconds(s as i64))),
-    }
-}
-
-/// Checks a pattern's size and depth, naming `field`.
-pub(crate) fn check_pattern(field: &str, pattern: &Value) -> Result<()> {
-    if pattern.is_null() {
-        return Err(EngineError::invalid(field, "a pattern cannot be null; use any_args: true to allow any arguments"));
-    }
-    let bytes = serde_json::to_vec(pattern).map(|b| b.len()).unwrap_or(usize::MAX);
-    if bytes > MAX_PATTERN_BYTES {
-        return Err(EngineError::invalid(field, format!("must be at most {MAX_PATTERN_BYTES} bytes of JSON")));
-    }
-    if depth(pattern) > MAX_PATTERN_DEPTH {
-        return Err(EngineError::invalid(field, format!("must nest at most {MAX_PATTERN_DEPTH} levels")));
-    }
-    Ok(())
-}
-
-/// Checks a name (agent, action), naming `field`; returns it trimmed.
-pub(crate) fn check_name(field: &str, name: &str) -> Result<String> {
-    let name = name.trim();
-    if name.is_empty() || name.len() > 255 {
-        return Err(EngineError::invalid(field, "must be 1 to 255 characters"));
-    }
-    Ok(name.to_owned())
-}
-
-/// Checks a note, naming `field`; blank is none.
-pub(crate) fn check_note(field: &str, note: Option<&str>) -> Result<Option<String>> {
-    match note.map(str::trim).filter(|n| !n.is_empty()) {
-        Some(n) if n.len() > 1000 => Err(EngineError::invalid(field, "must be at most 1000 characters")),
-        other => Ok(other.map(str::to_owned)),
-    }
-}
-
-fn depth(v: &Value) -> usize {
-    match v {
-        Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
-        Value::Object(map) => 1 + map.values().map(depth).max().unwrap_or(0),
-        _ => 0,
-    }
-}
-
 /// Whether `args` match `pattern` (see the module's rules).
 pub fn args_match(pattern: &Value, args: &Value) -> bool {
     match (pattern, args) {
@@ -422,20 +364,5 @@ mod tests {
         assert!(!rule.matches("deployer", "deploy", &json!({}), later));
         let revoked = AllowRule { revoked_at: Some(now), ..rule };
         assert_eq!(revoked.status_at(now), AllowRuleStatus::Revoked);
-    }
-
-    #[test]
-    fn durations_are_checked_naming_the_field() {
-        let now = Utc::now();
-        assert_eq!(expiry("for_secs", None, now).unwrap(), None);
-        assert_eq!(expiry("for_secs", Some(60), now).unwrap(), Some(now + chrono::Duration::seconds(60)));
-        assert!(expiry("allow_rule.for_secs", Some(0), now)
-            .unwrap_err()
-            .to_string()
-            .starts_with("allow_rule.for_secs:"));
-        assert!(expiry("for_secs", Some(MAX_FOR_SECS + 1), now).is_err());
-        assert!(check_pattern("args", &Value::Null).is_err());
-        let deep = (0..40).fold(json!(1), |v, _| json!([v]));
-        assert!(check_pattern("args", &deep).unwrap_err().to_string().starts_with("args:"));
     }
 }

@@ -207,7 +207,7 @@ pub struct Decision {
     /// For a gate of several actions: each action's decision, in the
     /// gate's order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub actions: Vec<crate::gate::ActionDecision>,
+    pub actions: Vec<ActionDecision>,
     /// The answer as data (a gate with a response form).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response: Option<serde_json::Value>,
@@ -236,4 +236,27 @@ impl Decision {
             (DecisionOrigin::Human, _) => DecisionType::HumanResponded,
         }
     }
+}
+
+/// The decision on one proposed action.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ActionDecision {
+    /// The action's id.
+    pub id: String,
+    /// Approve, edit, reject or respond.
+    pub action: DecisionAction,
+    /// For edits: the action's name, when the reviewer changed it.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// For edits: the arguments to use instead of the proposed ones.
+    #[serde(default)]
+    pub args: Option<serde_json::Value>,
+    /// A rejection's reason or a response's text.
+    #[serde(default)]
+    pub text: Option<String>,
+    /// Who decided it.
+    pub decided_by: String,
+    /// When.
+    pub decided_at: DateTime<Utc>,
 }

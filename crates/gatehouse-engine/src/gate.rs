@@ -10,6 +10,7 @@
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 
+pub use crate::decision::ActionDecision;
 use crate::decision::{Decision, DecisionAction};
 use crate::ids::{GateId, RunId};
 
@@ -471,29 +472,6 @@ impl ProposedAction {
             self.allowed_actions.contains(&action)
         }
     }
-}
-
-/// The decision on one proposed action.
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ActionDecision {
-    /// The action's id.
-    pub id: String,
-    /// Approve, edit, reject or respond.
-    pub action: DecisionAction,
-    /// For edits: the action's name, when the reviewer changed it.
-    #[serde(default)]
-    pub name: Option<String>,
-    /// For edits: the arguments to use instead of the proposed ones.
-    #[serde(default)]
-    pub args: Option<serde_json::Value>,
-    /// A rejection's reason or a response's text.
-    #[serde(default)]
-    pub text: Option<String>,
-    /// Who decided it.
-    pub decided_by: String,
-    /// When.
-    pub decided_at: DateTime<Utc>,
 }
 
 /// A gate, as callers see it: an immutable snapshot.

@@ -15,8 +15,8 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::allow_rule::{
-    args_match, check_name, check_note, check_pattern, expiry, literal_pattern, AllowRule, AllowRuleFilter,
-    AllowRuleRequest, AllowRuleStatus, NewAllowRule,
+    args_match, literal_pattern, AllowRule, AllowRuleFilter, AllowRuleRequest, AllowRuleStatus, NewAllowRule,
+    MAX_FOR_SECS,
 };
 use crate::decision::{DecisionAction, DecisionInput};
 use crate::engine::tx::{emit, load_run};
@@ -320,4 +320,85 @@ pub(crate) fn create_planned(
         emit(tx, &run, by, now, EventKind::AllowRuleCreated { rule: Box::new(rule) })?;
     }
     Ok(())
+}
+
+// What a rule to make must satisfy. The rule's own type (`allow_rule.rs`)
+// knows nothing of the engine's errors; the engine checks it here.
+
+/// The largest pattern, in bytes of JSON.
+const MAX_PATTERN_BYTES: usize = 64 * 1024;
+/// The deepest pattern.
+const MAX_PATTERN_DEPTH: usize = 32;
+
+/// Checks a rule's duration, naming `field`; returns its expiry from `now`.
+fn expiry(field: &str, for_secs: Option<u64>, now: DateTime<Utc>) -> Result<Option<DateTime<Utc>>> {
+    match for_secs {
+        None => Ok(None),
+        Some(0) => Err(EngineError::invalid(field, "must be at least 1 second (or null: until revoked)")),
+        Some(s) if s > MAX_FOR_SECS => {
+            Err(EngineError::invalid(field, "must be at most a year (or null: until revoked)"))
+        }
+        Some(s) => Ok(Some(now + chrono::Duration::seconds(s as i64))),
+    }
+}
+
+/// Checks a pattern's size and depth, naming `field`.
+fn check_pattern(field: &str, pattern: &Value) -> Result<()> {
+    if pattern.is_null() {
+        return Err(EngineError::invalid(field, "a pattern cannot be null; use any_args: true to allow any arguments"));
+    }
+    let bytes = serde_json::to_vec(pattern).map(|b| b.len()).unwrap_or(usize::MAX);
+    if bytes > MAX_PATTERN_BYTES {
+        return Err(EngineError::invalid(field, format!("must be at most {MAX_PATTERN_BYTES} bytes of JSON")));
+    }
+    if depth(pattern) > MAX_PATTERN_DEPTH {
+        return Err(EngineError::invalid(field, format!("must nest at most {MAX_PATTERN_DEPTH} levels")));
+    }
+    Ok(())
+}
+
+/// Checks a name (agent, action), naming `field`; returns it trimmed.
+fn check_name(field: &str, name: &str) -> Result<String> {
+    let name = name.trim();
+    if name.is_empty() || name.len() > 255 {
+        return Err(EngineError::invalid(field, "must be 1 to 255 characters"));
+    }
+    Ok(name.to_owned())
+}
+
+/// Checks a note, naming `field`; blank is none.
+fn check_note(field: &str, note: Option<&str>) -> Result<Option<String>> {
+    match note.map(str::trim).filter(|n| !n.is_empty()) {
+        Some(n) if n.len() > 1000 => Err(EngineError::invalid(field, "must be at most 1000 characters")),
+        other => Ok(other.map(str::to_owned)),
+    }
+}
+
+fn depth(v: &Value) -> usize {
+    match v {
+        Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
+        Value::Object(map) => 1 + map.values().map(depth).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn durations_are_checked_naming_the_field() {
+        let now = Utc::now();
+        assert_eq!(expiry("for_secs", None, now).unwrap(), None);
+        assert_eq!(expiry("for_secs", Some(60), now).unwrap(), Some(now + chrono::Duration::seconds(60)));
+        assert!(expiry("allow_rule.for_secs", Some(0), now)
+            .unwrap_err()
+            .to_string()
+            .starts_with("allow_rule.for_secs:"));
+        assert!(expiry("for_secs", Some(MAX_FOR_SECS + 1), now).is_err());
+        assert!(check_pattern("args", &Value::Null).is_err());
+        let deep = (0..40).fold(json!(1), |v, _| json!([v]));
+        assert!(check_pattern("args", &deep).unwrap_err().to_string().starts_with("args:"));
+    }
 }

@@ -1,7 +1,7 @@
 // What a kind's review adds to the modal's draft: an edited payload (and
 // whether the edit is valid), or a quality gate's score.
 
-import type { ScoreDraft } from "../decision";
+import type { ScoreDraft } from "./quality";
 import type { Json } from "../payload";
 import type { CriterionDraft } from "./quality";
 

@@ -6,7 +6,7 @@
 // approved, modified or rejected.
 
 import type { DecisionAction, GateKind } from "../../api/types";
-import { ACTION_LABELS } from "../decision";
+import { ACTION_LABELS } from "../decisions/decision";
 
 const LABELS: Partial<Record<GateKind, Partial<Record<DecisionAction, string>>>> = {
   response_review: { approve: "Accept", edit: "Accept edited text", retry: "Retry with changes" },

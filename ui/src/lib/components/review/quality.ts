@@ -5,13 +5,22 @@
 // decision's `score` field: the server has no separate scoring endpoint.
 
 import type { GateSpec, QualityScore } from "../../api/types";
-import type { ScoreDraft } from "../decision";
 
 /** The engine's tolerance for "at or above the required score". */
 const TOLERANCE = 1e-9;
 export const DEFAULT_REQUIRED = 3;
 /** The criterion scored when a gate has no rubric. */
 export const OVERALL = "Overall";
+
+/** A quality gate's score as the reviewer has given it so far. */
+export interface ScoreDraft {
+  /** The score to send, once every criterion is scored and justified. */
+  score: QualityScore | null;
+  /** Whether the overall score reaches the gate's `required_score`. */
+  passes: boolean;
+  /** What is still missing, when `score` is null. */
+  problem: string | null;
+}
 
 /** One criterion as the reviewer fills it in. */
 export interface CriterionDraft {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { gate } from "../../test-fixtures";
 import type { Gate, GateSpec, RunState } from "../../api/types";
-import { buildDecision, EMPTY_DRAFT, primaryAction } from "../decision";
+import { buildDecision, EMPTY_DRAFT, primaryAction } from "../decisions/decision";
 import { goalText, previousRound } from "./goal";
 import { informationEdit, knownModels, recommendedModel, requestFields, settingsRows, summaryOf } from "./information";
 import { actionLabels, allSafetyFlags, confidenceLevel, editsOwnPayload, hasOwnReview } from "./kinds";

@@ -3,9 +3,9 @@
 // difference from the proposal, and how long the agent waited. Pure, so the
 // rules are tested on their own.
 
-import type { Gate } from "../api/types";
-import { pretty } from "./payload";
-import { diffText, type Segment } from "./review/textdiff";
+import type { Gate } from "../../api/types";
+import { pretty } from "../payload";
+import { diffText, type Segment } from "../review/textdiff";
 
 /** The payload the agent received with an approval, and its difference from the proposal. */
 export interface Received {

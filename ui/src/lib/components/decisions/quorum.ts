@@ -3,7 +3,7 @@
 // pending (for everyone else) until enough approvals are in or enough
 // rejections reject it. The engine counts; this only says where it stands.
 
-import type { Gate, Vote } from "../api/types";
+import type { Gate, Vote } from "../../api/types";
 
 /** Where a quorum gate's votes stand. */
 export interface Tally {

@@ -5,11 +5,11 @@
 // answer is one vote: the gate may still be pending after it, and a second
 // vote by the same reviewer is refused.
 
-import { attempt, type Api, type ApiError } from "../api/client";
-import type { ApiErrorCode, DecisionAction, DecisionInput, Gate, GateStatus, Vote } from "../api/types";
-import { DECIDED } from "../format";
+import { attempt, type Api, type ApiError } from "../../api/client";
+import type { ApiErrorCode, DecisionAction, DecisionInput, Gate, GateStatus, Vote } from "../../api/types";
+import { DECIDED } from "../../format";
 import type { Draft } from "./decision";
-import { pathOfServerField } from "./form/form";
+import { pathOfServerField } from "../form/form";
 import { voteOf } from "./quorum";
 
 /** What closed a gate before this reviewer's decision reached it. */

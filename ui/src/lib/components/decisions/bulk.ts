@@ -3,8 +3,8 @@
 // decision, sent as its own request; the outcome is reported per gate, so a
 // conflict or refusal on some never hides the others' success.
 
-import type { Api } from "../api/client";
-import type { DecisionAction, DecisionInput, GateSummary } from "../api/types";
+import type { Api } from "../../api/client";
+import type { DecisionAction, DecisionInput, GateSummary } from "../../api/types";
 import { submitDecision, type Conflict, type Outcome } from "./resolution";
 
 /** Marks `id`, or unmarks it when it was marked. */

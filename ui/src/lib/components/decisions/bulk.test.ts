@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { createApi } from "../api/client";
-import { gate, jsonResponse, summary } from "../test-fixtures";
-import type { DecisionAction } from "../api/types";
+import { createApi } from "../../api/client";
+import { gate, jsonResponse, summary } from "../../test-fixtures";
+import type { DecisionAction } from "../../api/types";
 import { decideEach, keepPending, markRange, planBulk, summarize, toggleMark } from "./bulk";
 
 describe("bulk review", () => {

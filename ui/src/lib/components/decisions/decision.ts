@@ -3,11 +3,11 @@
 // the DecisionInput built from the reviewer's draft. Kept apart from the
 // components so the rules are tested on their own.
 
-import type { AllowRuleRequest, DecisionAction, DecisionInput, QualityScore } from "../api/types";
-import type { Action } from "../keys";
-import type { Json } from "./payload";
-import type { Choice } from "./batch/batch";
-import type { CriterionDraft } from "./review/quality";
+import type { AllowRuleRequest, DecisionAction, DecisionInput, QualityScore } from "../../api/types";
+import type { Action } from "../../keys";
+import type { Json } from "../payload";
+import type { Choice } from "../batch/batch";
+import type { CriterionDraft, ScoreDraft } from "../review/quality";
 
 export const ACTION_LABELS: Record<DecisionAction, string> = {
   approve: "Approve",
@@ -39,15 +39,6 @@ export function barActions(allowed: readonly DecisionAction[], canEdit: boolean)
   return ORDER.filter((a) => allowed.includes(a) && (a !== "edit" || canEdit));
 }
 
-/** A quality gate's score as the reviewer has given it so far. */
-export interface ScoreDraft {
-  /** The score to send, once every criterion is scored and justified. */
-  score: QualityScore | null;
-  /** Whether the overall score reaches the gate's `required_score`. */
-  passes: boolean;
-  /** What is still missing, when `score` is null. */
-  problem: string | null;
-}
 
 /** What the reviewer has typed or changed so far in the modal. */
 export interface Draft {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Gate } from "../api/types";
+import type { Gate } from "../../api/types";
 import { receivedPayload, spanOf, waitedSentence } from "./record";
 
 const decided = (action: string, extra: Record<string, unknown> = {}) =>

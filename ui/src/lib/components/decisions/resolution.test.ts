@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { createApi } from "../api/client";
-import { gate, jsonResponse } from "../test-fixtures";
+import { createApi } from "../../api/client";
+import { gate, jsonResponse } from "../../test-fixtures";
 import { EMPTY_DRAFT } from "./decision";
-import type { Gate } from "../api/types";
+import type { Gate } from "../../api/types";
 import { afterOutcome, canDecide, conflictSentence, Drafts, fieldProblems, submitDecision, type Conflict, type Submission, closedElsewhere } from "./resolution";
 
 /** A server answering the decision with `status` and `body`, and a read of the gate with `current` (404 without). */

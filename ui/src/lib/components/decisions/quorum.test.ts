@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { gate } from "../test-fixtures";
+import { gate } from "../../test-fixtures";
 import { approvalsSentence, rejectionRule, tallyOf, voteCountedSentence, voteOf, voteSentence } from "./quorum";
 
 const at = "2026-01-01T00:02:00Z";
