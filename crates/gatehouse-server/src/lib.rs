@@ -22,7 +22,6 @@ pub mod markdown;
 pub mod mcp;
 pub mod params;
 pub mod routes;
-pub mod scope;
 pub mod state;
 pub mod tls;
 pub mod ui;

@@ -19,7 +19,6 @@ use crate::auth::{missing, Caller};
 use crate::error::{ApiError, ApiErrorBody, ApiResult};
 use crate::json::ApiJson;
 use crate::params::{ApiPath, ApiQuery};
-use crate::scope;
 use crate::state::AppState;
 
 /// This module's routes.
@@ -81,12 +80,8 @@ pub async fn list_allow_rules(
         limit: Some(limit),
     };
     let scope = caller.scope;
-    let rules = state
-        .engine(move |e| match scope.is_empty() {
-            true => e.allow_rules(&filter),
-            false => scope::rules_among(e, &scope.agents, &filter),
-        })
-        .await?;
+    // A scoped token sees its own agents' rules only: the engine's rule.
+    let rules = state.engine(move |e| e.allow_rules_visible(&scope, &filter)).await?;
     Ok(Json(AllowRuleList { rules }))
 }
 
