@@ -13,7 +13,7 @@ use tauri::async_runtime::JoinHandle;
 use tauri::{AppHandle, Manager, Runtime};
 use tauri_plugin_notification::NotificationExt;
 
-use crate::connection::Server;
+use crate::connection::server::Server;
 use crate::tray::Tray;
 use crate::window;
 

@@ -15,7 +15,7 @@ use gatehouse_engine::{Database, Engine, EngineConfig, TokenRole};
 use gatehouse_server::host::Host;
 use gatehouse_server::{ProviderRegistry, ServerConfig};
 
-use crate::connection::Server;
+use crate::connection::server::Server;
 
 /// Who creates and revokes the window's token, as the audit log shows it.
 const ACTOR: &str = "gatehouse desktop";

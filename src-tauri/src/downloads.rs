@@ -20,7 +20,7 @@ use tauri_plugin_dialog::{DialogExt, MessageDialogKind};
 pub fn handler<R: Runtime>(app: AppHandle<R>) -> impl Fn(Webview<R>, DownloadEvent<'_>) -> bool + Send + Sync {
     // Where each download in flight is being staged, by URL.
     let staged: Arc<Mutex<HashMap<String, PathBuf>>> = Arc::default();
-    move |_, event| match event {
+    move |webview, event| match event {
         DownloadEvent::Requested { url, destination } => {
             if !takes(&url) {
                 tracing::warn!(scheme = url.scheme(), "refused a download of something the page did not make");
@@ -37,7 +37,7 @@ pub fn handler<R: Runtime>(app: AppHandle<R>) -> impl Fn(Webview<R>, DownloadEve
             let path = staged.lock().unwrap_or_else(|e| e.into_inner()).remove(url.as_str());
             if let Some(path) = path {
                 if success {
-                    ask_where(&app, path);
+                    ask_where(&app, &webview, path);
                 } else {
                     tracing::warn!("an export failed while WebKit wrote it");
                     discard(&path);
@@ -85,9 +85,9 @@ fn suggested_name(destination: &Path) -> String {
         .unwrap_or_else(|| "gatehouse-export.json".into())
 }
 
-/// Shows the save dialog for a staged file and moves it where the reviewer
-/// chose, or deletes it when they cancel.
-fn ask_where<R: Runtime>(app: &AppHandle<R>, staged: PathBuf) {
+/// Shows the save dialog for a staged file, over the window that made it,
+/// and moves it where the reviewer chose, or deletes it when they cancel.
+fn ask_where<R: Runtime>(app: &AppHandle<R>, webview: &Webview<R>, staged: PathBuf) {
     let name = staged.file_name().and_then(|n| n.to_str()).unwrap_or("gatehouse-export.json").to_owned();
     let mut dialog = app
         .dialog()
@@ -98,9 +98,7 @@ fn ask_where<R: Runtime>(app: &AppHandle<R>, staged: PathBuf) {
     if let Some(folder) = dirs::download_dir().or_else(dirs::home_dir) {
         dialog = dialog.set_directory(folder);
     }
-    if let Some(window) = app.get_webview_window(crate::window::MAIN) {
-        dialog = dialog.set_parent(&window);
-    }
+    dialog = dialog.set_parent(&webview.window());
     let app = app.clone();
     dialog.save_file(move |chosen| {
         let target = chosen.and_then(|c| c.into_path().ok());

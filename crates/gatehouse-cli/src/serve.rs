@@ -280,12 +280,12 @@ fn parse_webhook_url(text: &str) -> Result<String, String> {
 
 /// `--public-url`: an http or https URL with a host.
 fn parse_public_url(text: &str) -> Result<String, String> {
-    gatehouse_server::auth::base_url(text).map(|_| text.trim().to_owned())
+    gatehouse_server::admission::base_url(text).map(|_| text.trim().to_owned())
 }
 
 /// `--allowed-origin`: `scheme://host[:port]`, kept as browsers send it.
 fn parse_origin(text: &str) -> Result<String, String> {
-    gatehouse_server::auth::origin_of(text)
+    gatehouse_server::admission::origin_of(text)
 }
 
 /// `--bind`: an `IP:PORT`, or a `host:port` that resolves locally.

@@ -14,7 +14,9 @@ use crate::config::{ConfigError, ProviderConfig};
 use crate::error::ProviderError;
 use crate::http::{Exchange, ProviderMessage, Replay, Request, Transport};
 use crate::prepare::{self, SystemPlacement};
-use crate::provider::{FinishReason, Payload, Provider, ProviderKind, ProviderResponse, RunInput, Tool, Usage};
+use crate::provider::{Provider, ProviderKind};
+use crate::request::{Payload, RunInput, Tool};
+use crate::response::{FinishReason, ProviderResponse, Usage};
 
 /// The API version sent with every request.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";

@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
-use crate::provider::{FinishReason, ProviderResponse};
+use crate::response::{FinishReason, ProviderResponse};
 
 /// What a safety flag is about; serialized as the names run policies use
 /// in `safety_flags` thresholds.

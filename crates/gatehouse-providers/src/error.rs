@@ -8,7 +8,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::validate::ValidationReport;
+use crate::report::ValidationReport;
 
 /// A failure that may pass if the request is sent again.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -13,7 +13,9 @@ use crate::config::{ConfigError, ProviderConfig};
 use crate::error::ProviderError;
 use crate::http::{openai_style_error, Exchange, Replay, Request, Transport};
 use crate::prepare::{self, SystemPlacement};
-use crate::provider::{FinishReason, Payload, Provider, ProviderKind, ProviderResponse, RunInput, Tool, Usage};
+use crate::provider::{Provider, ProviderKind};
+use crate::request::{Payload, RunInput, Tool};
+use crate::response::{FinishReason, ProviderResponse, Usage};
 
 /// A chat completions provider.
 #[derive(Debug)]

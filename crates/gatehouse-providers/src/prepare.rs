@@ -5,7 +5,7 @@
 use serde_json::{json, Value};
 
 use crate::error::ProviderError;
-use crate::provider::{Payload, RunInput, Tool};
+use crate::request::{Payload, RunInput, Tool};
 
 /// Where a chat payload puts the system instructions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

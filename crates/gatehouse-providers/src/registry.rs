@@ -11,8 +11,9 @@ use crate::anthropic::AnthropicProvider;
 use crate::config::{ConfigError, ProviderConfig};
 use crate::error::ProviderError;
 use crate::openai::OpenAiProvider;
-use crate::provider::{Provider, ProviderKind, Tool};
+use crate::provider::{Provider, ProviderKind};
 use crate::replicate::ReplicateProvider;
+use crate::request::Tool;
 use crate::scripted::ScriptedProvider;
 
 /// Providers by the tools they offer.

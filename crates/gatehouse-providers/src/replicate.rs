@@ -15,7 +15,9 @@ use crate::config::{ConfigError, ProviderConfig};
 use crate::error::{ProviderError, TransientFailure};
 use crate::http::{ProviderMessage, Replay, Request, Transport};
 use crate::prepare;
-use crate::provider::{FinishReason, Payload, Provider, ProviderKind, ProviderResponse, RunInput, Tool, Usage};
+use crate::provider::{Provider, ProviderKind};
+use crate::request::{Payload, RunInput, Tool};
+use crate::response::{FinishReason, ProviderResponse, Usage};
 
 /// A predictions provider.
 #[derive(Debug)]

@@ -13,7 +13,9 @@ use serde_json::{json, Value};
 use crate::error::{ProviderError, TransientFailure};
 use crate::openai::chat_schema;
 use crate::prepare::{self, SystemPlacement};
-use crate::provider::{FinishReason, Payload, Provider, ProviderKind, ProviderResponse, RunInput, Tool};
+use crate::provider::{Provider, ProviderKind};
+use crate::request::{Payload, RunInput, Tool};
+use crate::response::{FinishReason, ProviderResponse};
 
 /// One step of a tool's script.
 #[derive(Debug, Clone, PartialEq)]

@@ -17,7 +17,7 @@ use gatehouse_engine::{
 };
 
 use crate::error::{ApiError, ApiResult};
-use crate::state::{AppState, ServerConfig};
+use crate::state::AppState;
 
 /// The authenticated caller.
 #[derive(Debug, Clone)]
@@ -187,61 +187,13 @@ impl<S: Send + Sync> FromRequestParts<S> for Caller {
     }
 }
 
-/// The hosts and browser origins accepted besides loopback, the bound
-/// address and the server's own origin; worked out once from the config.
-#[derive(Debug, Default)]
-pub struct Admission {
-    /// Host names, lower case: `--allowed-host` and the public URL's host.
-    hosts: Vec<String>,
-    /// Origins (`https://name[:port]`), lower case: the public URL's and `--allowed-origin`.
-    origins: Vec<String>,
-}
-
-impl Admission {
-    /// What `config` admits.
-    pub fn new(config: &ServerConfig) -> Self {
-        let public = config.public_url.as_deref().and_then(|u| reqwest::Url::parse(u.trim()).ok());
-        let mut hosts: Vec<String> = config.allowed_hosts.iter().map(|h| h.trim().to_ascii_lowercase()).collect();
-        hosts.extend(public.as_ref().and_then(|u| u.host_str()).map(str::to_ascii_lowercase));
-        let mut origins: Vec<String> = public.as_ref().map(|u| u.origin().ascii_serialization()).into_iter().collect();
-        // Checked by `serve`'s flags; a config built in code may still hold a sloppy one.
-        origins.extend(config.allowed_origins.iter().map(|o| origin_of(o).unwrap_or_else(|_| o.trim().to_owned())));
-        origins.retain(|o| o != "null");
-        for origin in &mut origins {
-            origin.make_ascii_lowercase();
-        }
-        Self { hosts, origins }
-    }
-}
-
-/// The origin (`scheme://host[:port]`, the default port left out) of an
-/// http or https URL, or why it is not one. A path, query or fragment is
-/// refused: an origin has none.
-pub fn origin_of(text: &str) -> Result<String, String> {
-    let url = base_url(text)?;
-    if url.path() != "/" || url.query().is_some() || url.fragment().is_some() {
-        return Err(format!("`{text}` is not an origin: use scheme://host[:port], without a path"));
-    }
-    Ok(url.origin().ascii_serialization())
-}
-
-/// An http or https URL with a host (`--public-url`), or why it is not one.
-pub fn base_url(text: &str) -> Result<reqwest::Url, String> {
-    let hint = "use http(s)://host[:port], such as https://gatehouse.example.com";
-    let url = reqwest::Url::parse(text.trim()).map_err(|e| format!("`{text}` is not a URL ({e}); {hint}"))?;
-    if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none_or(str::is_empty) {
-        return Err(format!("`{text}` is not an http or https URL with a host; {hint}"));
-    }
-    Ok(url)
-}
-
 /// Host and origin checks for every request.
 pub async fn same_origin_only(State(state): State<AppState>, req: Request, next: Next) -> Result<Response, ApiError> {
     // HTTP/2 names the host in `:authority` (the URI) and need not send `Host`; when both come, both must pass.
     let header = req.headers().get(header::HOST).map(|h| h.to_str().unwrap_or(""));
     let authority = req.uri().authority().map(|a| a.as_str());
     let host = header.or(authority).unwrap_or("");
-    if let Some(refused) = [Some(host), authority].into_iter().flatten().find(|h| !host_allowed(&state, h)) {
+    if let Some(refused) = [Some(host), authority].into_iter().flatten().find(|h| !state.admission.host_allowed(h)) {
         return Err(ApiError::forbidden(format!(
             "requests for host `{refused}` are refused; use localhost, the public URL's host or one allowed with \
              --allowed-host"
@@ -252,7 +204,7 @@ pub async fn same_origin_only(State(state): State<AppState>, req: Request, next:
             .strip_prefix("http://")
             .or_else(|| origin.strip_prefix("https://"))
             .is_some_and(|h| h.eq_ignore_ascii_case(host));
-        if !own && !state.admission.origins.iter().any(|o| o.eq_ignore_ascii_case(origin)) {
+        if !own && !state.admission.origin_allowed(origin) {
             return Err(ApiError::forbidden(format!(
                 "cross-origin requests from `{origin}` are refused; browsers may call only from this server's own \
                  origin, its public URL's (--public-url) or one allowed with --allowed-origin"
@@ -260,18 +212,6 @@ pub async fn same_origin_only(State(state): State<AppState>, req: Request, next:
         }
     }
     Ok(next.run(req).await)
-}
-
-fn host_allowed(state: &AppState, host: &str) -> bool {
-    let name = match host.rsplit_once(':') {
-        Some((name, port)) if port.chars().all(|c| c.is_ascii_digit()) => name,
-        _ => host,
-    };
-    let bound = state.config.bind.ip().to_string();
-    matches!(name, "localhost" | "127.0.0.1" | "[::1]")
-        || name == bound
-        || name.trim_start_matches('[').trim_end_matches(']') == bound
-        || state.admission.hosts.iter().any(|h| h.eq_ignore_ascii_case(name))
 }
 
 /// Authenticates the bearer token and records the caller. The token
@@ -343,34 +283,4 @@ fn bearer(headers: &HeaderMap) -> Option<String> {
 
 fn query_token(query: Option<&str>) -> Option<String> {
     query?.split('&').find_map(|pair| pair.strip_prefix("access_token=")).map(str::to_owned).filter(|t| !t.is_empty())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn origins_are_scheme_host_and_port_only() {
-        assert_eq!(origin_of("https://ui.example.com").unwrap(), "https://ui.example.com");
-        assert_eq!(origin_of("HTTPS://UI.Example.com:443/").unwrap(), "https://ui.example.com", "default port dropped");
-        assert_eq!(origin_of("http://10.0.0.5:8080").unwrap(), "http://10.0.0.5:8080");
-        for bad in ["ui.example.com", "ftp://ui.example.com", "https://ui.example.com/app", "https://x.com/?a=1", ""] {
-            assert!(origin_of(bad).is_err(), "{bad}");
-        }
-        assert!(base_url("https://gatehouse.example.com/base/").is_ok(), "a public URL may have a path");
-        assert!(base_url("mailto:someone@example.com").is_err());
-    }
-
-    #[test]
-    fn the_public_url_admits_its_host_and_origin() {
-        let config = ServerConfig {
-            public_url: Some("https://Gatehouse.Example.com/".into()),
-            allowed_hosts: vec!["Proxy.Internal".into()],
-            allowed_origins: vec!["https://ui.example.com/".into()],
-            ..ServerConfig::default()
-        };
-        let admitted = Admission::new(&config);
-        assert_eq!(admitted.hosts, ["proxy.internal", "gatehouse.example.com"]);
-        assert_eq!(admitted.origins, ["https://gatehouse.example.com", "https://ui.example.com"]);
-    }
 }

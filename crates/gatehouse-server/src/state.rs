@@ -11,7 +11,7 @@ use gatehouse_engine::{Engine, EngineError, Token};
 use gatehouse_orchestrator::Orchestrator;
 use gatehouse_providers::ProviderRegistry;
 
-use crate::auth::Admission;
+use crate::admission::Admission;
 use crate::connections::ConnectionLimits;
 use crate::error::{ApiError, ApiResult};
 use crate::tls::TlsConfig;
@@ -118,7 +118,12 @@ impl AppState {
             orchestrator,
             waiters: Arc::new(Waiters::default()),
             webhooks: Arc::new(Webhooks::new(config.webhook_url.clone())),
-            admission: Arc::new(Admission::new(&config)),
+            admission: Arc::new(Admission::new(
+                config.bind.ip(),
+                config.public_url.as_deref(),
+                &config.allowed_hosts,
+                &config.allowed_origins,
+            )),
             engine,
             config,
             tokens: Arc::default(),
