@@ -63,6 +63,10 @@ pub struct ApiError {
     pub resolved_by: Option<String>,
     /// For a gate conflict: when the gate closed.
     pub resolved_at: Option<DateTime<Utc>>,
+    /// Whether the body was Gatehouse's error body; `false` when the code
+    /// comes from the status and the message from raw text (a proxy's page,
+    /// another server at the address).
+    pub from_gatehouse: bool,
 }
 
 /// The error body, read leniently: a code this client does not know yet
@@ -92,6 +96,7 @@ impl ApiError {
                 field: b.field,
                 resolved_by: b.resolved_by,
                 resolved_at: b.resolved_at,
+                from_gatehouse: true,
             },
             Err(_) => {
                 let text: String = body.trim().chars().take(200).collect();
@@ -102,7 +107,15 @@ impl ApiError {
                 } else {
                     text
                 };
-                Self { status, code: from_status, message, field: None, resolved_by: None, resolved_at: None }
+                Self {
+                    status,
+                    code: from_status,
+                    message,
+                    field: None,
+                    resolved_by: None,
+                    resolved_at: None,
+                    from_gatehouse: false,
+                }
             }
         }
     }
@@ -170,6 +183,7 @@ mod tests {
         assert_eq!(e.code, ApiErrorCode::Invalid);
         assert_eq!(e.field.as_deref(), Some("limit"));
         assert_eq!(e.to_string(), "limit: must be at most 500 (HTTP 422 Unprocessable Entity)");
+        assert!(e.from_gatehouse);
     }
 
     #[test]
@@ -186,6 +200,7 @@ mod tests {
         assert_eq!(e.code, ApiErrorCode::NotFound);
         let e = ApiError::from_answer(StatusCode::BAD_GATEWAY, "<html>proxy down</html>");
         assert_eq!((e.code, e.message.as_str()), (ApiErrorCode::Unavailable, "<html>proxy down</html>"));
+        assert!(!e.from_gatehouse, "a proxy's page is not Gatehouse speaking");
         assert_eq!(ApiError::from_answer(StatusCode::INTERNAL_SERVER_ERROR, " ").message, "Internal Server Error");
     }
 }

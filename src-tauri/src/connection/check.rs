@@ -7,6 +7,7 @@
 use std::fmt;
 use std::time::Duration;
 
+use gatehouse_client::{ApiErrorCode, Client, ClientError};
 use gatehouse_engine::TokenRole;
 use serde::{Deserialize, Serialize};
 use tauri::Url;
@@ -74,11 +75,6 @@ impl TeamUrl {
     /// The origin, as `https://host[:port]` (no final `/`).
     pub fn origin(&self) -> String {
         origin_of(&self.0)
-    }
-
-    /// The address of an API path (`whoami` → `ORIGIN/api/hitl/whoami`).
-    pub fn api(&self, path: &str) -> String {
-        format!("{}/api/hitl/{path}", self.origin())
     }
 }
 
@@ -150,43 +146,17 @@ pub struct Reviewer {
     pub role: TokenRole,
 }
 
-/// Asks the server at `url` who `token` is; only a reviewer or admin passes.
+/// Asks the server at `url` who `token` is (through the client of our own
+/// API, so its error codes are read the one way); only a reviewer or admin
+/// passes.
 pub async fn check(http: &reqwest::Client, url: &TeamUrl, token: &str) -> Result<Reviewer, CheckError> {
     let token = token.trim();
     if token.is_empty() {
         return Err(CheckError::new(CheckCode::NoToken, "Enter a reviewer token for this server."));
     }
-    let answer = http
-        .get(url.api("whoami"))
-        .bearer_auth(token)
-        .timeout(CHECK_TIMEOUT)
-        .send()
-        .await
-        .map_err(|e| unreachable(url, &e))?;
-    let status = answer.status();
-    let body = answer.text().await.map_err(|e| unreachable(url, &e))?;
-    let server_said = || {
-        serde_json::from_str::<serde_json::Value>(&body)
-            .ok()
-            .and_then(|v| v.get("message").and_then(|m| m.as_str()).map(str::to_owned))
-    };
-    if status == reqwest::StatusCode::UNAUTHORIZED {
-        return Err(CheckError::new(
-            CheckCode::BadToken,
-            format!(
-                "{url} does not accept this token: it is unknown there or was revoked. Ask its admin for a reviewer \
-                 token (gatehouse token create --role reviewer --name YOU)."
-            ),
-        ));
-    }
-    if let (reqwest::StatusCode::FORBIDDEN, Some(said)) = (status, server_said()) {
-        return Err(CheckError::new(CheckCode::Refused, format!("{url} refused the request: {said}")));
-    }
-    if !status.is_success() {
-        return Err(not_gatehouse(url, &format!("it answered {status}")));
-    }
-    let reviewer: Reviewer =
-        serde_json::from_str(&body).map_err(|_| not_gatehouse(url, "its answer is not Gatehouse's"))?;
+    let client = Client::with_http(http.clone(), url.0.clone(), token);
+    let asked = client.request(reqwest::Method::GET, &["whoami"]).timeout(CHECK_TIMEOUT);
+    let reviewer: Reviewer = client.send(asked).await.map_err(|e| refusal(url, e))?;
     if reviewer.role == TokenRole::Agent {
         return Err(CheckError::new(
             CheckCode::NotReviewer,
@@ -197,6 +167,27 @@ pub async fn check(http: &reqwest::Client, url: &TeamUrl, token: &str) -> Result
         ));
     }
     Ok(reviewer)
+}
+
+/// What a failed `whoami` means for the person connecting.
+fn refusal(url: &TeamUrl, error: ClientError) -> CheckError {
+    match error {
+        ClientError::Api(e) if e.code == ApiErrorCode::Unauthorized => CheckError::new(
+            CheckCode::BadToken,
+            format!(
+                "{url} does not accept this token: it is unknown there or was revoked. Ask its admin for a reviewer \
+                 token (gatehouse token create --role reviewer --name YOU)."
+            ),
+        ),
+        // Gatehouse says why in its own words (a host it does not serve, say); anything else is not Gatehouse.
+        ClientError::Api(e) if e.code == ApiErrorCode::Forbidden && e.from_gatehouse => {
+            CheckError::new(CheckCode::Refused, format!("{url} refused the request: {}", e.message))
+        }
+        ClientError::Api(e) => not_gatehouse(url, &format!("it answered {}", e.status)),
+        ClientError::Unreadable { .. } => not_gatehouse(url, "its answer is not Gatehouse's"),
+        ClientError::Transport(t) => unreachable(url, &t.source),
+        ClientError::Setup(e) => unreachable(url, &e),
+    }
 }
 
 fn not_gatehouse(url: &TeamUrl, why: &str) -> CheckError {
@@ -238,7 +229,6 @@ mod tests {
     fn an_address_is_kept_as_its_origin() {
         let url = TeamUrl::parse(" https://Gatehouse.Example.com/ ").unwrap();
         assert_eq!(url.origin(), "https://gatehouse.example.com");
-        assert_eq!(url.api("whoami"), "https://gatehouse.example.com/api/hitl/whoami");
         assert_eq!(TeamUrl::parse("http://127.0.0.1:7777").unwrap().origin(), "http://127.0.0.1:7777");
         assert_eq!(TeamUrl::parse("gh.example.com:8443").unwrap().origin(), "https://gh.example.com:8443");
         assert_eq!(TeamUrl::parse("https://gh.example.com:443").unwrap().origin(), "https://gh.example.com");
@@ -330,19 +320,22 @@ mod tests {
         assert_eq!(refused.code, CheckCode::Unreachable, "{refused:?}");
         assert!(refused.message.contains(&free.to_string()), "{}", refused.message);
 
-        // Something else on HTTP: a server answering every path with a page.
-        let other = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let other_url = TeamUrl::parse(&format!("http://{}", other.local_addr().unwrap())).unwrap();
-        std::thread::spawn(move || {
-            use std::io::{Read, Write};
-            for stream in other.incoming().flatten().take(1) {
-                let mut stream = stream;
-                let _ = stream.read(&mut [0; 4096]);
-                let page = "<html>hello</html>";
-                let _ = write!(stream, "HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n{page}", page.len());
-            }
-        });
-        let elsewhere = team.check(&other_url, &token).unwrap_err();
-        assert_eq!(elsewhere.code, CheckCode::NotGatehouse, "{elsewhere:?}");
+        // Something else on HTTP: a server answering every path with a page,
+        // or refusing it with one (a proxy's 403 is not Gatehouse refusing).
+        for status in ["200 OK", "403 Forbidden"] {
+            let other = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let other_url = TeamUrl::parse(&format!("http://{}", other.local_addr().unwrap())).unwrap();
+            std::thread::spawn(move || {
+                use std::io::{Read, Write};
+                for stream in other.incoming().flatten().take(1) {
+                    let mut stream = stream;
+                    let _ = stream.read(&mut [0; 4096]);
+                    let page = "<html>hello</html>";
+                    let _ = write!(stream, "HTTP/1.1 {status}\r\ncontent-length: {}\r\n\r\n{page}", page.len());
+                }
+            });
+            let elsewhere = team.check(&other_url, &token).unwrap_err();
+            assert_eq!(elsewhere.code, CheckCode::NotGatehouse, "{status}: {elsewhere:?}");
+        }
     }
 }
