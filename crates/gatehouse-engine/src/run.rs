@@ -69,6 +69,9 @@ pub struct RunTransitionError {
 }
 
 impl RunStatus {
+    /// Every status a run can still change from: the runs still at work.
+    pub const LIVE: [RunStatus; 4] = [Self::Created, Self::Active, Self::AwaitingHuman, Self::Paused];
+
     /// Whether nothing can change this run any more.
     pub fn is_terminal(self) -> bool {
         matches!(self, Self::Completed | Self::Failed | Self::Cancelled)

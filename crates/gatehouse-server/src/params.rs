@@ -2,7 +2,8 @@
 //! naming the parameter (`field`), as [`crate::json::ApiJson`] names a body
 //! field, and the last resort for every other error: a 4xx or 5xx that is
 //! not JSON (a 404 or 405 from the router, one of rmcp's at `/mcp`) gets
-//! the same body, so a client never parses plain text.
+//! the same body, so a client never parses plain text. Also the listings'
+//! shared parameters (`limit`, `offset`, blank meaning not given).
 
 use axum::extract::rejection::PathRejection;
 use axum::extract::{FromRequestParts, Request};
@@ -12,7 +13,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde::de::DeserializeOwned;
 
-use crate::error::{ApiError, ApiErrorCode};
+use crate::error::{ApiError, ApiErrorCode, ApiResult};
 
 /// `Query<T>` whose errors are 422 naming the parameter.
 pub struct ApiQuery<T>(pub T);
@@ -123,4 +124,27 @@ fn default_message(status: StatusCode) -> &'static str {
         StatusCode::METHOD_NOT_ALLOWED => "this path does not take that method; the Allow header lists those it takes",
         _ => status.canonical_reason().unwrap_or("the request failed"),
     }
+}
+
+/// A query value, unless it is missing or blank.
+pub(crate) fn non_empty(v: Option<String>) -> Option<String> {
+    v.filter(|s| !s.trim().is_empty())
+}
+
+/// Parses `limit`, naming the parameter when it is not a number in range.
+pub(crate) fn parse_limit(raw: Option<String>, default: u32, max: u32) -> ApiResult<u32> {
+    let Some(raw) = non_empty(raw) else { return Ok(default) };
+    match raw.trim().parse::<u32>() {
+        Ok(n) if (1..=max).contains(&n) => Ok(n),
+        _ => Err(ApiError::invalid_field("limit", format!("`{raw}` is not a whole number from 1 to {max}"))),
+    }
+}
+
+/// Parses `offset`, naming the parameter when it is not a whole number.
+pub(crate) fn parse_offset(raw: Option<String>) -> ApiResult<Option<u32>> {
+    let Some(raw) = non_empty(raw) else { return Ok(None) };
+    raw.trim()
+        .parse::<u32>()
+        .map(Some)
+        .map_err(|_| ApiError::invalid_field("offset", format!("`{raw}` is not a whole number from 0 to {}", u32::MAX)))
 }

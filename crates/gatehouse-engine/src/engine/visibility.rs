@@ -78,6 +78,28 @@ impl<S: Store> Engine<S> {
         })
     }
 
+    /// As [`Engine::gates_visible`], over only the runs matching `runs`
+    /// (users and sessions matched as stored, redacted), from one snapshot:
+    /// the HITL API's pending approvals of one user's live runs.
+    pub fn gates_of_runs_visible(&self, scope: &TokenScope, runs: &RunFilter, filter: &GateFilter) -> Result<GatePage> {
+        let mut runs = RunFilter {
+            user_id: runs.user_id.as_deref().map(|u| self.redacted_text(u)),
+            session_id: runs.session_id.as_deref().map(|s| self.redacted_text(s)),
+            limit: None,
+            offset: None,
+            ..runs.clone()
+        };
+        self.store().read(|r| {
+            if !scope.is_empty() {
+                runs.ids = Some(narrowed(covered_runs(r, scope)?, runs.ids.as_deref()));
+            }
+            let mut filter = filter.clone();
+            filter.runs = Some(narrowed(r.runs(&runs)?, filter.runs.as_deref()));
+            let all = GateFilter { limit: None, offset: 0, ..filter.clone() };
+            Ok(GatePage { gates: r.gates(&filter)?, total: r.count_gates(&all)? })
+        })
+    }
+
     /// How many gates match `filter` that `scope` covers.
     pub fn count_gates_visible(&self, scope: &TokenScope, filter: &GateFilter) -> Result<u64> {
         self.store().read(|r| {
@@ -121,8 +143,9 @@ impl<S: Store> Engine<S> {
     }
 }
 
-/// The runs `scope` covers, each once: the named ones that exist, the runs
-/// its agents drive or take part in, then every sub-run below them.
+/// The runs `scope` covers, each once: the named ones that exist (one
+/// query), the runs its agents drive or take part in (one per agent), then
+/// every sub-run below them (one query per run looked under).
 pub(super) fn covered_runs(r: &dyn ReadTx, scope: &TokenScope) -> Result<Vec<Run>> {
     let mut seen = HashSet::new();
     let mut runs = Vec::new();
@@ -133,8 +156,8 @@ pub(super) fn covered_runs(r: &dyn ReadTx, scope: &TokenScope) -> Result<Vec<Run
         }
         new
     };
-    for id in &scope.runs {
-        if let Some(run) = r.run(id)? {
+    if !scope.runs.is_empty() {
+        for run in r.runs(&RunFilter { ids: Some(scope.runs.clone()), ..RunFilter::default() })? {
             add(run, &mut runs);
         }
     }

@@ -22,9 +22,8 @@ use utoipa::{IntoParams, ToSchema};
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiErrorBody, ApiResult};
 use crate::markdown;
-use crate::params::{ApiPath, ApiQuery};
+use crate::params::{non_empty, parse_limit, ApiPath, ApiQuery};
 use crate::routes::gates::wait_for_gate;
-use crate::routes::runs::listing::{non_empty, parse_limit, LIVE};
 use crate::state::AppState;
 
 /// How long to wait.
@@ -275,16 +274,16 @@ pub async fn pending_approvals(
     let (head_seq, gates, total) = state
         .engine(move |e| {
             let head = e.head_seq()?;
-            // Ending a run withdraws its gates, so only a user's live runs can have pending ones.
-            let runs = match user {
+            let filter = GateFilter { agent, limit: Some(limit), ..GateFilter::pending() };
+            let GatePage { gates, total } = match user {
+                // Ending a run withdraws its gates, so only a user's live runs can have pending ones.
                 Some(user) => {
-                    let live = RunFilter { statuses: LIVE.to_vec(), user_id: Some(user), ..RunFilter::default() };
-                    Some(e.runs_visible(&scope, &live)?.into_iter().map(|run| run.id).collect())
+                    let live =
+                        RunFilter { statuses: RunStatus::LIVE.to_vec(), user_id: Some(user), ..RunFilter::default() };
+                    e.gates_of_runs_visible(&scope, &live, &filter)?
                 }
-                None => None,
+                None => e.gates_visible(&scope, &filter)?,
             };
-            let GatePage { gates, total } =
-                e.gates_visible(&scope, &GateFilter { agent, runs, limit: Some(limit), ..GateFilter::pending() })?;
             Ok((head, gates, total))
         })
         .await?;

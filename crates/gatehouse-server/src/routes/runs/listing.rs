@@ -17,17 +17,13 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiErrorBody, ApiResult};
-use crate::params::{ApiPath, ApiQuery};
+use crate::params::{non_empty, parse_limit, parse_offset, ApiPath, ApiQuery};
 use crate::state::AppState;
 
 /// Runs listed when no `limit` is given.
 const DEFAULT_LIMIT: u32 = 50;
 /// The most runs one listing returns.
 const MAX_LIMIT: u32 = 500;
-/// The statuses a run can still be resumed from.
-pub(crate) const LIVE: [RunStatus; 4] =
-    [RunStatus::Created, RunStatus::Active, RunStatus::AwaitingHuman, RunStatus::Paused];
-
 /// One line of a run listing.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct RunSummary {
@@ -103,28 +99,6 @@ pub struct SessionQuery {
     pub user_id: Option<String>,
 }
 
-pub(crate) fn non_empty(v: Option<String>) -> Option<String> {
-    v.filter(|s| !s.trim().is_empty())
-}
-
-/// Parses `limit`, naming the parameter when it is not a number in range.
-pub(crate) fn parse_limit(raw: Option<String>, default: u32, max: u32) -> ApiResult<u32> {
-    let Some(raw) = non_empty(raw) else { return Ok(default) };
-    match raw.trim().parse::<u32>() {
-        Ok(n) if (1..=max).contains(&n) => Ok(n),
-        _ => Err(ApiError::invalid_field("limit", format!("`{raw}` is not a whole number from 1 to {max}"))),
-    }
-}
-
-/// Parses `offset`, naming the parameter when it is not a whole number.
-fn parse_offset(raw: Option<String>) -> ApiResult<Option<u32>> {
-    let Some(raw) = non_empty(raw) else { return Ok(None) };
-    raw.trim()
-        .parse::<u32>()
-        .map(Some)
-        .map_err(|_| ApiError::invalid_field("offset", format!("`{raw}` is not a whole number from 0 to {}", u32::MAX)))
-}
-
 /// Parses a comma-separated `status`, naming the parameter and the bad value.
 fn parse_statuses(raw: Option<String>) -> ApiResult<Vec<RunStatus>> {
     let Some(raw) = non_empty(raw) else { return Ok(Vec::new()) };
@@ -150,7 +124,7 @@ fn live_statuses(raw: Option<String>) -> ApiResult<Vec<RunStatus>> {
             format!("`{}` has ended; active runs are created, active, awaiting_human or paused", done.as_str()),
         ));
     }
-    Ok(if statuses.is_empty() { LIVE.to_vec() } else { statuses })
+    Ok(if statuses.is_empty() { RunStatus::LIVE.to_vec() } else { statuses })
 }
 
 /// Lists runs with their progress and pending-gate counts, newest first,
@@ -236,7 +210,7 @@ pub async fn session_active_runs(
     ApiQuery(q): ApiQuery<SessionQuery>,
 ) -> ApiResult<Json<RunList>> {
     let filter = RunFilter {
-        statuses: LIVE.to_vec(),
+        statuses: RunStatus::LIVE.to_vec(),
         user_id: non_empty(q.user_id),
         session_id: Some(session_id),
         agent: None,
