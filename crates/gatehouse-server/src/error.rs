@@ -140,6 +140,21 @@ impl From<EngineError> for ApiError {
     }
 }
 
+impl ApiError {
+    /// The same error with `prefix` taken off the field it names and off
+    /// the start of its message: for an endpoint whose body is what another
+    /// endpoint nests under `prefix`.
+    pub fn without_field_prefix(mut self, prefix: &str) -> Self {
+        if let Some(field) = self.body.field.as_deref().and_then(|f| f.strip_prefix(prefix)) {
+            self.body.field = Some(field.to_owned());
+        }
+        if let Some(message) = self.body.message.strip_prefix(prefix) {
+            self.body.message = message.to_owned();
+        }
+        self
+    }
+}
+
 /// A short id tying a 500's body to its line in the log: eight hex digits
 /// from a random UUID, enough to find one failure among a day's.
 fn error_id() -> String {

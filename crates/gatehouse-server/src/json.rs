@@ -72,8 +72,44 @@ fn path_error<E: std::fmt::Display>(e: serde_path_to_error::Error<E>) -> ApiErro
     let path = e.path().to_string();
     let inner = e.into_inner();
     if path.is_empty() || path == "." {
-        ApiError::invalid(format!("body: {inner}"))
+        // serde names a missing field only in its message: name it as a field, so clients need not parse text.
+        let text = inner.to_string();
+        match text.strip_prefix("missing field `").and_then(|rest| rest.split_once('`')) {
+            Some((field, _)) => ApiError::invalid_field(field, "is required"),
+            None => ApiError::invalid(format!("body: {text}")),
+        }
     } else {
         ApiError::invalid_field(path, inner)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::Deserialize;
+
+    use super::*;
+
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Body {
+        prompt: String,
+        #[serde(default)]
+        inner: Option<Inner>,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Inner {
+        size: u32,
+    }
+
+    #[test]
+    fn a_missing_or_wrong_field_is_named_as_the_field() {
+        let missing = from_value::<Body>(&serde_json::json!({})).unwrap_err();
+        assert_eq!((missing.field(), missing.message()), (Some("prompt"), "prompt: is required"));
+        let wrong = from_value::<Body>(&serde_json::json!({"prompt": "x", "inner": {"size": "big"}})).unwrap_err();
+        assert_eq!(wrong.field(), Some("inner.size"), "{}", wrong.message());
+        let nested = from_value::<Body>(&serde_json::json!({"prompt": "x", "inner": {}})).unwrap_err();
+        assert_eq!(nested.field(), Some("inner"), "a missing inner field names its parent: {}", nested.message());
     }
 }

@@ -102,7 +102,9 @@ fn with_parameter_errors(mut api: utoipa::openapi::OpenApi) -> utoipa::openapi::
 }
 
 fn api_router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::with_openapi(ApiDoc::openapi()).nest("/api/hitl", routes::router())
+    OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .nest("/api/hitl", routes::router())
+        .nest("/api/teams", routes::legacy::routes())
 }
 
 /// The whole application: the API behind its guards, the OpenAPI

@@ -2,7 +2,8 @@
 //! control, listings and events under [`runs`]; gates opened, read, decided
 //! and searched under [`gates`]; then a run's plan and shared context,
 //! allow-rules, the event stream, recordings, tokens, retention, the audit
-//! log, metrics and providers. Each module registers its handlers with
+//! log, metrics and providers. The older run endpoint, `POST /api/teams/run`,
+//! is in [`legacy`], nested beside them. Each module registers its handlers with
 //! their OpenAPI annotations, so the document and the router cannot drift
 //! apart.
 
@@ -14,6 +15,7 @@ pub mod audit;
 pub mod collab;
 pub mod events;
 pub mod gates;
+pub mod legacy;
 pub mod metrics;
 pub mod providers;
 pub mod recordings;

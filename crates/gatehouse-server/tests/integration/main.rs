@@ -17,6 +17,7 @@ mod hitl;
 mod hitl_listings;
 mod instances;
 mod json_errors;
+mod legacy;
 mod mcp;
 mod orchestrated;
 mod oversight;

@@ -84,6 +84,8 @@ async fn bad_orchestrated_inputs_are_422s_naming_the_field() {
         let (status, body) = s.post("/run", &s.reviewer, json!({"run_input": input})).await;
         assert_eq!(status, 422, "{body}");
         assert!(body["message"].as_str().unwrap().starts_with(expected), "{body}");
+        let field = body["field"].as_str().expect("the field is named");
+        assert!(body["message"].as_str().unwrap().starts_with(&format!("{field}: ")), "{body}");
     }
     let (status, body) = s.post(
         "/run",

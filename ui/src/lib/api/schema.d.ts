@@ -980,6 +980,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/teams/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Starts a run the older way: the body is the run input, review is off
+         *     unless asked (within what people allow an agent's token), and the answer
+         *     is 202 with the run's id while Gatehouse drives it.
+         */
+        post: operations["run_team"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2220,6 +2241,44 @@ export interface components {
              * @description Mean milliseconds from opening to a person's decision; absent before the first.
              */
             avg_human_latency_ms?: number | null;
+        };
+        /** @description The run the older endpoint started. */
+        LegacyRunAccepted: {
+            /** @description The new run. */
+            run_id: components["schemas"]["RunId"];
+            /** @description Where it is (`created` at first; `awaiting_human` once a gate waits). */
+            status: components["schemas"]["RunStatus"];
+            /** @description Where to follow its status: `GET /api/hitl/run/{run_id}/status`. */
+            status_url: string;
+            /** @description Its whole state, the result among it once completed: `GET /api/hitl/run/{run_id}/state`. */
+            state_url: string;
+            /** @description Where to follow its events (Server-Sent Events). */
+            events_url: string;
+        };
+        /**
+         * @description A run input as the older endpoint took it: the fields below, and any
+         *     others of a run input (`system`, `inputs`, `collaborate`, `assessment`),
+         *     passed on as they are.
+         */
+        LegacyRunRequest: Record<string, never> & {
+            /** @description The tool to run: one of `GET /api/hitl/providers`' tools. */
+            tool?: string | null;
+            /** @description Or the tool as the older API named it: `{"REPLICATETOOL": {"data": {"model_name": ...}}}`. */
+            agent_tool_config?: Record<string, never> | null;
+            /** @description What the user asks the model. */
+            prompt: string;
+            /** @description The user on whose behalf it runs. */
+            user_id?: string | null;
+            /** @description The session it belongs to. */
+            session_id?: string | null;
+            /** @description Its title (default: the tool and prompt). */
+            title?: string | null;
+            /**
+             * @description `true` asks for review with the default policy (every gate waits
+             *     for a person); absent or `false`, review is off within what people allow.
+             */
+            hitl?: boolean | null;
+            hitl_config?: null | components["schemas"]["HitlConfig"];
         };
         /** @description The review metrics over the whole database. */
         Metrics: {
@@ -6110,6 +6169,53 @@ export interface operations {
                 };
             };
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    run_team: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LegacyRunRequest"];
+            };
+        };
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LegacyRunAccepted"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

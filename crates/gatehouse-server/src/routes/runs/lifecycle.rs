@@ -160,7 +160,10 @@ pub async fn start_run(
     let run = if orchestrated {
         let input = std::mem::take(&mut new.input);
         state.orchestrator.start(&input, new, &actor).await.map_err(|e| match e {
-            StartError::Spec(e) => ApiError::invalid(e.to_string()),
+            StartError::Spec(e) => {
+                let field = if e.field.is_empty() { "run_input".to_owned() } else { format!("run_input.{}", e.field) };
+                ApiError::invalid(e.to_string()).with_field(field)
+            }
             StartError::Engine(e) => ApiError::from(e),
         })?
     } else {
