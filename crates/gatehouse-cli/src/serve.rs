@@ -61,7 +61,8 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = ConnectionLimits::default().idle_timeout.as_secs(), value_name = "SECS",
           value_parser = clap::value_parser!(u64).range(1..=86400))]
     pub idle_timeout: u64,
-    /// POST each new sync gate to this URL (http or https).
+    /// POST each new sync gate to this URL (http or https). `BLOCKER_WEBHOOK_URL`, the name the blocker
+    /// service used, is read too when neither this flag nor `GATEHOUSE_WEBHOOK_URL` is given.
     #[arg(long, env = "GATEHOUSE_WEBHOOK_URL", value_name = "URL", value_parser = parse_webhook_url)]
     pub webhook_url: Option<String>,
     /// The review people set for agents: a JSON file with a `default` floor and floors per agent name
@@ -107,7 +108,7 @@ where
     let config = ServerConfig {
         bind: args.bind,
         body_limit: usize::try_from(args.body_limit).context("--body-limit is larger than this machine can hold")?,
-        webhook_url: args.webhook_url.clone().filter(|u| !u.trim().is_empty()),
+        webhook_url: webhook_url(args.webhook_url.clone(), std::env::var(BLOCKER_WEBHOOK_URL).ok())?,
         allowed_hosts: args.allowed_hosts.clone(),
         public_url: args.public_url.clone(),
         allowed_origins: args.allowed_origins.clone(),
@@ -278,6 +279,21 @@ fn parse_webhook_url(text: &str) -> Result<String, String> {
     gatehouse_engine::policy::check_webhook_url(text).map(|()| text.trim().to_owned())
 }
 
+/// The older name of the webhook setting, from the blocker service.
+const BLOCKER_WEBHOOK_URL: &str = "BLOCKER_WEBHOOK_URL";
+
+/// The webhook: `--webhook-url` (or `GATEHOUSE_WEBHOOK_URL`) when given,
+/// else `alias` (the value of `BLOCKER_WEBHOOK_URL`), checked the same way.
+fn webhook_url(flag: Option<String>, alias: Option<String>) -> Result<Option<String>> {
+    if let Some(url) = flag {
+        return Ok(Some(url).filter(|u| !u.trim().is_empty()));
+    }
+    match alias.filter(|u| !u.trim().is_empty()) {
+        Some(url) => parse_webhook_url(&url).map(Some).map_err(|e| anyhow::anyhow!("{BLOCKER_WEBHOOK_URL}: {e}")),
+        None => Ok(None),
+    }
+}
+
 /// `--public-url`: an http or https URL with a host.
 fn parse_public_url(text: &str) -> Result<String, String> {
     gatehouse_server::admission::base_url(text).map(|_| text.trim().to_owned())
@@ -304,7 +320,7 @@ fn parse_bind(text: &str) -> Result<SocketAddr, String> {
 mod tests {
     use clap::Parser;
 
-    use super::ServeArgs;
+    use super::{webhook_url, ServeArgs};
 
     #[derive(Debug, Parser)]
     struct Serve {
@@ -348,5 +364,17 @@ mod tests {
         assert!(bad.contains("--public-url") && bad.contains("gatehouse.example.com"), "{bad}");
         let bad = parse(&["--allowed-origin", "https://ui.example.com/app"]).unwrap_err();
         assert!(bad.contains("--allowed-origin") && bad.contains("without a path"), "{bad}");
+    }
+
+    #[test]
+    fn the_blocker_services_webhook_name_is_read_when_gatehouses_is_not_given() {
+        let ours = Some("https://hooks.example.com/gatehouse".to_owned());
+        let theirs = Some("https://hooks.example.com/blockers".to_owned());
+        assert_eq!(webhook_url(ours.clone(), theirs.clone()).unwrap(), ours, "the flag wins");
+        assert_eq!(webhook_url(None, theirs.clone()).unwrap(), theirs);
+        assert_eq!(webhook_url(None, Some(" ".into())).unwrap(), None);
+        assert_eq!(webhook_url(Some(String::new()), theirs).unwrap(), None, "an empty flag turns it off");
+        let bad = webhook_url(None, Some("file:///etc/passwd".into())).unwrap_err().to_string();
+        assert!(bad.starts_with("BLOCKER_WEBHOOK_URL: "), "{bad}");
     }
 }
