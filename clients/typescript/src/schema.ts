@@ -451,6 +451,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/hitl/run/{run_id}/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Starts a run created without starting (`"start": false`): `created` →
+         *     `active`, and Gatehouse begins driving an orchestrated one. Reviewers and
+         *     admins, or an agent on its own run; 409 once it has started.
+         */
+        post: operations["begin_run"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/hitl/run/{run_id}/state": {
         parameters: {
             query?: never;
@@ -3025,6 +3046,12 @@ export interface components {
              *     may name only a run it may use.
              */
             parent_run_id?: string | null;
+            /**
+             * @description `false` creates the run without starting it: it stays `created`, and
+             *     an orchestrated one is not driven, until `POST /run/{run_id}/start`.
+             *     Default `true` (an agent's run starts with its first turn or gate).
+             */
+            start?: boolean | null;
         };
         /** @description The answer to starting a run. */
         StartRunResponse: {
@@ -4349,6 +4376,70 @@ export interface operations {
         };
     };
     resume_run: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The run */
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Run"];
+                };
+            };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description A parameter is malformed or out of range; `field` names it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    begin_run: {
         parameters: {
             query?: never;
             header?: never;

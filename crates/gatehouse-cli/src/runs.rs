@@ -1,4 +1,4 @@
-//! `runs show`, `runs pause|resume|cancel` (and `runs list`, in
+//! `runs show`, `runs start|pause|resume|cancel` (and `runs list`, in
 //! [`crate::listing`]): a run's state summarised for a terminal, and the
 //! reviewer's run controls. All go through the server, which records the
 //! token's identity and tells everyone watching the run.
@@ -26,6 +26,11 @@ pub enum RunsCommand {
     /// One run: status, progress, gates and decisions, plan, context and latest turns.
     Show {
         /// The run (`run_...`, as `runs list` shows it).
+        run_id: String,
+    },
+    /// Start a run created without starting (`"start": false`): a reviewer's, an admin's or its own agent's token.
+    Start {
+        /// The run.
         run_id: String,
     },
     /// Pause an active or waiting run (reviewer or admin token).
@@ -67,6 +72,7 @@ pub fn run(api: &Api, command: &RunsCommand) -> Result<()> {
     let (run, verb): (Run, &str) = match command {
         RunsCommand::List(args) => return crate::listing::runs(api, args),
         RunsCommand::Show { run_id } => return show(api, run_id),
+        RunsCommand::Start { run_id } => (api.send(api.request(Method::POST, &["run", run_id, "start"]))?, "started"),
         RunsCommand::Pause { run_id } => (api.send(api.request(Method::POST, &["run", run_id, "pause"]))?, "paused"),
         RunsCommand::Resume { run_id } => (api.send(api.request(Method::POST, &["run", run_id, "resume"]))?, "resumed"),
         RunsCommand::Cancel { run_id, reason } => {

@@ -189,6 +189,14 @@ impl Orchestrator {
 async fn drive(d: &mut Driver, run: &Run) -> Result<Value, Halt> {
     let spec: RunSpec = serde_json::from_value(run.input.clone())
         .map_err(|e| Halt::Fail(format!("the run's stored input cannot be read: {e}")))?;
+    if spec.wait_for_start {
+        // Created without starting: nothing happens until someone starts it (or ends it).
+        let id = d.run_id.clone();
+        let status = d.wait_for(move |e| Ok(Some(e.run(&id)?.status).filter(|s| *s != RunStatus::Created))).await?;
+        if status.is_terminal() {
+            return Err(Halt::Ended);
+        }
+    }
     let result = match spec.collaborate {
         Some(phases) => collab::collaborate(d, &spec, phases).await?,
         None => flow::single(d, &spec).await?,

@@ -30,6 +30,10 @@ pub struct RunSpec {
     /// The caller's own information step, merged with Gatehouse's.
     #[serde(default)]
     pub assessment: Option<Assessment>,
+    /// Created without starting: Gatehouse drives the run only once it is
+    /// started (`POST /run/{run_id}/start`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub wait_for_start: bool,
 }
 
 impl RunSpec {
@@ -130,7 +134,12 @@ pub fn parse(input: &Value, registry: &ProviderRegistry) -> Result<RunSpec, Spec
             Some(a)
         }
     };
-    Ok(RunSpec { tool, prompt, system, inputs, collaborate, assessment })
+    let wait_for_start = match obj.get("wait_for_start") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => return Err(bad("wait_for_start", "must be true or false")),
+    };
+    Ok(RunSpec { tool, prompt, system, inputs, collaborate, assessment, wait_for_start })
 }
 
 /// The tool named `name`: a registry tool's name, or a model id exactly one tool serves.

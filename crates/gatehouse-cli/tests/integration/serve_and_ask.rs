@@ -143,13 +143,16 @@ fn one_person_alone_may_ask_and_decide_with_one_token_when_the_server_allows_sel
 }
 
 #[test]
-fn a_reviewer_pauses_resumes_and_cancels_a_run() {
+fn a_reviewer_starts_pauses_resumes_and_cancels_a_run() {
     let dir = tempfile::tempdir().expect("temp dir");
     let server = Server::start(&dir.path().join("g.db"));
     let asked = server.run(&["ask", "Rotate the keys?", "--mode", "async"]);
     assert_success(&asked);
     let run = parse(&asked)["run_id"].as_str().expect("run_id").to_owned();
 
+    let started = server.run(&["runs", "start", &run]);
+    assert_eq!(started.status.code(), Some(3), "a run already at work cannot be started again");
+    assert!(stderr(&started).contains("HTTP 409"), "{}", stderr(&started));
     for (verb, status) in [("pause", "paused"), ("resume", "active")] {
         let out = server.run(&["runs", verb, &run]);
         assert_success(&out);

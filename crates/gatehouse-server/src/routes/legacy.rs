@@ -130,6 +130,7 @@ pub async fn run_team(
         breakpoints: Vec::new(),
         participants: Vec::new(),
         parent_run_id: None,
+        start: None,
     };
     let public = state.public_url();
     let (_, Json(started)) = start_run(state, caller, ApiJson(start)).await.map_err(|e| {

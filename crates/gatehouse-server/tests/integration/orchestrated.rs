@@ -112,3 +112,42 @@ async fn a_collaboration_is_driven_over_http_and_a_rejected_plan_cancels_the_run
     let st = until(&s, &format!("/run/{run}/status"), &s.reviewer, |b| b["status"] == "cancelled").await;
     assert_eq!(st["status_reason"], "the plan was rejected by alice: not this quarter");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_created_without_starting_waits_for_its_start() {
+    let s = TestServer::start().await;
+    let input = json!({"tool": "scripted:chat", "prompt": PROMPT});
+    let (status, body) = s.post("/run", &s.agent, json!({"run_input": input, "start": false})).await;
+    assert_eq!(status, 201, "{body}");
+    let run = body["run_id"].as_str().unwrap().to_owned();
+    let (_, state) = s.get(&format!("/run/{run}/state"), &s.agent).await;
+    assert_eq!(state["run"]["status"], "created", "{state}");
+    assert_eq!(state["run"]["input"]["wait_for_start"], true, "kept with the run, so a restart waits too");
+
+    // Another agent may not start it; its own agent (a participant) or a reviewer may.
+    let start = format!("/run/{run}/start");
+    assert_eq!(s.post(&start, &s.other_agent, json!({})).await.0, 403, "not its run");
+    let (_, st) = s.get(&format!("/run/{run}/status"), &s.agent).await;
+    assert_eq!((st["status"].clone(), st["pending_actions"].clone()), (json!("created"), json!([])), "{st}");
+    let (status, started) = s.post(&start, &s.agent, json!({})).await;
+    assert_eq!(status, 200, "{started}");
+    assert_eq!(started["status"], "active");
+    let st =
+        until(&s, &format!("/run/{run}/status"), &s.reviewer, |b| !b["pending_actions"].as_array().unwrap().is_empty())
+            .await;
+    assert_eq!(st["status"], "awaiting_human", "driven once started: {st}");
+    let (status, again) = s.post(&start, &s.reviewer, json!({})).await;
+    assert_eq!(status, 409, "{again}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agents_run_created_without_starting_is_started_by_it() {
+    let s = TestServer::start().await;
+    let (status, body) = s.post("/run", &s.agent, json!({"run_input": {"task": "tidy"}, "start": false})).await;
+    assert_eq!(status, 201, "{body}");
+    let run = body["run_id"].as_str().unwrap().to_owned();
+    let (status, started) = s.post(&format!("/run/{run}/start"), &s.agent, json!({})).await;
+    assert_eq!((status, started["status"].clone()), (200, json!("active")), "{started}");
+    let (status, body) = s.post("/run/run_missing/start", &s.reviewer, json!({})).await;
+    assert_eq!(status, 404, "{body}");
+}

@@ -74,6 +74,11 @@ pub struct StartRunRequest {
     /// may name only a run it may use.
     #[serde(default)]
     pub parent_run_id: Option<String>,
+    /// `false` creates the run without starting it: it stays `created`, and
+    /// an orchestrated one is not driven, until `POST /run/{run_id}/start`.
+    /// Default `true` (an agent's run starts with its first turn or gate).
+    #[serde(default)]
+    pub start: Option<bool>,
 }
 
 /// The answer to starting a run.
@@ -158,7 +163,10 @@ pub async fn start_run(
     let (may, probe) = (caller.clone(), NewRun { agent, input: Value::Null, ..new.clone() });
     state.engine_checked(move |e| may.may_start(e, &probe)).await?;
     let run = if orchestrated {
-        let input = std::mem::take(&mut new.input);
+        let mut input = std::mem::take(&mut new.input);
+        if let (Some(false), Some(fields)) = (req.start, input.as_object_mut()) {
+            fields.insert("wait_for_start".into(), Value::Bool(true));
+        }
         state.orchestrator.start(&input, new, &actor).await.map_err(|e| match e {
             StartError::Spec(e) => {
                 let field = if e.field.is_empty() { "run_input".to_owned() } else { format!("run_input.{}", e.field) };
@@ -259,6 +267,23 @@ pub async fn resume_run(
     caller.require_reviewer()?;
     let id = visible_run(&state, &caller, &RunId::from_string(run_id)).await?.id;
     Ok(Json(state.engine(move |e| e.resume_run(&id, &caller.name)).await?))
+}
+
+/// Starts a run created without starting (`"start": false`): `created` →
+/// `active`, and Gatehouse begins driving an orchestrated one. Reviewers and
+/// admins, or an agent on its own run; 409 once it has started.
+#[utoipa::path(post, path = "/run/{run_id}/start", tag = "hitl", params(("run_id" = String, Path, description = "The run")),
+    responses((status = 200, body = Run), (status = 403, body = ApiErrorBody), (status = 404, body = ApiErrorBody),
+        (status = 409, body = ApiErrorBody)))]
+pub async fn begin_run(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiPath(run_id): ApiPath<String>,
+) -> ApiResult<Json<Run>> {
+    let run = visible_run(&state, &caller, &RunId::from_string(run_id)).await?;
+    caller.may_use_run(&run)?;
+    let id = run.id;
+    Ok(Json(state.engine(move |e| e.start_run(&id, &caller.name)).await?))
 }
 
 /// Why a run is cancelled.

@@ -28,6 +28,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(lifecycle::run_state))
         .routes(routes!(lifecycle::pause_run))
         .routes(routes!(lifecycle::resume_run))
+        .routes(routes!(lifecycle::begin_run))
         .routes(routes!(lifecycle::cancel_run))
         .routes(routes!(lifecycle::complete_run))
         .routes(routes!(lifecycle::fail_run))
