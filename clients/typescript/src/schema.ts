@@ -2928,6 +2928,11 @@ export interface components {
             current_step?: string | null;
             /** @description Plan tasks done, or gates closed, of all. */
             progress: components["schemas"]["ProgressState"];
+            /**
+             * @description Each task of its plan with its own progress, in plan order (empty
+             *     without a plan).
+             */
+            tasks: components["schemas"]["TaskProgress"][];
             /** @description Its pending gates in panel order: what a human must act on. */
             pending_actions: components["schemas"]["GateSummary"][];
             /**
@@ -3076,6 +3081,24 @@ export interface components {
          * @enum {string}
          */
         TaskPriority: "low" | "medium" | "high" | "critical";
+        /** @description One task's progress: its status and how far along it is. */
+        TaskProgress: {
+            /** @description The task. */
+            task_id: string;
+            /** @description What it is. */
+            description: string;
+            /** @description Where it is in its life. */
+            status: components["schemas"]["TaskStatus"];
+            /** @description Who works on it. */
+            assigned_agent?: string | null;
+            /**
+             * Format: double
+             * @description Percent done, 0..=100: 100 once done (completed or skipped), 0 while
+             *     pending; in between, what its agent last reported as `progress` (a
+             *     percentage) in the task's metadata, else none.
+             */
+            percentage?: number | null;
+        };
         /**
          * @description Where a task is in its life.
          * @enum {string}

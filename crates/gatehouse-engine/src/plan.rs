@@ -344,6 +344,11 @@ impl Plan {
         ready
     }
 
+    /// Each task's own progress, in plan order.
+    pub fn task_progress(&self) -> Vec<TaskProgress> {
+        self.tasks.iter().map(TaskProgress::of).collect()
+    }
+
     /// How many tasks are done (completed or skipped) out of all tasks.
     pub fn progress(&self) -> ProgressState {
         let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
@@ -460,6 +465,42 @@ impl ProgressState {
             (0, _) => 0.0,
             // Clamped because stored counts are input data and may disagree.
             (total, _) => f64::from(self.completed.min(total)) / f64::from(total) * 100.0,
+        }
+    }
+}
+
+/// One task's progress: its status and how far along it is.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskProgress {
+    /// The task.
+    pub task_id: String,
+    /// What it is.
+    pub description: String,
+    /// Where it is in its life.
+    pub status: TaskStatus,
+    /// Who works on it.
+    pub assigned_agent: Option<String>,
+    /// Percent done, 0..=100: 100 once done (completed or skipped), 0 while
+    /// pending; in between, what its agent last reported as `progress` (a
+    /// percentage) in the task's metadata, else none.
+    pub percentage: Option<f64>,
+}
+
+impl TaskProgress {
+    fn of(task: &PlanTask) -> Self {
+        let reported = task.metadata.get("progress").and_then(Value::as_f64).filter(|p| p.is_finite() && *p >= 0.0);
+        let percentage = match task.status {
+            s if s.is_done() => Some(100.0),
+            TaskStatus::Pending => Some(0.0),
+            _ => reported.map(|p| p.min(100.0)),
+        };
+        Self {
+            task_id: task.task_id.clone(),
+            description: task.description.clone(),
+            status: task.status,
+            assigned_agent: task.assigned_agent.clone(),
+            percentage,
         }
     }
 }
@@ -710,6 +751,33 @@ mod tests {
         }
         let ready: Vec<&str> = plan.ready_tasks().iter().map(|t| &*t.task_id).collect();
         assert_eq!(ready, ["task_006", "task_003", "task_004"]);
+    }
+
+    #[test]
+    fn each_task_says_how_far_along_it_is() {
+        let mut plan: Plan = serde_json::from_value(serde_json::json!({"tasks": [
+            {"task_id": "a", "description": "Write", "status": "completed"},
+            {"task_id": "b", "description": "Test", "status": "in_progress", "assigned_agent": "tester",
+             "metadata": {"progress": 40}},
+            {"task_id": "c", "description": "Ship", "status": "in_progress", "metadata": {"progress": "most"}},
+            {"task_id": "d", "description": "Tell", "status": "pending"},
+            {"task_id": "e", "description": "Wave", "status": "skipped"}
+        ]}))
+        .unwrap();
+        let shown: Vec<_> = plan.task_progress().iter().map(|t| (t.task_id.clone(), t.percentage)).collect();
+        assert_eq!(
+            shown,
+            [
+                ("a".into(), Some(100.0)),
+                ("b".into(), Some(40.0)),
+                ("c".into(), None),
+                ("d".into(), Some(0.0)),
+                ("e".into(), Some(100.0))
+            ]
+        );
+        plan.tasks[1].metadata.insert("progress".into(), serde_json::json!(250));
+        assert_eq!(plan.task_progress()[1].percentage, Some(100.0), "a report past the end is the end");
+        assert_eq!(plan.task_progress()[1].assigned_agent.as_deref(), Some("tester"));
     }
 
     #[test]

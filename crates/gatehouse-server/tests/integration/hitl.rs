@@ -118,13 +118,17 @@ async fn status_reports_progress_the_current_step_and_pending_actions() {
         let start = PlanOperation::UpdateTask {
             task_id: "task_001".into(),
             status: Some(TaskStatus::InProgress),
-            metadata: Default::default(),
+            metadata: serde_json::from_value(json!({"progress": 30})).unwrap(),
         };
         e.plan_apply(&id, start, "a").unwrap();
     })
     .await;
     let (_, body) = s.get(&format!("/run/{run}/status"), &s.agent).await;
     assert_eq!(body["current_step"], "task_001", "a task in progress is the current step");
+    let task = &body["tasks"][0];
+    assert_eq!((task["task_id"].as_str(), task["status"].as_str()), (Some("task_001"), Some("in_progress")), "{body}");
+    assert_eq!(task["percentage"], 30.0, "each task's own progress, as its agent reported it: {body}");
+    assert_eq!(body["tasks"].as_array().unwrap().len(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

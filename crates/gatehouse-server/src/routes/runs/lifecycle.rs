@@ -12,7 +12,7 @@ use axum::Json;
 use chrono::{DateTime, Utc};
 use gatehouse_engine::engine::collab::RunStatusSnapshot;
 use gatehouse_engine::engine::RunState;
-use gatehouse_engine::plan::{PlanRevision, ProgressState, TaskStatus};
+use gatehouse_engine::plan::{PlanRevision, ProgressState, TaskProgress, TaskStatus};
 use gatehouse_engine::policy::HitlConfig;
 use gatehouse_engine::run::{Breakpoint, HandoffProtocol, Participant, Role, StepMode};
 use gatehouse_engine::{EngineError, Gate, NewRun, Run, RunId, RunStatus, TokenRole, Turn};
@@ -202,6 +202,9 @@ pub struct RunStatusResponse {
     pub current_step: Option<String>,
     /// Plan tasks done, or gates closed, of all.
     pub progress: ProgressState,
+    /// Each task of its plan with its own progress, in plan order (empty
+    /// without a plan).
+    pub tasks: Vec<TaskProgress>,
     /// Its pending gates in panel order: what a human must act on.
     pub pending_actions: Vec<GateSummary>,
     /// When it was created.
@@ -223,9 +226,8 @@ pub async fn run_status(
     // never a run still `active` beside the sync gate that made it wait.
     let id = run.id.clone();
     let RunStatusSnapshot { run, plan, pending, progress } = state.engine(move |e| e.run_status(&id)).await?;
-    let task = plan.and_then(|p| {
-        p.plan.tasks.iter().rev().find(|t| t.status == TaskStatus::InProgress).map(|t| t.task_id.clone())
-    });
+    let tasks = plan.as_ref().map(|p| p.plan.task_progress()).unwrap_or_default();
+    let task = tasks.iter().rev().find(|t| t.status == TaskStatus::InProgress).map(|t| t.task_id.clone());
     let newest_gate = pending.iter().max_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
     let current_step = task.or_else(|| newest_gate.map(|g| g.kind().as_str().to_owned()));
     Ok(Json(RunStatusResponse {
@@ -234,6 +236,7 @@ pub async fn run_status(
         status_reason: run.status_reason,
         current_step,
         progress,
+        tasks,
         pending_actions: pending.iter().map(GateSummary::from).collect(),
         created_at: run.created_at,
         updated_at: run.updated_at,
