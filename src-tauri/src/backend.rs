@@ -39,13 +39,25 @@ impl Backend {
     /// port, serving the UI from `ui_dir` (or where the server finds it),
     /// then creates the window's reviewer token. On first start (no
     /// database yet) and with `welcome`, starts the welcome runs. With
-    /// `audit_key` (from the keychain) the event log's chain is keyed.
-    pub fn start(db: PathBuf, ui_dir: Option<PathBuf>, welcome: bool, audit_key: Option<AuditKey>) -> Result<Self> {
+    /// `audit_key` (from the keychain) the event log's chain is keyed. With
+    /// `retention_days`, ended runs older than that are purged daily.
+    pub fn start(
+        db: PathBuf,
+        ui_dir: Option<PathBuf>,
+        welcome: bool,
+        audit_key: Option<AuditKey>,
+        retention_days: Option<u32>,
+    ) -> Result<Self> {
         let first_start = !db.exists();
         let providers = ProviderRegistry::from_env()
             .context("the model provider configuration (GATEHOUSE_*_ environment variables)")?;
-        let config =
-            ServerConfig { bind: SocketAddr::from(([127, 0, 0, 1], 0)), ui_dir, providers, ..ServerConfig::default() };
+        let config = ServerConfig {
+            bind: SocketAddr::from(([127, 0, 0, 1], 0)),
+            ui_dir,
+            providers,
+            retention_days,
+            ..ServerConfig::default()
+        };
         // The store makes the database's directory readable only by this user.
         let engine = EngineConfig { audit_key, ..EngineConfig::default() };
         let host = Host::open(&Database::Sqlite(db.clone()), engine, config, Some(2))?;
@@ -137,18 +149,18 @@ mod tests {
     fn a_first_start_brings_two_welcome_runs_and_a_later_start_none() {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("new.db");
-        let first = Backend::start(db.clone(), None, true, None).unwrap();
+        let first = Backend::start(db.clone(), None, true, None, None).unwrap();
         assert_eq!(welcome_runs(&first, 2), 2);
         let kinds: Vec<String> =
             first.engine.gates(&GateFilter::pending()).unwrap().iter().map(|g| g.kind().as_str().to_owned()).collect();
         assert!(kinds.contains(&"payload_review".to_owned()) && kinds.contains(&"goal_review".to_owned()), "{kinds:?}");
         first.stop();
-        let again = Backend::start(db, None, true, None).unwrap();
+        let again = Backend::start(db, None, true, None, None).unwrap();
         std::thread::sleep(Duration::from_millis(300));
         assert_eq!(again.engine.runs(&RunFilter::default()).unwrap().len(), 2, "no second welcome");
         again.stop();
 
-        let quiet = Backend::start(dir.path().join("quiet.db"), None, false, None).unwrap();
+        let quiet = Backend::start(dir.path().join("quiet.db"), None, false, None, None).unwrap();
         std::thread::sleep(Duration::from_millis(300));
         assert!(quiet.engine.runs(&RunFilter::default()).unwrap().is_empty());
         quiet.stop();

@@ -61,6 +61,10 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = ConnectionLimits::default().idle_timeout.as_secs(), value_name = "SECS",
           value_parser = clap::value_parser!(u64).range(1..=86400))]
     pub idle_timeout: u64,
+    /// Purge ended runs older than this many days, at start and then daily (never a run with pending
+    /// gates; each purge is recorded in the audit log). Without it, everything is kept.
+    #[arg(long, value_name = "DAYS", value_parser = clap::value_parser!(u32).range(1..=36500))]
+    pub retention_days: Option<u32>,
     /// POST each new sync gate to this URL (http or https). `BLOCKER_WEBHOOK_URL`, the name the blocker
     /// service used, is read too when neither this flag nor `GATEHOUSE_WEBHOOK_URL` is given.
     #[arg(long, env = "GATEHOUSE_WEBHOOK_URL", value_name = "URL", value_parser = parse_webhook_url)]
@@ -125,6 +129,7 @@ where
         providers: ProviderRegistry::from_env()
             .context("the model provider configuration (GATEHOUSE_*_ environment variables)")?,
         allow_query_token: args.allow_query_token,
+        retention_days: args.retention_days,
         oversight: match &args.oversight {
             Some(path) => read_oversight(path)?,
             None => gatehouse_engine::Oversight::default(),
@@ -376,5 +381,15 @@ mod tests {
         assert_eq!(webhook_url(Some(String::new()), theirs).unwrap(), None, "an empty flag turns it off");
         let bad = webhook_url(None, Some("file:///etc/passwd".into())).unwrap_err().to_string();
         assert!(bad.starts_with("BLOCKER_WEBHOOK_URL: "), "{bad}");
+    }
+
+    #[test]
+    fn retention_is_a_number_of_days_from_one_to_a_hundred_years() {
+        assert_eq!(parse(&["--retention-days", "30"]).unwrap().retention_days, Some(30));
+        assert_eq!(parse(&[]).unwrap().retention_days, None, "everything is kept by default");
+        for bad in ["0", "36501", "soon"] {
+            let error = parse(&["--retention-days", bad]).unwrap_err();
+            assert!(error.contains("--retention-days"), "{bad}: {error}");
+        }
     }
 }

@@ -22,6 +22,7 @@ pub mod json;
 pub mod markdown;
 pub mod mcp;
 pub mod params;
+pub mod retention;
 pub mod routes;
 pub mod state;
 pub mod tls;
@@ -174,6 +175,9 @@ pub async fn start(engine: Engine, mut config: ServerConfig) -> std::io::Result<
     tokio::spawn(std::sync::Arc::clone(&state.waiters).dispatch(engine.clone()));
     tokio::spawn(std::sync::Arc::clone(&state.webhooks).dispatch(engine.clone(), state.public_url()));
     tokio::spawn(forget_revoked_tokens(state.clone()));
+    if let Some(days) = state.config.retention_days {
+        tokio::spawn(retention::purge_daily(engine.clone(), days));
+    }
     tokio::spawn(sweep_forever(engine));
     let orchestrator = std::sync::Arc::clone(&state.orchestrator);
     tokio::spawn(async move {

@@ -58,6 +58,9 @@ pub struct ServerConfig {
     /// plain `EventSource` clients, which cannot send headers (off: a token
     /// in a URL ends up in proxy and access logs).
     pub allow_query_token: bool,
+    /// Purge ended runs older than this many days, at start and then daily
+    /// (`serve --retention-days N`); `None` keeps everything.
+    pub retention_days: Option<u32>,
 }
 
 impl Default for ServerConfig {
@@ -76,6 +79,7 @@ impl Default for ServerConfig {
             oversight: gatehouse_engine::Oversight::default(),
             allow_self_review: false,
             allow_query_token: false,
+            retention_days: None,
         }
     }
 }

@@ -1,6 +1,8 @@
-//! The connection settings file (`connection.json` in the app's config
-//! directory): which server the window reviews and the team server's
-//! address. Never the token, which lives only in the OS keychain.
+//! The settings file (`connection.json` in the app's config directory):
+//! which server the window reviews, the team server's address, and how many
+//! days this computer's server keeps ended runs (`retention_days`, set by
+//! hand; none keeps everything). Never the token, which lives only in the
+//! OS keychain.
 
 use std::path::{Path, PathBuf};
 
@@ -31,7 +33,14 @@ pub struct Settings {
     /// is offered again); its token is in the keychain under this address.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub team_url: Option<String>,
+    /// This computer's server purges ended runs older than this many days,
+    /// at start and daily (1 to 36500); absent keeps everything.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retention_days: Option<u32>,
 }
+
+/// The most days `retention_days` may be: a hundred years.
+pub const MAX_RETENTION_DAYS: u32 = 36_500;
 
 /// The settings file at its place.
 #[derive(Debug, Clone)]
@@ -53,6 +62,23 @@ impl ConfigFile {
     /// The settings; the defaults (this computer) when there is no file
     /// yet, a message naming the file when it cannot be read.
     pub fn load(&self) -> Result<Settings, String> {
+        let settings = self.read()?;
+        match settings.retention_days {
+            Some(days) if !(1..=MAX_RETENTION_DAYS).contains(&days) => Err(format!(
+                "the settings {} are not valid (retention_days must be from 1 to {MAX_RETENTION_DAYS}, got {days})",
+                self.path.display()
+            )),
+            _ => Ok(settings),
+        }
+    }
+
+    /// Remembers which server to review, keeping the rest of the settings.
+    pub fn save_choice(&self, server: Choice, team_url: Option<String>) -> Result<(), String> {
+        let retention_days = self.load().ok().and_then(|s| s.retention_days);
+        self.save(&Settings { server, team_url, retention_days })
+    }
+
+    fn read(&self) -> Result<Settings, String> {
         let text = match std::fs::read_to_string(&self.path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Settings::default()),
@@ -88,14 +114,18 @@ mod tests {
     fn no_file_means_this_computer() {
         let dir = tempfile::tempdir().unwrap();
         let file = ConfigFile::in_dir(&dir.path().join("not-yet"));
-        assert_eq!(file.load().unwrap(), Settings { server: Choice::ThisComputer, team_url: None });
+        assert_eq!(
+            file.load().unwrap(),
+            Settings { server: Choice::ThisComputer, team_url: None, retention_days: None }
+        );
     }
 
     #[test]
     fn settings_survive_a_save_and_hold_no_token() {
         let dir = tempfile::tempdir().unwrap();
         let file = ConfigFile::in_dir(&dir.path().join("dev.gatehouse.desktop"));
-        let team = Settings { server: Choice::Team, team_url: Some("https://gh.example.com".into()) };
+        let team =
+            Settings { server: Choice::Team, team_url: Some("https://gh.example.com".into()), retention_days: None };
         file.save(&team).unwrap();
         assert_eq!(file.load().unwrap(), team);
         let text = std::fs::read_to_string(file.path()).unwrap();
@@ -113,10 +143,28 @@ mod tests {
     fn a_broken_file_is_reported_by_its_path_not_trusted() {
         let dir = tempfile::tempdir().unwrap();
         let file = ConfigFile::in_dir(dir.path());
-        for bad in ["{", r#"{"server": "mars"}"#, r#"{"server": "team", "token": "s3cret"}"#] {
+        for bad in [
+            "{",
+            r#"{"server": "mars"}"#,
+            r#"{"server": "team", "token": "s3cret"}"#,
+            r#"{"retention_days": 0}"#,
+            r#"{"retention_days": 40000}"#,
+        ] {
             std::fs::write(file.path(), bad).unwrap();
             let error = file.load().unwrap_err();
             assert!(error.contains(&file.path().display().to_string()) && error.contains("not valid"), "{error}");
         }
+    }
+
+    #[test]
+    fn switching_servers_keeps_the_retention_set_by_hand() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = ConfigFile::in_dir(dir.path());
+        std::fs::write(file.path(), r#"{"server": "this_computer", "retention_days": 30}"#).unwrap();
+        file.save_choice(Choice::Team, Some("https://gh.example.com".into())).unwrap();
+        let saved = file.load().unwrap();
+        assert_eq!((saved.server, saved.retention_days), (Choice::Team, Some(30)));
+        file.save_choice(Choice::ThisComputer, None).unwrap();
+        assert_eq!(file.load().unwrap().retention_days, Some(30));
     }
 }

@@ -112,7 +112,7 @@ impl Connection {
     /// server and the notice for the page.
     pub async fn start<R: Runtime>(&self, app: &AppHandle<R>) -> anyhow::Result<(Server, Option<&'static str>)> {
         let failure = match self.config.load() {
-            Ok(Settings { server: Choice::Team, team_url }) => match self.saved_team(team_url.as_deref()).await {
+            Ok(Settings { server: Choice::Team, team_url, .. }) => match self.saved_team(team_url.as_deref()).await {
                 Ok(server) => {
                     self.follow(app, server.clone(), &mut *self.live.lock().await);
                     announce(&server);
@@ -172,7 +172,7 @@ impl Connection {
         let reviewer = check::check(&self.http, &url, &token).await?;
         let saved = token.clone();
         self.keychain_call(url.clone(), move |k, u| k.save(&u, &saved)).await?;
-        self.save(Settings { server: Choice::Team, team_url: Some(url.origin()) })?;
+        self.save(Choice::Team, Some(url.origin()))?;
         let server = Server::team(&url, token, &reviewer);
         let mut live = self.live.lock().await;
         // Unfollowed first, so the stream's end is no failure to report.
@@ -195,7 +195,7 @@ impl Connection {
     /// and remembers that choice (the team's address and token are kept).
     pub async fn use_this_computer<R: Runtime>(&self, app: &AppHandle<R>) -> Result<Status, CheckError> {
         let team_url = self.config.load().ok().and_then(|s| s.team_url);
-        self.save(Settings { server: Choice::ThisComputer, team_url })?;
+        self.save(Choice::ThisComputer, team_url)?;
         self.clear_notice();
         let mut live = self.live.lock().await;
         let server = match (&live.embedded, self.current()) {
@@ -214,7 +214,7 @@ impl Connection {
         if let Some(url) = self.config.load().ok().and_then(|s| s.team_url).and_then(|u| TeamUrl::parse(&u).ok()) {
             self.keychain_call(url, |k, u| k.forget(&u)).await?;
         }
-        self.save(Settings::default())?;
+        self.save(Choice::ThisComputer, None)?;
         self.use_this_computer(app).await
     }
 
@@ -261,6 +261,7 @@ impl Connection {
             return Ok(embedded.server());
         }
         let (launch, keychain) = (self.launch.clone(), self.keychain.clone());
+        let retention_days = self.config.load().ok().and_then(|s| s.retention_days);
         let started = tauri::async_runtime::spawn_blocking(move || {
             let key = keychain.audit_key(&launch.db).and_then(|k| gatehouse_engine::event::AuditKey::from_text(&k));
             let key = key
@@ -268,7 +269,7 @@ impl Connection {
                     |e| tracing::warn!(error = %e, "the audit log is not keyed: no audit key from the keychain"),
                 )
                 .ok();
-            Backend::start(launch.db, launch.ui_dir, launch.welcome, key)
+            Backend::start(launch.db, launch.ui_dir, launch.welcome, key, retention_days)
         })
         .await
         .map_err(|e| CheckError::new(CheckCode::ThisComputer, format!("This computer's server failed: {e}")))?
@@ -299,8 +300,8 @@ impl Connection {
         window::show(app, &server.window_url(None), &server.label());
     }
 
-    fn save(&self, settings: Settings) -> Result<(), CheckError> {
-        self.config.save(&settings).map_err(|e| CheckError::new(CheckCode::Settings, e))
+    fn save(&self, server: Choice, team_url: Option<String>) -> Result<(), CheckError> {
+        self.config.save_choice(server, team_url).map_err(|e| CheckError::new(CheckCode::Settings, e))
     }
 
     fn clear_notice(&self) {

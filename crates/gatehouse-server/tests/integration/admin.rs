@@ -384,3 +384,31 @@ async fn the_openapi_document_describes_every_admin_path() {
         assert!(schemas.contains_key(schema), "{schema} missing from {:?}", schemas.keys().collect::<Vec<_>>());
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scheduled_retention_purges_ended_runs_when_the_server_starts() {
+    let s = TestServer::start().await;
+    let ended = eventful_run(&s).await;
+    let live = s.run().await;
+    let (status, _) = s.call(Method::DELETE, &format!("/run/{ended}"), &s.reviewer, None).await;
+    assert_eq!(status, 200);
+
+    // A server started with retention (0 days: every ended run) purges at once, as its day begins.
+    let config =
+        ServerConfig { bind: "127.0.0.1:0".parse().unwrap(), retention_days: Some(0), ..ServerConfig::default() };
+    let _kept = gatehouse_server::start(common::open_engine(&s.database, &s.schema), config).await.unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while s.get(&format!("/run/{ended}/status"), &s.reviewer).await.0 != 404 {
+        assert!(std::time::Instant::now() < deadline, "the ended run was not purged");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let (status, _) = s.get(&format!("/run/{live}/status"), &s.reviewer).await;
+    assert_eq!(status, 200, "a live run is never purged");
+    let (_, audit) = s.get("/audit/verify", &s.admin).await;
+    assert_eq!(audit["problems"], json!([]), "{audit}");
+    assert!(audit["purged_events"].as_u64().unwrap() > 0, "{audit}");
+    let log = common::open_engine(&s.database, &s.schema);
+    let events = log.events_after(0, &gatehouse_engine::store::EventFilter::default(), 10_000).unwrap();
+    let purge = events.iter().find(|e| matches!(e.body.kind, gatehouse_engine::EventKind::RetentionPurged { .. }));
+    assert_eq!(purge.map(|e| e.body.actor.as_str()), Some("retention"), "the purge is in the log, by retention");
+}
