@@ -1,7 +1,8 @@
 //! Review metrics, the figures: how often gates wait for a human and how
-//! often a policy passes them, per agent and per gate kind; how long humans
-//! take per kind; how many gates expire; which payload fields reviewers
-//! correct most. The store counts the rows ([`GateTally`], [`Correction`]);
+//! often a policy passes them, per agent, per gate kind and per model; how
+//! long humans take per kind, per model and per reviewer; how often each
+//! reviewer and each model's gates are approved, edited or rejected; how
+//! many gates expire; which payload fields reviewers correct most. The store counts the rows ([`GateTally`], [`Correction`]);
 //! [`Metrics::from_tallies`] turns its counts into rates.
 
 use std::collections::BTreeMap;
@@ -33,6 +34,12 @@ pub struct GateTally {
     pub count: u64,
     /// The sum of their decisions' latencies, milliseconds (0 when undecided).
     pub latency_ms_sum: i64,
+    /// The model their run asked for (its input's `tool`, else its `model`), if it named one.
+    pub model: Option<String>,
+    /// Who decided them; `None` for undecided gates.
+    pub decided_by: Option<String>,
+    /// The decision's action (snake_case); `None` for undecided gates.
+    pub action: Option<String>,
 }
 
 /// One payload field reviewers changed, and how often.
@@ -100,6 +107,78 @@ pub struct KindMetrics {
     pub avg_human_latency_ms: Option<f64>,
 }
 
+/// How people decided a group of gates: counts of each action and their
+/// share, with the mean time to decide.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DecisionRates {
+    /// Gates a person decided.
+    pub decided: u64,
+    /// Approved as proposed.
+    pub approved: u64,
+    /// Approved with the reviewer's changes.
+    pub edited: u64,
+    /// Rejected.
+    pub rejected: u64,
+    /// `approved / decided`; absent before the first decision.
+    pub approval_rate: Option<f64>,
+    /// `edited / decided`; absent before the first decision.
+    pub edit_rate: Option<f64>,
+    /// `rejected / decided`; absent before the first decision.
+    pub rejection_rate: Option<f64>,
+    /// Mean milliseconds from opening to the decision; absent before the first.
+    pub avg_latency_ms: Option<f64>,
+    #[serde(skip)]
+    latency_ms_sum: i64,
+}
+
+impl DecisionRates {
+    fn count(&mut self, action: Option<&str>, n: u64, latency_ms_sum: i64) {
+        self.decided += n;
+        self.latency_ms_sum += latency_ms_sum;
+        match action {
+            Some("approve") => self.approved += n,
+            Some("edit") => self.edited += n,
+            Some("reject") => self.rejected += n,
+            _ => {}
+        }
+    }
+
+    fn finish(mut self) -> Self {
+        self.approval_rate = ratio(self.approved, self.decided);
+        self.edit_rate = ratio(self.edited, self.decided);
+        self.rejection_rate = ratio(self.rejected, self.decided);
+        self.avg_latency_ms = mean(self.latency_ms_sum, self.decided);
+        self
+    }
+}
+
+/// Review figures for the gates of runs that asked for one model.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelMetrics {
+    /// The model (a provider's tool such as `openai:gpt-4o-mini`, or what an agent's run input named).
+    pub model: String,
+    /// Its gates' figures: how many passed on their own, how many waited for a person.
+    #[serde(flatten)]
+    pub rates: GateRates,
+    /// How people decided its gates.
+    pub decisions: DecisionRates,
+}
+
+/// How one reviewer decided.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReviewerMetrics {
+    /// The reviewer, as decisions record them.
+    pub reviewer: String,
+    /// Their decisions.
+    #[serde(flatten)]
+    pub decisions: DecisionRates,
+    /// Of those, decisions on gates their own token opened (where the server allows it).
+    pub self_decided: u64,
+}
+
 /// How many closed gates expired unanswered.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -126,6 +205,10 @@ pub struct Metrics {
     pub by_agent: Vec<AgentMetrics>,
     /// Per gate kind that has gates, in kind order.
     pub by_kind: Vec<KindMetrics>,
+    /// Per model that runs asked for, by name (gates of runs naming none are left out).
+    pub by_model: Vec<ModelMetrics>,
+    /// Per reviewer who decided a gate, by name.
+    pub by_reviewer: Vec<ReviewerMetrics>,
     /// Expired against closed gates.
     pub expiry: ExpiryMetrics,
     /// The payload fields human edits changed most often (at most 10),
@@ -170,9 +253,34 @@ impl Metrics {
         let mut overall = GateRates::default();
         let mut by_agent: BTreeMap<String, GateRates> = BTreeMap::new();
         let mut by_kind: BTreeMap<usize, (GateRates, Latency)> = BTreeMap::new();
+        let mut by_model: BTreeMap<String, (GateRates, DecisionRates)> = BTreeMap::new();
+        let mut by_reviewer: BTreeMap<String, (DecisionRates, u64)> = BTreeMap::new();
         let mut expiry = ExpiryMetrics::default();
         let mut human = Latency::default();
         for t in tallies {
+            let by_person = matches!(t.origin.as_deref(), Some("human" | "self"));
+            if let Some(model) = &t.model {
+                let (rates, decisions) = by_model.entry(model.clone()).or_default();
+                rates.gates += t.count;
+                match t.origin.as_deref() {
+                    Some("auto") => rates.auto_passed += t.count,
+                    Some("human" | "self") => rates.human_decided += t.count,
+                    _ => {}
+                }
+                if t.origin.as_deref() == Some("self") {
+                    rates.self_decided += t.count;
+                }
+                if by_person {
+                    decisions.count(t.action.as_deref(), t.count, t.latency_ms_sum);
+                }
+            }
+            if let (true, Some(reviewer)) = (by_person, &t.decided_by) {
+                let (decisions, own) = by_reviewer.entry(reviewer.clone()).or_default();
+                decisions.count(t.action.as_deref(), t.count, t.latency_ms_sum);
+                if t.origin.as_deref() == Some("self") {
+                    *own += t.count;
+                }
+            }
             let agent = by_agent.entry(t.agent.clone()).or_default();
             let (kind, kind_latency) = by_kind.entry(kind_index(&t.kind)?).or_default();
             for rates in [&mut overall, agent, kind] {
@@ -215,6 +323,22 @@ impl Metrics {
                     kind: GateKind::ALL[kind],
                     rates: rates.finish(),
                     avg_human_latency_ms: mean(latency.sum_ms, latency.count),
+                })
+                .collect(),
+            by_model: by_model
+                .into_iter()
+                .map(|(model, (rates, decisions))| ModelMetrics {
+                    model,
+                    rates: rates.finish(),
+                    decisions: decisions.finish(),
+                })
+                .collect(),
+            by_reviewer: by_reviewer
+                .into_iter()
+                .map(|(reviewer, (decisions, self_decided))| ReviewerMetrics {
+                    reviewer,
+                    decisions: decisions.finish(),
+                    self_decided,
                 })
                 .collect(),
             expiry,

@@ -11,7 +11,8 @@ use crate::error::Result;
 use crate::store::Store;
 
 pub use crate::metrics::{
-    AgentMetrics, Correction, ExpiryMetrics, GateRates, GateTally, KindMetrics, Metrics, TOP_CORRECTIONS,
+    AgentMetrics, Correction, DecisionRates, ExpiryMetrics, GateRates, GateTally, KindMetrics, Metrics, ModelMetrics,
+    ReviewerMetrics, TOP_CORRECTIONS,
 };
 
 impl<S: Store> Engine<S> {

@@ -25,7 +25,8 @@ fn kind(m: &Metrics, kind: GateKind) -> &gatehouse_engine::engine::metrics::Kind
 /// after 20 to 60 seconds, one expired, one cancelled, one still pending.
 fn known_workload(f: &Fixture) {
     let auto = HitlConfig { run_policy: RunPolicy::Auto, ..HitlConfig::default() };
-    let writer = f.run_with(NewRun { agent: "writer".into(), hitl_config: auto, ..NewRun::default() });
+    let input = json!({"model": "writer-model", "prompt": "a post"});
+    let writer = f.run_with(NewRun { agent: "writer".into(), hitl_config: auto, input, ..NewRun::default() });
     let coder = f.run("coder");
     let e = &f.engine;
 
@@ -53,6 +54,34 @@ fn known_workload(f: &Fixture) {
     e.resolve_gate(&g6.id, DecisionInput::reject("not today"), "alice").unwrap();
     e.cancel_gate(&g8.id, "answered elsewhere", "coder").unwrap();
     assert_eq!(e.sweep_expired().unwrap(), vec![g7.id.clone()]);
+}
+
+#[test]
+fn each_reviewer_and_each_model_has_its_own_figures() {
+    let f = Fixture::new();
+    known_workload(&f);
+    let m = f.engine.metrics().unwrap();
+
+    let reviewers: Vec<_> = m
+        .by_reviewer
+        .iter()
+        .map(|r| (r.reviewer.as_str(), r.decisions.decided, r.decisions.edited, r.decisions.rejected))
+        .collect();
+    assert_eq!(reviewers, vec![("alice", 3, 2, 1), ("bob", 1, 0, 0)]);
+    let alice = &m.by_reviewer[0].decisions;
+    assert_eq!(
+        (alice.edit_rate, alice.rejection_rate, alice.approval_rate),
+        (Some(2.0 / 3.0), Some(1.0 / 3.0), Some(0.0))
+    );
+    assert_eq!(alice.avg_latency_ms, Some((20_000.0 + 60_000.0 + 60_000.0) / 3.0));
+    assert_eq!(m.by_reviewer[1].decisions.avg_latency_ms, Some(40_000.0));
+
+    // Only the writer's run named a model; the coder's gates belong to none.
+    let models: Vec<_> = m.by_model.iter().map(|x| x.model.as_str()).collect();
+    assert_eq!(models, ["writer-model"]);
+    let writer = &m.by_model[0];
+    assert_eq!((writer.rates.gates, writer.rates.auto_passed, writer.rates.auto_pass_rate), (3, 2, Some(2.0 / 3.0)));
+    assert_eq!((writer.decisions.decided, writer.decisions.avg_latency_ms), (1, Some(40_000.0)));
 }
 
 #[test]

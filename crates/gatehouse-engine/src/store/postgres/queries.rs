@@ -425,9 +425,15 @@ impl<W> ReadTx for PgDb<'_, W> {
                     CASE WHEN (d.data::jsonb ->> 'self_decided')::boolean THEN 'self'
                          ELSE d.data::jsonb -> 'origin' ->> 'by' END,
                     count(*),
-                    coalesce(sum(d.latency_ms), 0)::bigint
-             FROM gates g LEFT JOIN decisions d ON d.gate_id = g.id
-             GROUP BY 1, 2, 3, 4",
+                    coalesce(sum(d.latency_ms), 0)::bigint,
+                    coalesce(CASE jsonb_typeof(r.data::jsonb -> 'input' -> 'tool')
+                                 WHEN 'string' THEN r.data::jsonb -> 'input' ->> 'tool' END,
+                             CASE jsonb_typeof(r.data::jsonb -> 'input' -> 'model')
+                                 WHEN 'string' THEN r.data::jsonb -> 'input' ->> 'model' END),
+                    d.decided_by,
+                    d.action
+             FROM gates g JOIN runs r ON r.id = g.run_id LEFT JOIN decisions d ON d.gate_id = g.id
+             GROUP BY 1, 2, 3, 4, 7, 8, 9",
             &[],
         )?;
         rows.iter()
@@ -439,6 +445,9 @@ impl<W> ReadTx for PgDb<'_, W> {
                     origin: get(r, 3)?,
                     count: get::<i64>(r, 4)? as u64,
                     latency_ms_sum: get(r, 5)?,
+                    model: get(r, 6)?,
+                    decided_by: get(r, 7)?,
+                    action: get(r, 8)?,
                 })
             })
             .collect()

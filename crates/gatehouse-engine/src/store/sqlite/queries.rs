@@ -396,9 +396,13 @@ impl<W> ReadTx for Db<'_, W> {
             "SELECT g.agent, g.kind, g.status,
                     CASE WHEN json_extract(d.data, '$.self_decided') THEN 'self' ELSE json_extract(d.data, '$.origin.by') END,
                     count(*),
-                    coalesce(sum(d.latency_ms), 0)
-             FROM gates g LEFT JOIN decisions d ON d.gate_id = g.id
-             GROUP BY 1, 2, 3, 4",
+                    coalesce(sum(d.latency_ms), 0),
+                    coalesce(CASE json_type(r.data, '$.input.tool') WHEN 'text' THEN json_extract(r.data, '$.input.tool') END,
+                             CASE json_type(r.data, '$.input.model') WHEN 'text' THEN json_extract(r.data, '$.input.model') END),
+                    d.decided_by,
+                    d.action
+             FROM gates g JOIN runs r ON r.id = g.run_id LEFT JOIN decisions d ON d.gate_id = g.id
+             GROUP BY 1, 2, 3, 4, 7, 8, 9",
         )?;
         let rows = stmt.query_map([], |r| {
             Ok(GateTally {
@@ -408,6 +412,9 @@ impl<W> ReadTx for Db<'_, W> {
                 origin: r.get(3)?,
                 count: r.get::<_, i64>(4)? as u64,
                 latency_ms_sum: r.get(5)?,
+                model: r.get(6)?,
+                decided_by: r.get(7)?,
+                action: r.get(8)?,
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
