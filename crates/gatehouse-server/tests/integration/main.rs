@@ -18,6 +18,7 @@ mod hitl_listings;
 mod instances;
 mod json_errors;
 mod mcp;
+mod open_and_wait;
 mod orchestrated;
 mod oversight;
 mod redaction;

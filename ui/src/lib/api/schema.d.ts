@@ -683,7 +683,9 @@ export interface paths {
         put?: never;
         /**
          * Opens a gate of any kind on a run. An `Idempotency-Key` header (or the
-         *     body's `idempotency_key`) makes retries return the first gate.
+         *     body's `idempotency_key`) makes retries return the first gate. With
+         *     `wait`, the call is held until the gate is decided or the wait passes,
+         *     so an agent opens and waits in one request.
          */
         post: operations["open_gate"];
         delete?: never;
@@ -2384,9 +2386,13 @@ export interface components {
         OpenedGate: {
             /** @description The gate's id. */
             gate_id: components["schemas"]["GateId"];
-            /** @description `pending`, or `resolved` when a policy passed it at once. */
+            /**
+             * @description `pending` (also when `wait` passed before a decision), or
+             *     `resolved`, `expired` or `cancelled` once closed: by a policy at
+             *     once, or by a reviewer during the wait.
+             */
             status: components["schemas"]["GateStatus"];
-            /** @description The whole gate. */
+            /** @description The whole gate, with its decision once there is one. */
             gate: components["schemas"]["Gate"];
         };
         /** @description A named participant of a run. */
@@ -5134,7 +5140,14 @@ export interface operations {
     };
     open_gate: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Seconds to hold this call for the decision, 0 to 60 (default 0:
+                 *     answer at once). A gate still pending when it passes comes back as
+                 *     `pending`; then long-poll `GET /gates/{gate_id}/wait`.
+                 */
+                wait?: number;
+            };
             header?: {
                 /** @description Retry key */
                 "Idempotency-Key"?: string | null;
