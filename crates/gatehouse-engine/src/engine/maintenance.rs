@@ -52,7 +52,7 @@ impl<S: Store> Engine<S> {
 
     /// Cancels every run in `created` or `active` whose agent has not been
     /// heard from for `gone_after`, exactly once each, with the reason
-    /// "agent gone for N minutes"; its pending gates are withdrawn as for
+    /// "agent gone for N minutes" (N being `gone_after`); its pending gates are withdrawn as for
     /// any run that ends, and the status change is in the event log. Heard
     /// from means the run's last change or last event (any call on it, any
     /// gate opened or decided), or a wait on one of its gates: `waited_gates`
@@ -82,7 +82,7 @@ impl<S: Store> Engine<S> {
         let mut ended = Vec::new();
         for batch in candidates.chunks(SWEEP_BATCH) {
             let batch = batch.to_vec();
-            ended.extend(self.store().write(move |tx| cancel_abandoned(tx, &batch, cutoff, now))?);
+            ended.extend(self.store().write(move |tx| cancel_abandoned(tx, &batch, gone_after, now))?);
         }
         Ok(ended)
     }
@@ -149,34 +149,46 @@ fn human_duration(d: Duration) -> String {
     }
 }
 
-/// Cancels those of `runs` still live and silent since `cutoff`, re-checked
-/// inside the write so an agent heard from meanwhile keeps its run.
+/// Cancels those of `runs` still live and silent for `gone_after`,
+/// re-checked inside the write so an agent heard from meanwhile keeps its run.
 fn cancel_abandoned(
     tx: &mut dyn WriteTx,
     runs: &[RunId],
-    cutoff: DateTime<Utc>,
+    gone_after: Duration,
     now: DateTime<Utc>,
 ) -> Result<Vec<RunId>> {
     let mut ended = Vec::new();
     for id in runs {
         let Some(mut run) = tx.run(id)? else { continue };
-        let Some(heard) = silent_since(tx, &run, cutoff)? else { continue };
-        let reason = format!("agent gone for {} minutes", (now - heard).num_minutes());
+        if !silent_since(tx, &run, now - gone_after)? {
+            continue;
+        }
+        let reason = format!("agent gone for {}", minutes(gone_after));
         set_status(tx, &mut run, RunTransition::Cancel, "system", Some(reason), now)?;
         ended.push(run.id);
     }
     Ok(ended)
 }
 
-/// When `run`'s agent was last heard from (its last change or event), if the
-/// run is still `created` or `active` and that was before `cutoff`.
-fn silent_since(tx: &dyn WriteTx, run: &Run, cutoff: DateTime<Utc>) -> Result<Option<DateTime<Utc>>> {
+/// Whether `run` is still `created` or `active` and its agent was last
+/// heard from (its last change or event) before `cutoff`.
+fn silent_since(tx: &dyn WriteTx, run: &Run, cutoff: DateTime<Utc>) -> Result<bool> {
     if !matches!(run.status, RunStatus::Created | RunStatus::Active) {
-        return Ok(None);
+        return Ok(false);
     }
     let last_event = tx.events_of_runs(std::slice::from_ref(&run.id))?.last().map(|e| e.body.at);
     let heard = last_event.map_or(run.updated_at, |at| at.max(run.updated_at));
-    Ok((heard < cutoff).then_some(heard))
+    Ok(heard < cutoff)
+}
+
+/// `d` in whole minutes ("1 minute", "90 minutes"), in seconds when shorter.
+fn minutes(d: Duration) -> String {
+    match (d.num_minutes(), d.num_seconds()) {
+        (0, 1) => "1 second".into(),
+        (0, s) => format!("{s} seconds"),
+        (1, _) => "1 minute".into(),
+        (m, _) => format!("{m} minutes"),
+    }
 }
 
 /// How many due gates one sweep transaction takes.

@@ -33,7 +33,7 @@ fn a_silent_run_is_cancelled_once_with_the_reason_and_its_gates_withdrawn() {
     assert!(f.engine.sweep_abandoned_runs(half_hour(), &[]).unwrap().is_empty(), "ended once");
     let ended = f.engine.run(&run.id).unwrap();
     assert_eq!(ended.status, RunStatus::Cancelled);
-    assert_eq!(ended.status_reason.as_deref(), Some("agent gone for 31 minutes"));
+    assert_eq!(ended.status_reason.as_deref(), Some("agent gone for 30 minutes"));
     let gate = f.engine.gate(&gate.id).unwrap();
     assert_eq!(gate.status, GateStatus::Cancelled, "withdrawn with its run");
 
@@ -48,7 +48,7 @@ fn a_silent_run_is_cancelled_once_with_the_reason_and_its_gates_withdrawn() {
             _ => None,
         })
         .collect();
-    assert_eq!(ends, vec![("system", Some("agent gone for 31 minutes".to_owned()))]);
+    assert_eq!(ends, vec![("system", Some("agent gone for 30 minutes".to_owned()))]);
     assert!(log
         .iter()
         .any(|e| matches!(&e.body.kind, EventKind::GateCancelled { gate_id, .. } if *gate_id == gate.id)));
@@ -65,7 +65,7 @@ fn a_run_heard_from_within_the_time_is_kept_until_it_falls_silent() {
 
     f.clock.advance(Duration::minutes(11));
     assert_eq!(f.engine.sweep_abandoned_runs(half_hour(), &[]).unwrap(), vec![created.id.clone()]);
-    assert_eq!(f.engine.run(&created.id).unwrap().status_reason.as_deref(), Some("agent gone for 31 minutes"));
+    assert_eq!(f.engine.run(&created.id).unwrap().status_reason.as_deref(), Some("agent gone for 30 minutes"));
 }
 
 #[test]
