@@ -52,8 +52,9 @@ impl<S: Store> Engine<S> {
 
     /// Cancels every run in `created` or `active` whose agent has not been
     /// heard from for `gone_after`, exactly once each, with the reason
-    /// "agent gone for N minutes" (N being `gone_after`); its pending gates are withdrawn as for
-    /// any run that ends, and the status change is in the event log. Heard
+    /// "agent gone for N minutes" (N being `gone_after`); its pending gates
+    /// are withdrawn as for any run that ends, and the status change is in
+    /// the event log. Heard
     /// from means the run's last change or last event (any call on it, any
     /// gate opened or decided), or a wait on one of its gates: `waited_gates`
     /// are the gates an agent is long-polling now or left off polling
