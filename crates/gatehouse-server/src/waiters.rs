@@ -1,12 +1,16 @@
 //! Long-poll waits. One dispatcher follows the engine's event broadcast and
 //! wakes the agents waiting on a gate the moment it closes, and those held
 //! on a paused run the moment its status changes; a waiter registers
-//! before it checks, so a change landing in between is never missed.
+//! before it checks, so a change landing in between is never missed. Once
+//! asked to ([`Waiters::remember_gate_waits`]), it also remembers when the
+//! last agent left off waiting on each gate: an agent between two long
+//! polls is still there (the sweep of abandoned runs asks).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::Hash;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
+use chrono::{DateTime, Utc};
 use gatehouse_engine::{Engine, EventKind, GateId, RunId};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::Notify;
@@ -14,11 +18,15 @@ use tokio::sync::Notify;
 /// Things being waited on, each with its wake-up and its number of waiters.
 pub struct Registry<K> {
     entries: Mutex<HashMap<K, (Arc<Notify>, usize)>>,
+    /// When the last waiter of each key left, on the engine's clock; kept
+    /// only once `clock` is set.
+    left: Mutex<HashMap<K, DateTime<Utc>>>,
+    clock: OnceLock<Engine>,
 }
 
 impl<K> Default for Registry<K> {
     fn default() -> Self {
-        Self { entries: Mutex::new(HashMap::new()) }
+        Self { entries: Mutex::new(HashMap::new()), left: Mutex::new(HashMap::new()), clock: OnceLock::new() }
     }
 }
 
@@ -49,6 +57,17 @@ impl<K: Eq + Hash + Clone> Registry<K> {
         self.len() == 0
     }
 
+    /// The keys waited on now, or whose last waiter left at `since` or
+    /// later; forgets those that left earlier.
+    fn waited_since(&self, since: DateTime<Utc>) -> Vec<K> {
+        // Entries first, then `left`: the order a ticket's drop takes them in.
+        let mut keys: HashSet<K> = self.entries.lock().unwrap_or_else(|p| p.into_inner()).keys().cloned().collect();
+        let mut left = self.left.lock().unwrap_or_else(|p| p.into_inner());
+        left.retain(|_, at| *at >= since);
+        keys.extend(left.keys().cloned());
+        keys.into_iter().collect()
+    }
+
     fn wake(&self, key: &K) {
         if let Some((notify, _)) = self.entries.lock().unwrap_or_else(|p| p.into_inner()).get(key) {
             notify.notify_waiters();
@@ -69,6 +88,10 @@ impl<K: Eq + Hash + Clone> Drop for WaitTicket<'_, K> {
             entry.1 -= 1;
             if entry.1 == 0 {
                 entries.remove(&self.key);
+                if let Some(clock) = self.registry.clock.get() {
+                    let now = clock.now();
+                    self.registry.left.lock().unwrap_or_else(|p| p.into_inner()).insert(self.key.clone(), now);
+                }
             }
         }
     }
@@ -90,6 +113,19 @@ impl Waiters {
     /// Registers interest in `run`'s status changing.
     pub fn register_run(&self, run: &RunId) -> WaitTicket<'_, RunId> {
         self.runs.register(run)
+    }
+
+    /// From now on, remember when the last agent left off waiting on each
+    /// gate (on `engine`'s clock), for [`Waiters::gates_waited_since`].
+    pub fn remember_gate_waits(&self, engine: Engine) {
+        // Already remembering: the first clock stays.
+        let _ = self.gates.clock.set(engine);
+    }
+
+    /// The gates an agent waits on now, or left off waiting on at `since`
+    /// or later (remembered once [`Waiters::remember_gate_waits`] was called).
+    pub fn gates_waited_since(&self, since: DateTime<Utc>) -> Vec<GateId> {
+        self.gates.waited_since(since)
     }
 
     /// How many gates are being waited on.

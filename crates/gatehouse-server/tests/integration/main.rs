@@ -6,6 +6,7 @@
 
 mod common;
 
+mod abandoned_runs;
 mod admin;
 mod agents;
 mod allow_rules;
