@@ -2,9 +2,9 @@
 //! wakes the agents waiting on a gate the moment it closes, and those held
 //! on a paused run the moment its status changes; a waiter registers
 //! before it checks, so a change landing in between is never missed. Once
-//! asked to ([`Waiters::remember_gate_waits`]), it also remembers when the
-//! last agent left off waiting on each gate: an agent between two long
-//! polls is still there (the sweep of abandoned runs asks).
+//! asked to ([`Waiters::remember_gate_waits`]), it also remembers when an
+//! agent's long poll last ended with its gate still pending: an agent
+//! between two long polls is still there (the sweep of abandoned runs asks).
 
 use std::collections::{HashMap, HashSet};
 use std::hash::Hash;
@@ -18,8 +18,8 @@ use tokio::sync::Notify;
 /// Things being waited on, each with its wake-up and its number of waiters.
 pub struct Registry<K> {
     entries: Mutex<HashMap<K, (Arc<Notify>, usize)>>,
-    /// When the last waiter of each key left, on the engine's clock; kept
-    /// only once `clock` is set.
+    /// When a wait on each key last ended undecided, on the engine's clock;
+    /// kept only once `clock` is set, and forgotten once older than asked.
     left: Mutex<HashMap<K, DateTime<Utc>>>,
     clock: OnceLock<Engine>,
 }
@@ -57,8 +57,17 @@ impl<K: Eq + Hash + Clone> Registry<K> {
         self.len() == 0
     }
 
-    /// The keys waited on now, or whose last waiter left at `since` or
-    /// later; forgets those that left earlier.
+    /// Notes that a wait on `key` ended with nothing to report (remembered
+    /// once a clock is set).
+    fn note_left(&self, key: &K) {
+        if let Some(clock) = self.clock.get() {
+            let now = clock.now();
+            self.left.lock().unwrap_or_else(|p| p.into_inner()).insert(key.clone(), now);
+        }
+    }
+
+    /// The keys waited on now, or whose wait ended undecided at `since` or
+    /// later; forgets those that ended earlier.
     fn waited_since(&self, since: DateTime<Utc>) -> Vec<K> {
         // Entries first, then `left`: the order a ticket's drop takes them in.
         let mut keys: HashSet<K> = self.entries.lock().unwrap_or_else(|p| p.into_inner()).keys().cloned().collect();
@@ -88,10 +97,6 @@ impl<K: Eq + Hash + Clone> Drop for WaitTicket<'_, K> {
             entry.1 -= 1;
             if entry.1 == 0 {
                 entries.remove(&self.key);
-                if let Some(clock) = self.registry.clock.get() {
-                    let now = clock.now();
-                    self.registry.left.lock().unwrap_or_else(|p| p.into_inner()).insert(self.key.clone(), now);
-                }
             }
         }
     }
@@ -115,15 +120,22 @@ impl Waiters {
         self.runs.register(run)
     }
 
-    /// From now on, remember when the last agent left off waiting on each
-    /// gate (on `engine`'s clock), for [`Waiters::gates_waited_since`].
+    /// From now on, remember when an agent's wait on a gate ended with the
+    /// gate still pending (on `engine`'s clock), for
+    /// [`Waiters::gates_waited_since`].
     pub fn remember_gate_waits(&self, engine: Engine) {
         // Already remembering: the first clock stays.
         let _ = self.gates.clock.set(engine);
     }
 
-    /// The gates an agent waits on now, or left off waiting on at `since`
-    /// or later (remembered once [`Waiters::remember_gate_waits`] was called).
+    /// A long poll on `gate` ended with the gate still pending: its agent
+    /// was there then, and will likely poll again.
+    pub fn left_pending(&self, gate: &GateId) {
+        self.gates.note_left(gate);
+    }
+
+    /// The gates an agent waits on now, or whose wait ended undecided at
+    /// `since` or later (remembered once [`Waiters::remember_gate_waits`] was called).
     pub fn gates_waited_since(&self, since: DateTime<Utc>) -> Vec<GateId> {
         self.gates.waited_since(since)
     }
