@@ -47,6 +47,14 @@ export type GateOptions<K extends GateKind = GateKind> = Partial<Omit<NewGate, "
   spec?: SpecOf<K>;
   /** A key of your own; a fresh one otherwise. Retries reuse it, so they never open a second gate. */
   idempotencyKey?: string;
+  /**
+   * Seconds (0 to 60) the server holds the answer for the decision: open and
+   * wait in one request. The gate comes back decided, or still pending once
+   * the wait passes. Default 0: at once.
+   */
+  waitSeconds?: number;
+  /** Aborts the (held) request. */
+  signal?: AbortSignal;
 };
 
 /** Options the three HITL tools share: urgency, expiry (`timeout`, seconds), mode, task. */
@@ -145,17 +153,50 @@ export class Client {
 
   // Gates --------------------------------------------------------------------
 
-  /** Opens a gate of any kind on a run; the gate as opened (already resolved when a policy passed it). */
+  /**
+   * Opens a gate of any kind on a run; the gate as opened (already resolved
+   * when a policy passed it), or with `waitSeconds` as it is once decided or
+   * when the wait passes.
+   */
   async openGate<K extends GateKind>(runId: string, kind: K, text: string, options: GateOptions<K> = {}): Promise<Gate> {
-    const { spec, idempotencyKey, ...fields } = options;
-    const opened = await this.#send<Answer<"/api/hitl/runs/{run_id}/gates", "post">>({
+    const { spec, idempotencyKey, waitSeconds, signal, ...fields } = options;
+    const call: Call = {
       method: "POST",
       path: `/runs/${seg(runId)}/gates`,
       body: { ...spec, ...fields, kind, text },
       headers: { "Idempotency-Key": idempotencyKey ?? newKey() },
       idempotent: true,
-    });
+    };
+    if (waitSeconds !== undefined && waitSeconds > 0) {
+      call.query = { wait: waitSeconds };
+      call.timeoutMs = (waitSeconds + 30) * 1000;
+    }
+    if (signal) call.signal = signal;
+    const opened = await this.#send<Answer<"/api/hitl/runs/{run_id}/gates", "post">>(call);
     return opened.gate;
+  }
+
+  /**
+   * Opens a gate and waits until it closes: one request that the server
+   * holds for the decision (up to `pollSeconds`, default 30), then long
+   * polls only while it is still pending. The closed gate; WaitTimeout
+   * when `timeoutMs` passes first (the gate stays open).
+   */
+  async openAndWait<K extends GateKind>(
+    runId: string,
+    kind: K,
+    text: string,
+    options: Omit<GateOptions<K>, "waitSeconds" | "signal">,
+    wait: WaitOptions = {},
+  ): Promise<Gate> {
+    const deadline = wait.timeoutMs === undefined ? undefined : Date.now() + wait.timeoutMs;
+    const hold = Math.min(wait.pollSeconds ?? 30, 60, (wait.timeoutMs ?? Number.POSITIVE_INFINITY) / 1000);
+    const held = { ...options, waitSeconds: hold, ...(wait.signal ? { signal: wait.signal } : {}) } as GateOptions<K>;
+    const opened = await this.openGate(runId, kind, text, held);
+    if (opened.status !== "pending") return opened;
+    const rest: WaitOptions = { ...wait };
+    if (deadline !== undefined) rest.timeoutMs = Math.max(0, deadline - Date.now());
+    return this.waitClosed(opened.id, rest);
   }
 
   /** The gate as it is now. */

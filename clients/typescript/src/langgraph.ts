@@ -144,7 +144,7 @@ export interface HumanOptions extends WaitOptions {
 
 /** Drives compiled graphs, answering their interrupts through Gatehouse. */
 export class GatehouseHuman {
-  /** Every gate this object opened or found again, in order. */
+  /** Every gate this object asked through, in order, as the opening request answered it (decided, or pending when its wait passed). */
   readonly gates: Gate[] = [];
   readonly #runs = new Map<string, string>();
 
@@ -175,12 +175,15 @@ export class GatehouseHuman {
         interrupts.map(async (interrupt) => {
           const id = interrupt.id as string;
           const mapping = mappingFor(interrupt);
-          const opened = await this.client.openGate(runId as string, mapping.kind, mapping.text, {
-            ...mapping.options,
-            idempotencyKey: idempotencyKey(thread, id),
-          });
-          this.gates.push(opened);
-          const gate = opened.status === "pending" ? await this.client.waitClosed(opened.id, this.#wait()) : opened;
+          // One request per interrupt: opened and held for the decision, long-polled only if still pending.
+          const gate = await this.client.openAndWait(
+            runId as string,
+            mapping.kind,
+            mapping.text,
+            { ...mapping.options, idempotencyKey: idempotencyKey(thread, id) },
+            this.#wait(),
+          );
+          this.gates.push(gate);
           answers[id] = mapping.resume(gate);
         }),
       );

@@ -49,16 +49,21 @@ export interface Review {
 export async function reviewToolCalls(client: Client, runId: string, calls: ToolCall[], options: ReviewOptions = {}): Promise<Review> {
   const allowed = options.allowed ?? ["approve", "edit", "reject"];
   const text = options.text ?? `Run ${calls.map((c) => `\`${c.name}\``).join(", ")}?`;
-  const opened = await client.openGate(runId, "approval", text, {
-    ...options.gate,
-    spec: { action: calls.length === 1 ? (calls[0]?.name ?? "tool") : "tool calls" },
-    actions: calls.map((c) => ({ id: c.id, name: c.name, args: c.args, description: c.description ?? null, allowed_actions: allowed })),
-  });
   const wait: WaitOptions = {};
   if (options.timeoutMs !== undefined) wait.timeoutMs = options.timeoutMs;
   if (options.pollSeconds !== undefined) wait.pollSeconds = options.pollSeconds;
   if (options.signal !== undefined) wait.signal = options.signal;
-  const gate = opened.status === "pending" ? await client.waitClosed(opened.id, wait) : opened;
+  const gate = await client.openAndWait(
+    runId,
+    "approval",
+    text,
+    {
+      ...options.gate,
+      spec: { action: calls.length === 1 ? (calls[0]?.name ?? "tool") : "tool calls" },
+      actions: calls.map((c) => ({ id: c.id, name: c.name, args: c.args, description: c.description ?? null, allowed_actions: allowed })),
+    },
+    wait,
+  );
   return { gate, verdicts: verdictsOf(gate, calls) };
 }
 

@@ -27,6 +27,26 @@ describe("gates", () => {
     assert.equal(decision.decided_by, "rita");
   });
 
+  it("open and wait in one request: a decision during the hold comes back with the gate", async () => {
+    const run = await f.agent.startRun({ task: "hold" }, { title: "open and wait" });
+    const reviewer = (async () => {
+      const gate = await pendingGate(f.reviewer, (g) => g.run_id === run);
+      await f.reviewer.resolveGate(gate.id, { action: "approve", text: "go" });
+    })();
+    const gate = await f.agent.openAndWait(run, "approval", "deploy build 43", { spec: { action: "deploy" } }, { pollSeconds: 30 });
+    await reviewer;
+    assert.equal(gate.status, "resolved");
+    assert.equal(gate.decision?.text, "go");
+  });
+
+  it("a hold that passes first answers the pending gate; a hold past 60 s is refused naming wait", async () => {
+    const run = await f.agent.startRun({ task: "hold" });
+    const gate = await f.agent.openGate(run, "question", "Anyone?", { waitSeconds: 0.2 });
+    assert.equal(gate.status, "pending");
+    await assert.rejects(f.agent.openGate(run, "question", "Anyone?", { waitSeconds: 61 }), (e: unknown) => e instanceof InvalidRequest && e.field === "wait");
+    await assert.rejects(f.agent.openAndWait(run, "question", "Still anyone?", {}, { timeoutMs: 200 }), WaitTimeout);
+  });
+
   it("every kind of gate opens with its own spec", async () => {
     const run = await f.agent.startRun({ task: "kinds" });
     const kinds: [GateKind, Record<string, unknown>][] = [

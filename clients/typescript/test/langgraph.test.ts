@@ -16,7 +16,7 @@ import type { HumanInterrupt, HumanResponse } from "@langchain/langgraph/prebuil
 import { Client } from "@gatehouse/client";
 import { GatehouseHuman } from "@gatehouse/client/langgraph";
 import { FileSaver } from "./file-saver.js";
-import { type Fixture, fixture, pendingGate } from "./server.js";
+import { type Fixture, fixture, pendingGate, sessionRun } from "./server.js";
 
 let f: Fixture;
 let dir: string;
@@ -99,7 +99,9 @@ it("a process that restarts from the checkpointer's file finds its gate again in
   const dying = new AbortController();
   const first = new GatehouseHuman(new Client({ url: f.server.url, token: f.agentToken }), { pollSeconds: 1, signal: dying.signal });
   const firstRun = first.invoke(deployGraph(new FileSaver(file)), {}, thread);
-  const gate = await pendingGate(f.reviewer, (g) => g.text === "Deploy build 42?" && first.gates.some((o) => o.id === g.id));
+  // The first process's gate: its answer (and so `first.gates`) is held until a decision, so find it by the thread's run.
+  const run = await sessionRun(f.reviewer, "langgraph:restart-1");
+  const gate = await pendingGate(f.reviewer, (g) => g.text === "Deploy build 42?" && g.run_id === run);
   dying.abort();
   await assert.rejects(firstRun);
 

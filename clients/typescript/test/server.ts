@@ -45,6 +45,17 @@ export async function fixture(agentName = "ts-agent"): Promise<Fixture> {
 }
 
 /** The first pending gate that `match` accepts, polled for up to 20 s (a scripted reviewer's queue). */
+/** The live run of a session, waiting (up to 20 s) for it to start. */
+export async function sessionRun(reviewer: Client, sessionId: string): Promise<string> {
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    const [run] = await reviewer.activeRuns({ sessionId });
+    if (run !== undefined) return run.id;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`no run for session ${sessionId} within 20 s`);
+}
+
 export async function pendingGate(reviewer: Client, match: (gate: Gate) => boolean = () => true): Promise<Gate> {
   const deadline = Date.now() + 20_000;
   const seen = new Map<string, Gate>();

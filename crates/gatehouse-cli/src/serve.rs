@@ -13,6 +13,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::Args;
 use gatehouse_engine::{private_files, Engine, TokenRole};
+use gatehouse_server::abandoned;
 use gatehouse_server::host::{Host, HostError};
 use gatehouse_server::{ConnectionLimits, ProviderRegistry, ServerConfig, TlsConfig};
 
@@ -83,6 +84,11 @@ pub struct ServeArgs {
     /// send headers. Off by default: a token in a URL is kept in proxy and access logs.
     #[arg(long)]
     pub allow_query_token: bool,
+    /// Cancel a created or active run whose agent has not been heard from (no call, no event on the run, no
+    /// wait on its gates) for this long, with the reason "agent gone for ..."; its pending gates are withdrawn.
+    /// A time such as 30m, 24h or 7d, or `off`. Runs waiting for a reviewer or paused are never closed.
+    #[arg(long, default_value = "24h", value_name = "DURATION", value_parser = abandoned::parse_gone_after)]
+    pub abandoned_run_after: abandoned::GoneAfter,
 }
 
 /// What a task running beside the server is given.
@@ -148,6 +154,9 @@ where
         Err(e) => return Err(e.into()),
     };
     let (server, runtime) = (&host.server, host.runtime());
+    if let abandoned::GoneAfter(Some(after)) = args.abandoned_run_after {
+        runtime.spawn(abandoned::close_abandoned_runs(server.state.clone(), after));
+    }
     // Listen for Ctrl-C and SIGTERM before saying where we listen: whoever reads that line may
     // stop us at once, and must find the clean shutdown, not the default of dying on the spot.
     let signals = {
@@ -349,6 +358,18 @@ mod tests {
         assert!(alone.contains("--tls-key"), "{alone}");
         let alone = parse(&["--tls-key", "key.pem"]).unwrap_err();
         assert!(alone.contains("--tls-cert"), "{alone}");
+    }
+
+    #[test]
+    fn abandoned_runs_close_after_a_day_unless_told_otherwise() {
+        use gatehouse_server::abandoned::GoneAfter;
+        let day = std::time::Duration::from_secs(86_400);
+        assert_eq!(parse(&[]).unwrap().abandoned_run_after, GoneAfter(Some(day)));
+        let args = parse(&["--abandoned-run-after", "45m"]).unwrap();
+        assert_eq!(args.abandoned_run_after, GoneAfter(Some(std::time::Duration::from_secs(2_700))));
+        assert_eq!(parse(&["--abandoned-run-after", "off"]).unwrap().abandoned_run_after, GoneAfter(None));
+        let bad = parse(&["--abandoned-run-after", "soon"]).unwrap_err();
+        assert!(bad.contains("--abandoned-run-after") && bad.contains("30m, 24h or 7d"), "{bad}");
     }
 
     #[test]

@@ -1,13 +1,13 @@
 //! The boundary between the MCP tools and Gatehouse: the handful of
 //! operations the tools need (start a run, open a gate, wait for it, read
-//! and change a plan). The server implements it over its engine in-process;
+//! and change a plan, end a session's run). The server implements it over its engine in-process;
 //! [`crate::HttpBackend`] implements it over a running server's API.
 
 use std::future::Future;
 use std::time::Duration;
 
 use gatehouse_engine::plan::{PlanOperation, PlanRevision, ProgressState};
-use gatehouse_engine::{Gate, GateId, NewGate, RunId};
+use gatehouse_engine::{Gate, GateId, NewGate, RunId, RunStatus};
 use rmcp::service::RequestContext;
 use rmcp::RoleServer;
 use serde::{Deserialize, Serialize};
@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 pub trait Backend: Send + Sync + 'static {
     /// Who is calling, as this backend knows it (the in-process backend: the
     /// bearer token's caller; over HTTP: nobody, the client holds the token).
-    type Caller: Send + Sync + 'static;
+    type Caller: Clone + Send + Sync + 'static;
 
     /// The caller of one MCP request, or why there is none.
     fn caller(&self, request: &RequestContext<RoleServer>) -> Result<Self::Caller, BackendError>;
@@ -61,6 +61,26 @@ pub trait Backend: Send + Sync + 'static {
         run: &RunId,
         op: PlanOperation,
     ) -> impl Future<Output = Result<PlanRevision, BackendError>> + Send;
+
+    /// Ends the run an MCP session started, as `caller` (the token that
+    /// started it): completed when [`finished_its_work`], else cancelled
+    /// with the reason [`SESSION_CLOSED`]. A run that has ended already is
+    /// left as it is. Answers the status the run ended in (or had).
+    fn end_run(
+        &self,
+        caller: &Self::Caller,
+        run: &RunId,
+    ) -> impl Future<Output = Result<RunStatus, BackendError>> + Send;
+}
+
+/// The reason a session's unfinished run is cancelled with.
+pub const SESSION_CLOSED: &str = "MCP session closed";
+
+/// Whether a session's run finished its work: it is at work (not waiting
+/// for a reviewer, not paused), no gate of it is pending and, if it has a
+/// plan, every task is done.
+pub fn finished_its_work(status: RunStatus, pending_gates: usize, progress: &ProgressState) -> bool {
+    status == RunStatus::Active && pending_gates == 0 && progress.completed == progress.total
 }
 
 /// The run an MCP session works in.

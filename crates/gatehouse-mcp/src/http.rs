@@ -6,14 +6,15 @@
 use std::time::Duration;
 
 use gatehouse_client::{ApiErrorCode, Client, ClientError, TransportKind};
+use gatehouse_engine::plan::ProgressState;
 use gatehouse_engine::plan::{PlanOperation, PlanRevision};
-use gatehouse_engine::{Gate, GateId, NewGate, RunId};
+use gatehouse_engine::{Gate, GateId, NewGate, RunId, RunStatus};
 use reqwest::Url;
 use rmcp::service::RequestContext;
 use rmcp::RoleServer;
 use serde_json::json;
 
-use crate::backend::{Backend, BackendError, Failure, PlanSnapshot, SessionRun};
+use crate::backend::{finished_its_work, Backend, BackendError, Failure, PlanSnapshot, SessionRun, SESSION_CLOSED};
 
 /// A running Gatehouse server and the token to call it with.
 #[derive(Clone)]
@@ -116,6 +117,46 @@ impl Backend for HttpBackend {
     async fn change_plan(&self, _: &(), run: &RunId, op: PlanOperation) -> Result<PlanRevision, BackendError> {
         self.client.change_plan(run, &op).await.map_err(|e| self.refusal(e))
     }
+
+    /// Over the API: an agent token may complete or fail its run but not
+    /// cancel it (controlling runs is a reviewer's), so an unfinished run of
+    /// an agent token fails with the reason; other tokens cancel it.
+    async fn end_run(&self, _: &(), run: &RunId) -> Result<RunStatus, BackendError> {
+        let now: RunNow = self.client.get(&["run", run.as_str(), "status"]).await.map_err(|e| self.refusal(e))?;
+        if now.status.is_terminal() {
+            return Ok(now.status);
+        }
+        let ended: Result<Ended, ClientError> =
+            if finished_its_work(now.status, now.pending_actions.len(), &now.progress) {
+                self.client.post(&["runs", run.as_str(), "complete"], &json!({ "result": null })).await
+            } else {
+                let cancel = self
+                    .client
+                    .request(reqwest::Method::DELETE, &["run", run.as_str()])
+                    .query(&[("reason", SESSION_CLOSED)]);
+                match self.client.send(cancel).await {
+                    Err(ClientError::Api(e)) if e.code == ApiErrorCode::Forbidden => {
+                        self.client.post(&["runs", run.as_str(), "fail"], &json!({ "reason": SESSION_CLOSED })).await
+                    }
+                    other => other,
+                }
+            };
+        Ok(ended.map_err(|e| self.refusal(e))?.status)
+    }
+}
+
+/// What `GET /run/{id}/status` says that ending a session's run needs.
+#[derive(serde::Deserialize)]
+struct RunNow {
+    status: RunStatus,
+    progress: ProgressState,
+    pending_actions: Vec<serde_json::Value>,
+}
+
+/// The run as it ended.
+#[derive(serde::Deserialize)]
+struct Ended {
+    status: RunStatus,
 }
 
 #[cfg(test)]

@@ -25,16 +25,20 @@ mod server;
 
 use std::sync::Arc;
 
-pub use backend::{Backend, BackendError, Failure, PlanSnapshot, SessionRun};
+pub use backend::{finished_its_work, Backend, BackendError, Failure, PlanSnapshot, SessionRun, SESSION_CLOSED};
 pub use http::HttpBackend;
 pub use outcome::Outcome;
 pub use server::{GatehouseMcp, McpOptions};
 
-/// Serves the tools on stdin and stdout until the client disconnects.
+/// Serves the tools on stdin and stdout until the client disconnects, then
+/// ends the run the session started (see [`Backend::end_run`]).
 pub async fn serve_stdio<B: Backend>(backend: Arc<B>, options: McpOptions) -> std::io::Result<()> {
     use rmcp::ServiceExt;
     let server = GatehouseMcp::new(backend, options);
+    let session = server.session();
     let running = server.serve(rmcp::transport::stdio()).await.map_err(std::io::Error::other)?;
-    running.waiting().await.map_err(std::io::Error::other)?;
+    let waited = running.waiting().await;
+    session.end().await;
+    waited.map_err(std::io::Error::other)?;
     Ok(())
 }

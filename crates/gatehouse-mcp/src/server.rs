@@ -1,11 +1,11 @@
 //! The MCP server: one [`GatehouseMcp`] per MCP session, generic over the
 //! [`Backend`] that reaches Gatehouse. It owns what the tools share: the
 //! session's run (started on the first call that needs one, its agent named
-//! after the client), waiting for a decision while sending progress
+//! after the client, and ended with the session: see [`Session`]), waiting for a decision while sending progress
 //! notifications, and reading arguments so a bad one is a tool result that
 //! names the field.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -54,7 +54,7 @@ request_permission is a permission-prompt tool for coding assistants.";
 pub struct GatehouseMcp<B: Backend> {
     pub(crate) backend: Arc<B>,
     pub(crate) options: McpOptions,
-    session_run: Arc<Mutex<Option<RunId>>>,
+    session: Arc<Session<B>>,
     plan_rounds: AtomicU32,
     tool_router: ToolRouter<Self>,
 }
@@ -64,12 +64,18 @@ impl<B: Backend> GatehouseMcp<B> {
     pub fn new(backend: Arc<B>, options: McpOptions) -> Self {
         let options = McpOptions { progress_every: options.progress_every.min(Duration::from_secs(60)), ..options };
         Self {
+            session: Arc::new(Session::new(Arc::clone(&backend))),
             backend,
             options,
-            session_run: Arc::default(),
             plan_rounds: AtomicU32::new(0),
             tool_router: Self::gate_tools() + Self::plan_tools(),
         }
+    }
+
+    /// The session: its run, which [`Session::end`] ends (dropping the
+    /// server ends it too, on the runtime it is dropped in).
+    pub fn session(&self) -> Arc<Session<B>> {
+        Arc::clone(&self.session)
     }
 
     /// Every tool this server offers.
@@ -92,11 +98,13 @@ impl<B: Backend> GatehouseMcp<B> {
             return Ok(run.clone());
         }
         // Held across the start, so two first calls at once share one run.
-        let mut session_run = self.session_run.lock().await;
+        let mut session_run = self.session.run.lock().await;
         if let Some(run) = session_run.as_ref() {
             return Ok(run.clone());
         }
         let client = request.client_info().unwrap_or_else(|| Implementation::new("mcp-client", "unknown"));
+        // The 2026-07-28 envelope names its version on every request; no handshake, no session.
+        let sessionless = request.meta.protocol_version().is_some() || request.peer.peer_info().is_none();
         let run = self
             .backend
             .start_run(
@@ -105,11 +113,14 @@ impl<B: Backend> GatehouseMcp<B> {
                     agent: client.name.clone(),
                     title: format!("MCP session: {} {}", client.name, client.version),
                     input: serde_json::json!({ "mcp_client": { "name": client.name, "version": client.version } }),
-                    // The 2026-07-28 envelope names its version on every request; no handshake, no session.
-                    sessionless: request.meta.protocol_version().is_some() || request.peer.peer_info().is_none(),
+                    sessionless,
                 },
             )
             .await?;
+        // A sessionless client's run outlives each request's server: only a session's run ends with it.
+        if !sessionless {
+            self.session.owned_by(caller);
+        }
         *session_run = Some(run.clone());
         Ok(run)
     }
@@ -207,6 +218,70 @@ impl<B: Backend> GatehouseMcp<B> {
     /// The gate `id` as it is now.
     pub(crate) async fn gate_now(&self, caller: &B::Caller, id: &GateId) -> Result<Gate, BackendError> {
         self.backend.wait_gate(caller, id, Duration::ZERO).await
+    }
+}
+
+/// An MCP session's run and the token that started it. When the session
+/// ends (the client's `DELETE /mcp`, the session dropped when idle, or the
+/// stdio client gone), the run is ended once, as that token: completed if it
+/// finished its work, else cancelled with the reason "MCP session closed"
+/// ([`Backend::end_run`]). A run the calls named, `--run`'s, or a
+/// sessionless client's is never ended here.
+pub struct Session<B: Backend> {
+    backend: Arc<B>,
+    /// The run, once the session's first call started it.
+    run: Mutex<Option<RunId>>,
+    /// Who started it; none for a run this session must not end.
+    owner: std::sync::Mutex<Option<B::Caller>>,
+    ended: AtomicBool,
+}
+
+impl<B: Backend> Session<B> {
+    fn new(backend: Arc<B>) -> Self {
+        Self { backend, run: Mutex::new(None), owner: std::sync::Mutex::new(None), ended: AtomicBool::new(false) }
+    }
+
+    fn owned_by(&self, caller: &B::Caller) {
+        if let Ok(mut owner) = self.owner.lock() {
+            *owner = Some(caller.clone());
+        }
+    }
+
+    /// Ends the session's run, once (later calls, and the drop, do nothing).
+    pub async fn end(&self) {
+        if self.ended.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let run = self.run.lock().await.clone();
+        let owner = self.owner.lock().ok().and_then(|o| o.clone());
+        if let (Some(run), Some(owner)) = (run, owner) {
+            end_run(&*self.backend, &owner, &run).await;
+        }
+    }
+}
+
+impl<B: Backend> Drop for Session<B> {
+    fn drop(&mut self) {
+        if self.ended.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let run = self.run.get_mut().take();
+        let owner = self.owner.get_mut().ok().and_then(Option::take);
+        let (Some(run), Some(owner)) = (run, owner) else { return };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                let backend = Arc::clone(&self.backend);
+                runtime.spawn(async move { end_run(&*backend, &owner, &run).await });
+            }
+            Err(_) => tracing::warn!(run = %run, "an MCP session ended outside a runtime; its run stays open"),
+        }
+    }
+}
+
+async fn end_run<B: Backend>(backend: &B, owner: &B::Caller, run: &RunId) {
+    match backend.end_run(owner, run).await {
+        Ok(status) => tracing::info!(run = %run, status = status.as_str(), "the MCP session closed; its run ended"),
+        Err(e) => tracing::warn!(run = %run, error = %e, "the MCP session closed; could not end its run"),
     }
 }
 

@@ -13,6 +13,7 @@ use tokio::net::TcpListener;
 use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 
+pub mod abandoned;
 pub mod admission;
 pub mod auth;
 pub mod connections;

@@ -3,8 +3,10 @@
 //! token (the decider and the run's owner are never a name in the body),
 //! and calls the engine and the gate waiters in-process, so a decision
 //! wakes a waiting tool as it wakes a long poll. A session's calls share
-//! one run; a sessionless client (protocol 2026-07-28) keeps one live run
-//! per token and client name.
+//! one run, ended with the session (completed if it finished its work, else
+//! cancelled: "MCP session closed") as the token that started it; a
+//! sessionless client (protocol 2026-07-28) keeps one live run per token
+//! and client name.
 //!
 //! Its door answers as MCP clients expect: a refused token is still 401
 //! (with `WWW-Authenticate: Bearer`) but its body is a JSON-RPC error the
@@ -22,8 +24,11 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::Router;
 use gatehouse_engine::plan::{PlanOperation, PlanRevision};
-use gatehouse_engine::{EngineError, Gate, GateId, NewGate, NewRun, RunId, TokenRole};
-use gatehouse_mcp::{Backend, BackendError, Failure, GatehouseMcp, McpOptions, PlanSnapshot, SessionRun};
+use gatehouse_engine::{EngineError, Gate, GateId, NewGate, NewRun, RunId, RunStatus, TokenRole};
+use gatehouse_mcp::{
+    finished_its_work, Backend, BackendError, Failure, GatehouseMcp, McpOptions, PlanSnapshot, SessionRun,
+    SESSION_CLOSED,
+};
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::SessionManager;
@@ -221,6 +226,28 @@ impl Backend for InProcess {
 
     async fn change_plan(&self, caller: &Caller, run: &RunId, op: PlanOperation) -> Result<PlanRevision, BackendError> {
         on_run(&self.state, caller, run.to_string(), move |e, id, actor| e.plan_apply(id, op, actor))
+            .await
+            .map_err(refused)
+    }
+
+    /// In one trip to the engine, as the token that started the run (it
+    /// must still reach the run): completed or cancelled.
+    async fn end_run(&self, caller: &Caller, run: &RunId) -> Result<RunStatus, BackendError> {
+        let (who, id) = (caller.clone(), run.clone());
+        self.state
+            .engine_checked(move |e| {
+                let run = who.run(e, &id)?;
+                if run.status.is_terminal() {
+                    return Ok(run.status);
+                }
+                let now = e.run_status(&run.id)?;
+                let ended = if finished_its_work(now.run.status, now.pending.len(), &now.progress) {
+                    e.complete_run(&run.id, &who.name, None)?
+                } else {
+                    e.cancel_run(&run.id, &who.name, Some(SESSION_CLOSED))?
+                };
+                Ok(ended.status)
+            })
             .await
             .map_err(refused)
     }

@@ -1,12 +1,16 @@
 //! Long-poll waits. One dispatcher follows the engine's event broadcast and
 //! wakes the agents waiting on a gate the moment it closes, and those held
 //! on a paused run the moment its status changes; a waiter registers
-//! before it checks, so a change landing in between is never missed.
+//! before it checks, so a change landing in between is never missed. Once
+//! asked to ([`Waiters::remember_gate_waits`]), it also remembers when an
+//! agent's long poll last ended with its gate still pending: an agent
+//! between two long polls is still there (the sweep of abandoned runs asks).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::Hash;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
+use chrono::{DateTime, Utc};
 use gatehouse_engine::{Engine, EventKind, GateId, RunId};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::Notify;
@@ -14,11 +18,15 @@ use tokio::sync::Notify;
 /// Things being waited on, each with its wake-up and its number of waiters.
 pub struct Registry<K> {
     entries: Mutex<HashMap<K, (Arc<Notify>, usize)>>,
+    /// When a wait on each key last ended undecided, on the engine's clock;
+    /// kept only once `clock` is set, and forgotten once older than asked.
+    left: Mutex<HashMap<K, DateTime<Utc>>>,
+    clock: OnceLock<Engine>,
 }
 
 impl<K> Default for Registry<K> {
     fn default() -> Self {
-        Self { entries: Mutex::new(HashMap::new()) }
+        Self { entries: Mutex::new(HashMap::new()), left: Mutex::new(HashMap::new()), clock: OnceLock::new() }
     }
 }
 
@@ -47,6 +55,26 @@ impl<K: Eq + Hash + Clone> Registry<K> {
     /// Whether nobody waits.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Notes that a wait on `key` ended with nothing to report (remembered
+    /// once a clock is set).
+    fn note_left(&self, key: &K) {
+        if let Some(clock) = self.clock.get() {
+            let now = clock.now();
+            self.left.lock().unwrap_or_else(|p| p.into_inner()).insert(key.clone(), now);
+        }
+    }
+
+    /// The keys waited on now, or whose wait ended undecided at `since` or
+    /// later; forgets those that ended earlier.
+    fn waited_since(&self, since: DateTime<Utc>) -> Vec<K> {
+        // Entries first, then `left`: the order a ticket's drop takes them in.
+        let mut keys: HashSet<K> = self.entries.lock().unwrap_or_else(|p| p.into_inner()).keys().cloned().collect();
+        let mut left = self.left.lock().unwrap_or_else(|p| p.into_inner());
+        left.retain(|_, at| *at >= since);
+        keys.extend(left.keys().cloned());
+        keys.into_iter().collect()
     }
 
     fn wake(&self, key: &K) {
@@ -90,6 +118,26 @@ impl Waiters {
     /// Registers interest in `run`'s status changing.
     pub fn register_run(&self, run: &RunId) -> WaitTicket<'_, RunId> {
         self.runs.register(run)
+    }
+
+    /// From now on, remember when an agent's wait on a gate ended with the
+    /// gate still pending (on `engine`'s clock), for
+    /// [`Waiters::gates_waited_since`].
+    pub fn remember_gate_waits(&self, engine: Engine) {
+        // Already remembering: the first clock stays.
+        let _ = self.gates.clock.set(engine);
+    }
+
+    /// A long poll on `gate` ended with the gate still pending: its agent
+    /// was there then, and will likely poll again.
+    pub fn left_pending(&self, gate: &GateId) {
+        self.gates.note_left(gate);
+    }
+
+    /// The gates an agent waits on now, or whose wait ended undecided at
+    /// `since` or later (remembered once [`Waiters::remember_gate_waits`] was called).
+    pub fn gates_waited_since(&self, since: DateTime<Utc>) -> Vec<GateId> {
+        self.gates.waited_since(since)
     }
 
     /// How many gates are being waited on.

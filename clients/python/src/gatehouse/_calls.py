@@ -159,7 +159,10 @@ def run_events(run_id: str, after: int, limit: int) -> Call[dict[str, Any]]:
 # Gates ----------------------------------------------------------------------
 
 
-def open_gate(run_id: str, kind: str, text: str, options: GateOptions) -> Call[Gate]:
+def open_gate(run_id: str, kind: str, text: str, options: GateOptions, wait: float = 0.0) -> Call[Gate]:
+    """Opens a gate; with ``wait`` (0 to 60 seconds) the server holds the
+    answer until the gate is decided or the wait passes (open and wait in one
+    request). A retry with the same key finds the same gate and waits again."""
     opts: dict[str, Any] = dict(options)
     key = str(opts.pop("idempotency_key", None) or new_key())
     body: dict[str, Any] = {"kind": kind, "text": text}
@@ -168,7 +171,11 @@ def open_gate(run_id: str, kind: str, text: str, options: GateOptions) -> Call[G
         body["expires_in_secs"] = opts.pop("expires_in")
     body.update(opts)
     path = _path("runs", quote(run_id), "gates")
-    return Call("POST", path, _gate, body=body, headers={"Idempotency-Key": key}, idempotent=True)
+    headers = {"Idempotency-Key": key}
+    if wait <= 0:
+        return Call("POST", path, _gate, body=body, headers=headers, idempotent=True)
+    params = {"wait": round(wait, 3)}
+    return Call("POST", path, _gate, body=body, params=params, headers=headers, idempotent=True, read_timeout=wait + 30)
 
 
 def get_gate(gate_id: str) -> Call[Gate]:

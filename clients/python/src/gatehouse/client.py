@@ -168,13 +168,17 @@ class Client:
 
     # Gates ----------------------------------------------------------------
 
-    def open_gate(self, run_id: str, kind: str, text: str, **options: Unpack[calls.GateOptions]) -> Gate:
-        """Opens a gate of any kind and returns it at once (pending, or passed by policy).
+    def open_gate(
+        self, run_id: str, kind: str, text: str, *, wait: float = 0.0, **options: Unpack[calls.GateOptions]
+    ) -> Gate:
+        """Opens a gate of any kind and returns it at once (pending, or passed by policy),
+        or, with ``wait`` (seconds, at most 60), once it is decided or the wait passes:
+        open and wait in one request. A gate still pending after the wait comes back pending.
 
         Kind-specific fields go in ``spec``, e.g.
         ``open_gate(run, "response_review", "Check", spec={"raw": r, "audited": a})``.
         """
-        return self.send(calls.open_gate(run_id, kind, text, options))
+        return self.send(calls.open_gate(run_id, kind, text, options, wait))
 
     def gate(self, gate_id: str) -> Gate:
         """A gate as it is now."""

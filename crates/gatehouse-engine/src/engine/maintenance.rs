@@ -1,7 +1,10 @@
 //! Housekeeping that keeps the store bounded and honest: the expiry sweep
-//! (each stale gate expires exactly once and fails its task), retention
-//! (purges old terminal runs, never pending work); audit verification is
-//! in `audit.rs`.
+//! (each stale gate expires exactly once and fails its task), the sweep of
+//! runs whose agent is gone (cancelled once, their gates withdrawn),
+//! retention (purges old terminal runs, never pending work); audit
+//! verification is in `audit.rs`.
+
+use std::collections::HashSet;
 
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
@@ -17,8 +20,8 @@ use crate::event::{EventBody, EventKind};
 use crate::gate::{BlockingMode, Gate, GateStatus, Priority, TimeoutFallback};
 use crate::ids::{GateId, RunId};
 use crate::plan::{PlanOperation, TaskStatus};
-use crate::run::RunTransition;
-use crate::store::{Store, WriteTx};
+use crate::run::{Run, RunStatus, RunTransition};
+use crate::store::{RunFilter, Store, WriteTx};
 
 /// What a retention purge removed.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -45,6 +48,44 @@ impl<S: Store> Engine<S> {
     /// the desktop notification.
     pub fn sweep_escalations(&self) -> Result<Vec<GateId>> {
         self.sweep_in_batches(escalate_due)
+    }
+
+    /// Cancels every run in `created` or `active` whose agent has not been
+    /// heard from for `gone_after`, exactly once each, with the reason
+    /// "agent gone for N minutes" (N being `gone_after`); its pending gates
+    /// are withdrawn as for any run that ends, and the status change is in
+    /// the event log. Heard
+    /// from means the run's last change or last event (any call on it, any
+    /// gate opened or decided), or a wait on one of its gates: `waited_gates`
+    /// are the gates an agent is long-polling now or left off polling
+    /// within `gone_after` (the server knows them, the store does not).
+    /// Runs waiting for a human (`awaiting_human`) or paused are never swept.
+    pub fn sweep_abandoned_runs(&self, gone_after: Duration, waited_gates: &[GateId]) -> Result<Vec<RunId>> {
+        if gone_after <= Duration::zero() {
+            return Err(crate::error::EngineError::invalid("gone_after", "must be longer than zero"));
+        }
+        let now = self.now();
+        let cutoff = now - gone_after;
+        let waited = waited_gates.to_vec();
+        let candidates = self.store().read(move |tx| {
+            let mut waited_runs = HashSet::new();
+            for gate in &waited {
+                waited_runs.extend(tx.gate(gate)?.map(|g| g.run_id));
+            }
+            let live =
+                tx.runs(&RunFilter { statuses: vec![RunStatus::Created, RunStatus::Active], ..RunFilter::default() })?;
+            Ok(live
+                .into_iter()
+                .filter(|r| r.updated_at < cutoff && !waited_runs.contains(&r.id))
+                .map(|r| r.id)
+                .collect::<Vec<_>>())
+        })?;
+        let mut ended = Vec::new();
+        for batch in candidates.chunks(SWEEP_BATCH) {
+            let batch = batch.to_vec();
+            ended.extend(self.store().write(move |tx| cancel_abandoned(tx, &batch, gone_after, now))?);
+        }
+        Ok(ended)
     }
 
     /// Runs `batch` on the gates due now, [`SWEEP_BATCH`] at a time, each
@@ -106,6 +147,48 @@ fn human_duration(d: Duration) -> String {
         s if s >= 3_600 => format!("{}h {}m", s / 3_600, (s % 3_600) / 60),
         s if s >= 60 => format!("{}m", s / 60),
         s => format!("{s}s"),
+    }
+}
+
+/// Cancels those of `runs` still live and silent for `gone_after`,
+/// re-checked inside the write so an agent heard from meanwhile keeps its run.
+fn cancel_abandoned(
+    tx: &mut dyn WriteTx,
+    runs: &[RunId],
+    gone_after: Duration,
+    now: DateTime<Utc>,
+) -> Result<Vec<RunId>> {
+    let mut ended = Vec::new();
+    for id in runs {
+        let Some(mut run) = tx.run(id)? else { continue };
+        if !silent_since(tx, &run, now - gone_after)? {
+            continue;
+        }
+        let reason = format!("agent gone for {}", minutes(gone_after));
+        set_status(tx, &mut run, RunTransition::Cancel, "system", Some(reason), now)?;
+        ended.push(run.id);
+    }
+    Ok(ended)
+}
+
+/// Whether `run` is still `created` or `active` and its agent was last
+/// heard from (its last change or event) before `cutoff`.
+fn silent_since(tx: &dyn WriteTx, run: &Run, cutoff: DateTime<Utc>) -> Result<bool> {
+    if !matches!(run.status, RunStatus::Created | RunStatus::Active) {
+        return Ok(false);
+    }
+    let last_event = tx.events_of_runs(std::slice::from_ref(&run.id))?.last().map(|e| e.body.at);
+    let heard = last_event.map_or(run.updated_at, |at| at.max(run.updated_at));
+    Ok(heard < cutoff)
+}
+
+/// `d` in whole minutes ("1 minute", "90 minutes"), in seconds when shorter.
+fn minutes(d: Duration) -> String {
+    match (d.num_minutes(), d.num_seconds()) {
+        (0, 1) => "1 second".into(),
+        (0, s) => format!("{s} seconds"),
+        (1, _) => "1 minute".into(),
+        (m, _) => format!("{m} minutes"),
     }
 }
 

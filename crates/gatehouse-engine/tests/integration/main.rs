@@ -6,6 +6,7 @@
 
 mod common;
 
+mod abandoned_runs;
 mod allow_rules;
 mod audit;
 mod batched_actions;

@@ -97,6 +97,28 @@ async fn a_session_works_in_one_run_named_after_the_client() {
 }
 
 #[tokio::test]
+async fn a_session_that_ends_with_a_question_open_cancels_its_run_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = engine(&dir);
+    let client = connect(EngineBackend::new(engine.clone()), options(), "cursor").await.unwrap();
+    let asked = structured(&call(&client, "ask_human", json!({"question": "Which region?", "mode": "async"})).await);
+    let run_id = asked["run_id"].as_str().unwrap().into();
+    client.cancel().await.unwrap();
+    // The server's session ends once the client has gone; its run ends right after.
+    let ended = loop {
+        let run = engine.run(&run_id).unwrap();
+        if run.status.is_terminal() {
+            break run;
+        }
+        tokio::task::yield_now().await;
+    };
+    assert_eq!(ended.status, gatehouse_engine::RunStatus::Cancelled);
+    assert_eq!(ended.status_reason.as_deref(), Some(gatehouse_mcp::SESSION_CLOSED));
+    let gate = engine.gate(&asked["gate_id"].as_str().unwrap().into()).unwrap();
+    assert_eq!(gate.status, GateStatus::Cancelled);
+}
+
+#[tokio::test]
 async fn async_mode_returns_a_pending_gate_and_check_gate_fetches_the_answer() {
     let dir = tempfile::tempdir().unwrap();
     let engine = engine(&dir);

@@ -6,6 +6,7 @@
 
 mod common;
 
+mod abandoned_runs;
 mod admin;
 mod agents;
 mod allow_rules;
@@ -19,6 +20,7 @@ mod instances;
 mod json_errors;
 mod legacy;
 mod mcp;
+mod open_and_wait;
 mod orchestrated;
 mod oversight;
 mod redaction;

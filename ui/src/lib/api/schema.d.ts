@@ -704,7 +704,9 @@ export interface paths {
         put?: never;
         /**
          * Opens a gate of any kind on a run. An `Idempotency-Key` header (or the
-         *     body's `idempotency_key`) makes retries return the first gate.
+         *     body's `idempotency_key`) makes retries return the first gate. With
+         *     `wait`, the call is held until the gate is decided or the wait passes,
+         *     so an agent opens and waits in one request.
          */
         post: operations["open_gate"];
         delete?: never;
@@ -1510,6 +1512,52 @@ export interface components {
             reason: string;
             /** @enum {string} */
             by: "system";
+        };
+        /**
+         * @description How people decided a group of gates: counts of each action and their
+         *     share, with the mean time to decide.
+         */
+        DecisionRates: {
+            /**
+             * Format: int64
+             * @description Gates a person decided.
+             */
+            decided: number;
+            /**
+             * Format: int64
+             * @description Approved as proposed.
+             */
+            approved: number;
+            /**
+             * Format: int64
+             * @description Approved with the reviewer's changes.
+             */
+            edited: number;
+            /**
+             * Format: int64
+             * @description Rejected.
+             */
+            rejected: number;
+            /**
+             * Format: double
+             * @description `approved / decided`; absent before the first decision.
+             */
+            approval_rate?: number | null;
+            /**
+             * Format: double
+             * @description `edited / decided`; absent before the first decision.
+             */
+            edit_rate?: number | null;
+            /**
+             * Format: double
+             * @description `rejected / decided`; absent before the first decision.
+             */
+            rejection_rate?: number | null;
+            /**
+             * Format: double
+             * @description Mean milliseconds from opening to the decision; absent before the first.
+             */
+            avg_latency_ms?: number | null;
         };
         /** @description The answer to an agent's turn: whether to go on, and what reviewers said. */
         Directive: {
@@ -2319,6 +2367,10 @@ export interface components {
             by_agent: components["schemas"]["AgentMetrics"][];
             /** @description Per gate kind that has gates, in kind order. */
             by_kind: components["schemas"]["KindMetrics"][];
+            /** @description Per model that runs asked for, by name (gates of runs naming none are left out). */
+            by_model: components["schemas"]["ModelMetrics"][];
+            /** @description Per reviewer who decided a gate, by name. */
+            by_reviewer: components["schemas"]["ReviewerMetrics"][];
             /** @description Expired against closed gates. */
             expiry: components["schemas"]["ExpiryMetrics"];
             /**
@@ -2333,6 +2385,13 @@ export interface components {
         MetricsResponse: components["schemas"]["Metrics"] & {
             /** @description Webhook deliveries since this server started. */
             webhooks: components["schemas"]["WebhookStats"];
+        };
+        /** @description Review figures for the gates of runs that asked for one model. */
+        ModelMetrics: components["schemas"]["GateRates"] & {
+            /** @description The model (a provider's tool such as `openai:gpt-4o-mini`, or what an agent's run input named). */
+            model: string;
+            /** @description How people decided its gates. */
+            decisions: components["schemas"]["DecisionRates"];
         };
         /** @description An allow-rule to make directly (not while deciding). */
         NewAllowRule: {
@@ -2464,9 +2523,13 @@ export interface components {
         OpenedGate: {
             /** @description The gate's id. */
             gate_id: components["schemas"]["GateId"];
-            /** @description `pending`, or `resolved` when a policy passed it at once. */
+            /**
+             * @description `pending` (also when `wait` passed before a decision), or
+             *     `resolved`, `expired` or `cancelled` once closed: by a policy at
+             *     once, or by a reviewer during the wait.
+             */
             status: components["schemas"]["GateStatus"];
-            /** @description The whole gate. */
+            /** @description The whole gate, with its decision once there is one. */
             gate: components["schemas"]["Gate"];
         };
         /** @description A named participant of a run. */
@@ -2790,6 +2853,16 @@ export interface components {
              * @default null
              */
             payload_changes_max: number | null;
+        };
+        /** @description How one reviewer decided. */
+        ReviewerMetrics: components["schemas"]["DecisionRates"] & {
+            /** @description The reviewer, as decisions record them. */
+            reviewer: string;
+            /**
+             * Format: int64
+             * @description Of those, decisions on gates their own token opened (where the server allows it).
+             */
+            self_decided: number;
         };
         /**
          * @description Who takes part in a run.
@@ -5307,7 +5380,14 @@ export interface operations {
     };
     open_gate: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Seconds to hold this call for the decision, 0 to 60 (default 0:
+                 *     answer at once). A gate still pending when it passes comes back as
+                 *     `pending`; then long-poll `GET /gates/{gate_id}/wait`.
+                 */
+                wait?: number;
+            };
             header?: {
                 /** @description Retry key */
                 "Idempotency-Key"?: string | null;

@@ -23,6 +23,12 @@ checkpoint the adapter writes carries the digest of the input that started
 its turn (metadata ``gatehouse_input``), which tells a restarted caller
 passing its input again from a new message on the thread.
 
+One checkpoint costs one request: a single pending interrupt's gate is
+opened with the server holding the answer until it is decided (``POST
+/runs/{id}/gates?wait=``), on the client's kept-alive connection; only a gate
+still pending after that hold is long-polled (``GET /gates/{id}/wait``).
+Several pending interrupts are opened at once and waited on together.
+
 A decision the graph cannot take (a tool edit its schema refuses) is asked
 again with a new gate saying why, and a call that raises fails the
 thread's run with the reason: no thread sticks and no run is left open.
@@ -42,7 +48,7 @@ from langgraph.types import Command
 
 from .._http import settle_closed
 from ..aio import AsyncClient
-from ..client import Client
+from ..client import POLL_SECONDS, Client
 from ..errors import Conflict, GatehouseError, Timeout
 from ..models import Gate
 from .mapping import AnswerInvalid, GateRequest, Mapper, Mapping, mapping_for
@@ -77,6 +83,8 @@ class _Asked:
     mapping: Mapping
     attempt: int
     gate: Gate
+    held: float = 0.0
+    """Seconds the opening request already waited for the decision."""
 
 
 class GatehouseHuman:
@@ -155,7 +163,9 @@ class GatehouseHuman:
                     break
                 run_id = run_id or self._run_sync(client, thread, graph, create=True, new_thread=new_thread)
                 assert run_id is not None
-                asked = [retries.pop(i.id, None) or self._ask_sync(client, run_id, thread, i) for i in _unique(snapshot.interrupts)]
+                interrupts = _unique(snapshot.interrupts)
+                hold = self._hold(interrupts)
+                asked = [retries.pop(i.id, None) or self._ask_sync(client, run_id, thread, i, hold) for i in interrupts]
                 answers = self._answers_sync(client, run_id, thread, asked, pool, waits)
                 try:
                     output = graph.invoke(Command(resume={a.interrupt_id: v for a, v in answers}), marked)
@@ -210,17 +220,25 @@ class GatehouseHuman:
             "session_id": session_for(thread),
         }
 
-    def _ask_sync(self, client: Client, run_id: str, thread: str, interrupt: Any, attempt: int = 1) -> _Asked:
+    def _ask_sync(self, client: Client, run_id: str, thread: str, interrupt: Any, hold: float) -> _Asked:
         mapping = mapping_for(interrupt, self.mappers)
-        return self._open_sync(client, run_id, thread, interrupt.id, mapping, mapping.gate(), attempt)
+        return self._open_sync(client, run_id, thread, interrupt.id, mapping, mapping.gate(), 1, hold)
 
     def _open_sync(
-        self, client: Client, run_id: str, thread: str, iid: str, mapping: Mapping, request: GateRequest, attempt: int
+        self,
+        client: Client,
+        run_id: str,
+        thread: str,
+        iid: str,
+        mapping: Mapping,
+        request: GateRequest,
+        attempt: int,
+        hold: float = 0.0,
     ) -> _Asked:
         key = idempotency_key(thread, iid, attempt)
-        gate = client.open_gate(run_id, request.kind, request.text, idempotency_key=key, **request.options())
+        gate = client.open_gate(run_id, request.kind, request.text, wait=hold, idempotency_key=key, **request.options())
         self.gates_opened.append(gate)
-        return _Asked(iid, mapping, attempt, gate)
+        return _Asked(iid, mapping, attempt, gate, hold)
 
     def _answers_sync(
         self,
@@ -255,11 +273,11 @@ class GatehouseHuman:
             if len(open_gates) == 1 and not waits:
                 # One question: wait on this thread, no pool needed.
                 only = open_gates[0]
-                only.gate = client.wait(only.gate.id, timeout=self.timeout)
+                only.gate = client.wait(only.gate.id, timeout=self._left(only))
                 continue
             for a in open_gates:
                 if a.gate.id not in waits:
-                    waits[a.gate.id] = pool.submit(client.wait, a.gate.id, timeout=self.timeout)
+                    waits[a.gate.id] = pool.submit(client.wait, a.gate.id, timeout=self._left(a))
             running = [waits[a.gate.id] for a in pending if a.gate.id in waits]
             if running:
                 wait_futures(running, return_when=FIRST_COMPLETED)
@@ -289,7 +307,9 @@ class GatehouseHuman:
                     break
                 run_id = run_id or await self._run_async(client, thread, graph, create=True, new_thread=new_thread)
                 assert run_id is not None
-                asked = [retries.pop(i.id, None) or await self._ask_async(client, run_id, thread, i) for i in _unique(snapshot.interrupts)]
+                interrupts = _unique(snapshot.interrupts)
+                hold = self._hold(interrupts)
+                asked = [retries.pop(i.id, None) or await self._ask_async(client, run_id, thread, i, hold) for i in interrupts]
                 answers = await self._answers_async(client, run_id, thread, asked, waits)
                 try:
                     output = await graph.ainvoke(Command(resume={a.interrupt_id: v for a, v in answers}), marked)
@@ -342,9 +362,9 @@ class GatehouseHuman:
             self._runs[thread] = await client.start_run(**self._new_run(thread, graph))
         return self._runs.get(thread)
 
-    async def _ask_async(self, client: AsyncClient, run_id: str, thread: str, interrupt: Any) -> _Asked:
+    async def _ask_async(self, client: AsyncClient, run_id: str, thread: str, interrupt: Any, hold: float) -> _Asked:
         mapping = mapping_for(interrupt, self.mappers)
-        return await self._open_async(client, run_id, thread, interrupt.id, mapping, mapping.gate(), 1)
+        return await self._open_async(client, run_id, thread, interrupt.id, mapping, mapping.gate(), 1, hold)
 
     async def _open_async(
         self,
@@ -355,11 +375,14 @@ class GatehouseHuman:
         mapping: Mapping,
         request: GateRequest,
         attempt: int,
+        hold: float = 0.0,
     ) -> _Asked:
         key = idempotency_key(thread, iid, attempt)
-        gate = await client.open_gate(run_id, request.kind, request.text, idempotency_key=key, **request.options())
+        gate = await client.open_gate(
+            run_id, request.kind, request.text, wait=hold, idempotency_key=key, **request.options()
+        )
         self.gates_opened.append(gate)
-        return _Asked(iid, mapping, attempt, gate)
+        return _Asked(iid, mapping, attempt, gate, hold)
 
     async def _answers_async(
         self, client: AsyncClient, run_id: str, thread: str, asked: list[_Asked], waits: dict[str, asyncio.Task[Gate]]
@@ -387,12 +410,24 @@ class GatehouseHuman:
             pending = still
             for a in pending:
                 if a.gate.pending and a.gate.id not in waits:
-                    waits[a.gate.id] = asyncio.create_task(client.wait(a.gate.id, timeout=self.timeout))
+                    waits[a.gate.id] = asyncio.create_task(client.wait(a.gate.id, timeout=self._left(a)))
             running = [waits[a.gate.id] for a in pending if a.gate.id in waits]
             if running:
                 await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
 
     # Shared -------------------------------------------------------------------------
+
+    def _hold(self, interrupts: list[Any]) -> float:
+        """How long the opening request waits for the decision: a lone
+        interrupt's gate is opened and waited on in one request; several are
+        opened at once (holding each open in turn would ask them one by one)."""
+        if len(interrupts) != 1:
+            return 0.0
+        return POLL_SECONDS if self.timeout is None else min(POLL_SECONDS, self.timeout)
+
+    def _left(self, asked: _Asked) -> float | None:
+        """What is left of ``timeout`` for the long poll after the opening request's hold."""
+        return None if self.timeout is None else max(0.0, self.timeout - asked.held)
 
     def _settle(self, asked: _Asked, gate: Gate) -> Any:
         """The resume value for a closed gate, or the request asking again."""

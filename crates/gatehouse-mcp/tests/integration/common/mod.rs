@@ -7,8 +7,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use gatehouse_engine::plan::{PlanOperation, PlanRevision};
-use gatehouse_engine::{Engine, EngineConfig, Gate, GateId, NewGate, NewRun, RunId};
-use gatehouse_mcp::{Backend, BackendError, Failure, GatehouseMcp, McpOptions, PlanSnapshot, SessionRun};
+use gatehouse_engine::{Engine, EngineConfig, Gate, GateId, NewGate, NewRun, RunId, RunStatus};
+use gatehouse_mcp::{
+    finished_its_work, Backend, BackendError, Failure, GatehouseMcp, McpOptions, PlanSnapshot, SessionRun,
+    SESSION_CLOSED,
+};
 use rmcp::service::{RequestContext, RunningService};
 use rmcp::{RoleClient, RoleServer, ServiceExt};
 
@@ -74,6 +77,19 @@ impl Backend for EngineBackend {
 
     async fn change_plan(&self, _: &(), run: &RunId, op: PlanOperation) -> Result<PlanRevision, BackendError> {
         self.engine.plan_apply(run, op, "agent").map_err(refused)
+    }
+
+    async fn end_run(&self, _: &(), run: &RunId) -> Result<RunStatus, BackendError> {
+        let now = self.engine.run_status(run).map_err(refused)?;
+        if now.run.status.is_terminal() {
+            return Ok(now.run.status);
+        }
+        let ended = if finished_its_work(now.run.status, now.pending.len(), &now.progress) {
+            self.engine.complete_run(run, "agent", None)
+        } else {
+            self.engine.cancel_run(run, "agent", Some(SESSION_CLOSED))
+        };
+        Ok(ended.map_err(refused)?.status)
     }
 }
 

@@ -72,11 +72,16 @@ pub(crate) async fn wait_for_gate(
         notified.as_mut().enable();
         let id = gate_id.clone();
         let gate = state.engine(move |e| e.gate(&id)).await?;
-        if gate.status.is_terminal() || tokio::time::Instant::now() >= deadline {
+        if gate.status.is_terminal() {
+            return Ok(gate);
+        }
+        if tokio::time::Instant::now() >= deadline {
+            state.waiters.left_pending(gate_id);
             return Ok(gate);
         }
         if tokio::time::timeout_at(deadline, notified).await.is_err() {
-            // Timed out: answer with the gate as it is now.
+            // Timed out: answer with the gate as it is now; its agent was here until now.
+            state.waiters.left_pending(gate_id);
             let id = gate_id.clone();
             return state.engine(move |e| e.gate(&id)).await;
         }

@@ -1,5 +1,5 @@
-//! Opening gates: `POST /runs/{run_id}/gates` opens a gate of any kind,
-//! and the three HITL tools an agent calls (`POST
+//! Opening gates: `POST /runs/{run_id}/gates` opens a gate of any kind
+//! (and, with `?wait=`, holds the call for the decision), and the three HITL tools an agent calls (`POST
 //! /runs/{run_id}/tools/request_approval`, `escalate_to_human`,
 //! `request_feedback`) each open theirs (built by the engine's
 //! `tool_gates.rs`) and may hold the call for the decision. Whoever may use
@@ -14,12 +14,12 @@ use axum::Json;
 use gatehouse_engine::{BlockingMode, Decision, Gate, GateContext, GateId, GateStatus, NewGate, Priority, RunId};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use utoipa::ToSchema;
+use utoipa::{IntoParams, ToSchema};
 
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiErrorBody, ApiResult};
 use crate::json::{self, ApiJson};
-use crate::params::ApiPath;
+use crate::params::{ApiPath, ApiQuery};
 use crate::routes::gates::{open_gate_for, wait_for_gate};
 use crate::state::AppState;
 
@@ -28,30 +28,77 @@ use crate::state::AppState;
 pub struct OpenedGate {
     /// The gate's id.
     pub gate_id: GateId,
-    /// `pending`, or `resolved` when a policy passed it at once.
+    /// `pending` (also when `wait` passed before a decision), or
+    /// `resolved`, `expired` or `cancelled` once closed: by a policy at
+    /// once, or by a reviewer during the wait.
     pub status: GateStatus,
-    /// The whole gate.
+    /// The whole gate, with its decision once there is one.
     pub gate: Gate,
 }
 
+/// How long to hold the opening call for the decision.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct OpenQuery {
+    /// Seconds to hold this call for the decision, 0 to 60 (default 0:
+    /// answer at once). A gate still pending when it passes comes back as
+    /// `pending`; then long-poll `GET /gates/{gate_id}/wait`.
+    pub wait: Option<f64>,
+}
+
+impl OpenQuery {
+    /// The wait, bounded like the long poll's: 422 naming `wait` outside 0 to 60 seconds.
+    fn hold(&self) -> ApiResult<Duration> {
+        bounded_wait(self.wait.unwrap_or(0.0))
+    }
+}
+
+/// A wait in seconds as a duration, 422 naming `wait` unless it is from 0 to 60.
+fn bounded_wait(wait: f64) -> ApiResult<Duration> {
+    if !(0.0..=60.0).contains(&wait) {
+        return Err(ApiError::invalid_field("wait", format!("must be from 0 to 60 seconds, got {wait}")));
+    }
+    Ok(Duration::from_secs_f64(wait))
+}
+
 /// Opens a gate of any kind on a run. An `Idempotency-Key` header (or the
-/// body's `idempotency_key`) makes retries return the first gate.
+/// body's `idempotency_key`) makes retries return the first gate. With
+/// `wait`, the call is held until the gate is decided or the wait passes,
+/// so an agent opens and waits in one request.
 #[utoipa::path(post, path = "/runs/{run_id}/gates", tag = "agents",
-    params(("run_id" = String, Path, description = "The run"), ("Idempotency-Key" = Option<String>, Header, description = "Retry key")),
+    params(("run_id" = String, Path, description = "The run"), OpenQuery, ("Idempotency-Key" = Option<String>, Header, description = "Retry key")),
     request_body = NewGate,
     responses((status = 201, body = OpenedGate), (status = 404, body = ApiErrorBody), (status = 409, body = ApiErrorBody), (status = 422, body = ApiErrorBody)))]
 pub async fn open_gate(
     State(state): State<AppState>,
     caller: Caller,
     ApiPath(run_id): ApiPath<String>,
+    ApiQuery(q): ApiQuery<OpenQuery>,
     headers: HeaderMap,
     ApiJson(mut new): ApiJson<NewGate>,
 ) -> ApiResult<(StatusCode, Json<OpenedGate>)> {
+    let wait = q.hold()?;
     if let Some(key) = idempotency_key(&headers)? {
         new.idempotency_key = Some(key);
     }
-    let gate = open_gate_for(&state, &caller, RunId::from_string(run_id), new).await?;
+    let gate = open_and_hold(&state, &caller, run_id, new, wait).await?;
     Ok((StatusCode::CREATED, Json(OpenedGate { gate_id: gate.id.clone(), status: gate.status, gate })))
+}
+
+/// Opens `new` and, unless it closed at once or `wait` is zero, holds for
+/// its decision until `wait` passes: the agent's hot path in one request.
+async fn open_and_hold(
+    state: &AppState,
+    caller: &Caller,
+    run_id: String,
+    new: NewGate,
+    wait: Duration,
+) -> ApiResult<Gate> {
+    let gate = open_gate_for(state, caller, RunId::from_string(run_id), new).await?;
+    if gate.status.is_terminal() || wait.is_zero() {
+        return Ok(gate);
+    }
+    wait_for_gate(state, &gate.id, tokio::time::Instant::now() + wait).await
 }
 
 /// The `Idempotency-Key` header, if sent; it takes precedence over a key in the body.
@@ -111,10 +158,7 @@ pub struct ToolOptions {
 impl ToolOptions {
     /// Sets the call's options on `gate`; its mode stays the tool's own unless the call names one.
     fn apply(&self, gate: &mut NewGate, headers: &HeaderMap) -> ApiResult<Duration> {
-        let wait = self.wait.unwrap_or(0.0);
-        if !(0.0..=60.0).contains(&wait) {
-            return Err(ApiError::invalid_field("wait", format!("must be from 0 to 60 seconds, got {wait}")));
-        }
+        let wait = bounded_wait(self.wait.unwrap_or(0.0))?;
         if self.timeout == Some(0) {
             return Err(ApiError::invalid_field("timeout", "must be at least 1 second"));
         }
@@ -127,7 +171,7 @@ impl ToolOptions {
         gate.expires_in_secs = self.timeout;
         gate.context = self.task.clone();
         gate.idempotency_key = idempotency_key(headers)?.or_else(|| self.idempotency_key.clone());
-        Ok(Duration::from_secs_f64(wait))
+        Ok(wait)
     }
 }
 
@@ -138,12 +182,7 @@ async fn call_tool(
     gate: NewGate,
     wait: Duration,
 ) -> ApiResult<(StatusCode, Json<ToolCallReply>)> {
-    let gate = open_gate_for(&state, &caller, RunId::from_string(run_id), gate).await?;
-    let gate = if gate.status.is_terminal() || wait.is_zero() {
-        gate
-    } else {
-        wait_for_gate(&state, &gate.id, tokio::time::Instant::now() + wait).await?
-    };
+    let gate = open_and_hold(&state, &caller, run_id, gate, wait).await?;
     let reply = ToolCallReply { gate_id: gate.id.clone(), status: gate.status, decision: gate.decision.clone(), gate };
     Ok((StatusCode::CREATED, Json(reply)))
 }
