@@ -119,6 +119,24 @@ impl Caller {
         Ok(run)
     }
 
+    /// Runs `f` on the engine (with the run's id and this caller's name) if
+    /// this caller may use `run_id` (a run outside a scoped token's scope is
+    /// 404), in one trip.
+    pub async fn on_run<T, F>(&self, state: &AppState, run_id: String, f: F) -> ApiResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Engine, &RunId, &str) -> Result<T, EngineError> + Send + 'static,
+    {
+        let caller = self.clone();
+        let id = RunId::from_string(run_id);
+        state
+            .engine_checked(move |e| {
+                let run = caller.run(e, &id)?;
+                Ok(f(e, &run.id, &caller.name)?)
+            })
+            .await
+    }
+
     /// The gate and its run, if this caller may use the run; a gate outside
     /// the token's scope is answered exactly as a missing gate (404).
     pub fn gate(&self, e: &Engine, id: &GateId) -> ApiResult<(Gate, Run)> {

@@ -37,7 +37,6 @@ use rmcp::RoleServer;
 
 use crate::auth::{self, Caller};
 use crate::error::{ApiError, ApiErrorCode};
-use crate::routes::collab::on_run;
 use crate::routes::gates::{open_gate_for, wait_for_gate};
 use crate::state::AppState;
 
@@ -217,15 +216,17 @@ impl Backend for InProcess {
     }
 
     async fn read_plan(&self, caller: &Caller, run: &RunId) -> Result<PlanSnapshot, BackendError> {
-        on_run(&self.state, caller, run.to_string(), |e, id, _| {
-            Ok(PlanSnapshot { plan: e.plan(id)?, progress: e.progress(id)? })
-        })
-        .await
-        .map_err(refused)
+        caller
+            .on_run(&self.state, run.to_string(), |e, id, _| {
+                Ok(PlanSnapshot { plan: e.plan(id)?, progress: e.progress(id)? })
+            })
+            .await
+            .map_err(refused)
     }
 
     async fn change_plan(&self, caller: &Caller, run: &RunId, op: PlanOperation) -> Result<PlanRevision, BackendError> {
-        on_run(&self.state, caller, run.to_string(), move |e, id, actor| e.plan_apply(id, op, actor))
+        caller
+            .on_run(&self.state, run.to_string(), move |e, id, actor| e.plan_apply(id, op, actor))
             .await
             .map_err(refused)
     }

@@ -8,7 +8,6 @@ use axum::extract::State;
 use axum::Json;
 use gatehouse_engine::engine::collab::ContextChange;
 use gatehouse_engine::plan::{PlanOperation, PlanRevision, ProgressState};
-use gatehouse_engine::{EngineError, RunId};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -30,23 +29,6 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(set_context, delete_context))
 }
 
-/// Runs `f` on the engine if the caller may use `run_id` (a run outside a
-/// scoped token's scope is 404), in one trip.
-pub(crate) async fn on_run<T, F>(state: &AppState, caller: &Caller, run_id: String, f: F) -> ApiResult<T>
-where
-    T: Send + 'static,
-    F: FnOnce(&gatehouse_engine::Engine, &RunId, &str) -> Result<T, EngineError> + Send + 'static,
-{
-    let caller = caller.clone();
-    let id = RunId::from_string(run_id);
-    state
-        .engine_checked(move |e| {
-            let run = caller.run(e, &id)?;
-            Ok(f(e, &run.id, &caller.name)?)
-        })
-        .await
-}
-
 /// A run's plan.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct PlanView {
@@ -66,11 +48,12 @@ pub async fn read_plan(
     caller: Caller,
     ApiPath(run_id): ApiPath<String>,
 ) -> ApiResult<Json<PlanView>> {
-    let view = on_run(&state, &caller, run_id, |e, id, _| {
-        let revisions = e.plan_revisions(id)?;
-        Ok(PlanView { plan: revisions.last().cloned(), revisions, progress: e.progress(id)? })
-    })
-    .await?;
+    let view = caller
+        .on_run(&state, run_id, |e, id, _| {
+            let revisions = e.plan_revisions(id)?;
+            Ok(PlanView { plan: revisions.last().cloned(), revisions, progress: e.progress(id)? })
+        })
+        .await?;
     Ok(Json(view))
 }
 
@@ -88,7 +71,7 @@ pub async fn change_plan(
     ApiPath(run_id): ApiPath<String>,
     ApiJson(op): ApiJson<PlanOperation>,
 ) -> ApiResult<Json<PlanRevision>> {
-    Ok(Json(on_run(&state, &caller, run_id, move |e, id, actor| e.plan_apply(id, op, actor)).await?))
+    Ok(Json(caller.on_run(&state, run_id, move |e, id, actor| e.plan_apply(id, op, actor)).await?))
 }
 
 /// Reads the run's shared context.
@@ -99,7 +82,7 @@ pub async fn read_context(
     caller: Caller,
     ApiPath(run_id): ApiPath<String>,
 ) -> ApiResult<Json<BTreeMap<String, Value>>> {
-    Ok(Json(on_run(&state, &caller, run_id, |e, id, _| e.context(id)).await?))
+    Ok(Json(caller.on_run(&state, run_id, |e, id, _| e.context(id)).await?))
 }
 
 /// Every set and delete of the run's context, oldest first, with who and when.
@@ -111,7 +94,7 @@ pub async fn context_history(
     caller: Caller,
     ApiPath(run_id): ApiPath<String>,
 ) -> ApiResult<Json<Vec<ContextChange>>> {
-    Ok(Json(on_run(&state, &caller, run_id, |e, id, _| e.context_history(id)).await?))
+    Ok(Json(caller.on_run(&state, run_id, |e, id, _| e.context_history(id)).await?))
 }
 
 /// A value to store.
@@ -145,12 +128,13 @@ pub async fn set_context(
     ApiJson(body): ApiJson<ContextValue>,
 ) -> ApiResult<Json<ContextUpdate>> {
     let k = key.clone();
-    let (old, new) = on_run(&state, &caller, run_id, move |e, id, actor| {
-        let old = e.context_set(id, &k, body.value, actor)?;
-        let new = e.context(id)?.remove(&k);
-        Ok((old, new))
-    })
-    .await?;
+    let (old, new) = caller
+        .on_run(&state, run_id, move |e, id, actor| {
+            let old = e.context_set(id, &k, body.value, actor)?;
+            let new = e.context(id)?.remove(&k);
+            Ok((old, new))
+        })
+        .await?;
     Ok(Json(ContextUpdate { key, old, new }))
 }
 
@@ -165,13 +149,14 @@ pub async fn delete_context(
     ApiPath((run_id, key)): ApiPath<(String, String)>,
 ) -> ApiResult<Json<ContextUpdate>> {
     let k = key.clone();
-    let old = on_run(&state, &caller, run_id, move |e, id, actor| {
-        if !e.context(id)?.contains_key(&k) {
-            return Ok(None);
-        }
-        e.context_delete(id, &k, actor)
-    })
-    .await?;
+    let old = caller
+        .on_run(&state, run_id, move |e, id, actor| {
+            if !e.context(id)?.contains_key(&k) {
+                return Ok(None);
+            }
+            e.context_delete(id, &k, actor)
+        })
+        .await?;
     match old {
         Some(old) => Ok(Json(ContextUpdate { key, old: Some(old), new: None })),
         None => Err(ApiError::not_found(format!("key: this run's context has no key `{key}`"))),

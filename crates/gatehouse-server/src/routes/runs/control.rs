@@ -16,7 +16,6 @@ use crate::auth::Caller;
 use crate::error::{ApiErrorBody, ApiResult};
 use crate::json::ApiJson;
 use crate::params::ApiPath;
-use crate::routes::collab::on_run;
 use crate::state::AppState;
 
 /// Lets a paused run go on for one agent turn (in step mode the next agent
@@ -31,7 +30,7 @@ pub async fn step_run(
     ApiPath(run_id): ApiPath<String>,
 ) -> ApiResult<Json<Run>> {
     caller.require_reviewer()?;
-    Ok(Json(on_run(&state, &caller, run_id, |e, id, actor| e.step_run(id, actor)).await?))
+    Ok(Json(caller.on_run(&state, run_id, |e, id, actor| e.step_run(id, actor)).await?))
 }
 
 /// How a run steps.
@@ -56,10 +55,9 @@ pub async fn set_control(
     ApiJson(req): ApiJson<ControlRequest>,
 ) -> ApiResult<Json<Run>> {
     caller.require_reviewer()?;
-    let run = on_run(&state, &caller, run_id, move |e, id, actor| {
-        e.set_run_control(id, req.step_mode, req.breakpoints, actor)
-    })
-    .await?;
+    let run = caller
+        .on_run(&state, run_id, move |e, id, actor| e.set_run_control(id, req.step_mode, req.breakpoints, actor))
+        .await?;
     Ok(Json(run))
 }
 
@@ -84,7 +82,7 @@ pub async fn inject_instruction(
 ) -> ApiResult<(StatusCode, Json<Instruction>)> {
     caller.require_reviewer()?;
     let instruction =
-        on_run(&state, &caller, run_id, move |e, id, actor| e.inject_instruction(id, &req.text, actor)).await?;
+        caller.on_run(&state, run_id, move |e, id, actor| e.inject_instruction(id, &req.text, actor)).await?;
     Ok((StatusCode::CREATED, Json(instruction)))
 }
 
@@ -108,6 +106,6 @@ pub async fn set_next_agent(
     ApiJson(req): ApiJson<NextAgentRequest>,
 ) -> ApiResult<Json<Run>> {
     caller.require_reviewer()?;
-    let run = on_run(&state, &caller, run_id, move |e, id, actor| e.set_next_agent(id, req.agent.as_deref(), actor));
+    let run = caller.on_run(&state, run_id, move |e, id, actor| e.set_next_agent(id, req.agent.as_deref(), actor));
     Ok(Json(run.await?))
 }

@@ -12,7 +12,6 @@ use utoipa::{IntoParams, ToSchema};
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiErrorBody, ApiResult};
 use crate::params::{ApiPath, ApiQuery};
-use crate::routes::collab::on_run;
 use crate::state::AppState;
 
 /// A page of the run's log.
@@ -53,11 +52,12 @@ pub async fn run_events(
         return Err(ApiError::invalid_field("limit", format!("must be from 1 to 5000, got {limit}")));
     }
     let after = q.after.unwrap_or(0);
-    let events = on_run(&state, &caller, run_id, move |e, id, _| {
-        let filter = EventFilter { run_id: Some(id.clone()), ..EventFilter::default() };
-        e.events_after(after, &filter, limit)
-    })
-    .await?;
+    let events = caller
+        .on_run(&state, run_id, move |e, id, _| {
+            let filter = EventFilter { run_id: Some(id.clone()), ..EventFilter::default() };
+            e.events_after(after, &filter, limit)
+        })
+        .await?;
     let next_after = events.last().map_or(after, |e| e.seq);
     Ok(Json(EventPage { events, next_after }))
 }
