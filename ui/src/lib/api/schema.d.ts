@@ -315,10 +315,13 @@ export interface paths {
         put?: never;
         /**
          * Imports a recording in one transaction: every run, gate, decision and
-         *     event as it was. Reviewers and admins with unscoped tokens only. A
-         *     malformed recording is 422 naming the field; a recording with a run this
-         *     database already holds is refused whole with 409 naming the run
-         *     (nothing is imported).
+         *     event as it was, marked as imported; gates it left pending come in
+         *     closed (cancelled as imported undecided), history rather than work. Reviewers and
+         *     admins with unscoped tokens only. A malformed recording is 422 naming
+         *     the field; a recording with a run this database already holds is
+         *     refused whole with 409 `conflict`, whose `field` points at that run's id
+         *     in the recording (`runs[I].run.id`) and whose message names it (nothing
+         *     is imported).
          */
         post: operations["import_recording"];
         delete?: never;
@@ -1892,6 +1895,7 @@ export interface components {
              * @description When it left pending.
              */
             closed_at?: string | null;
+            imported?: null | components["schemas"]["Imported"];
         };
         /** @description Where in the agent's work the gate arose: its task context. */
         GateContext: {
@@ -2188,6 +2192,19 @@ export interface components {
              * @description Events appended.
              */
             events: number;
+        };
+        /**
+         * @description The mark an import leaves on each run and gate it brought in: they are
+         *     history from another database, not work this one saw happen.
+         */
+        Imported: {
+            /**
+             * Format: date-time
+             * @description When the recording was imported here.
+             */
+            at: string;
+            /** @description Who imported it. */
+            by: string;
         };
         /**
          * @description A reviewer's instruction for a run's agents, held until an agent picks
@@ -2772,6 +2789,7 @@ export interface components {
              * @description When it last changed.
              */
             updated_at: string;
+            imported?: null | components["schemas"]["Imported"];
         };
         /** @description A run's intervention state: what is kept between turns. */
         RunControl: {
