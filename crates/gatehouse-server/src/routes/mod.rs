@@ -20,6 +20,7 @@ pub mod recordings;
 pub mod retention;
 pub mod rules;
 pub mod runs;
+pub mod signin;
 pub mod tokens;
 
 /// Every route under `/api/hitl`.
