@@ -70,7 +70,6 @@ const designHighlight = HighlightStyle.define([
   { tag: tags.propertyName, color: "var(--code-property)" },
   { tag: tags.string, color: "var(--code-string)" },
   { tag: [tags.number, tags.bool, tags.null], color: "var(--code-literal)" },
-  { tag: [tags.punctuation, tags.separator, tags.brace, tags.squareBracket], color: "var(--text-muted)" },
   { tag: tags.invalid, color: "var(--danger)" },
 ]);
 
