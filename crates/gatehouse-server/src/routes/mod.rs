@@ -33,6 +33,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .merge(events::routes())
         .merge(recordings::routes())
         .merge(tokens::routes())
+        .merge(signin::routes())
         .merge(retention::routes())
         .merge(audit::routes())
         .merge(metrics::routes())

@@ -1,8 +1,9 @@
 //! One-time sign-in links: `gatehouse serve` prints
-//! `ORIGIN/#signin=CODE`, the reviewer UI posts the code to
-//! `POST /api/signin` (outside `/api/hitl`, so no token is needed), and the
-//! code is exchanged, once, for a new reviewer token recorded in the audit
-//! log. The long-lived token never appears in an address or a shell's
+//! `ORIGIN/#signin=CODE` (and an admin asks a running server for another
+//! with `POST /api/hitl/signin-links`, as `gatehouse signin-link` does), the
+//! reviewer UI posts the code to `POST /api/signin` (outside `/api/hitl`, so
+//! no token is needed), and the code is exchanged, once, for a new reviewer
+//! token recorded in the audit log. The long-lived token never appears in an address or a shell's
 //! history; the code lives in this process's memory only, for ten minutes,
 //! and is unguessable (two random UUIDs, 244 random bits).
 
@@ -16,8 +17,12 @@ use axum::{Json, Router};
 use chrono::{DateTime, Duration, Utc};
 use gatehouse_engine::{Engine, TokenRole};
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-use crate::error::{ApiError, ApiErrorCode, ApiResult};
+use crate::auth::Caller;
+use crate::error::{ApiError, ApiErrorBody, ApiErrorCode, ApiResult};
 use crate::json::ApiJson;
 use crate::state::AppState;
 
@@ -26,9 +31,52 @@ pub const CODE_LIFETIME: Duration = Duration::minutes(10);
 /// The actor the audit log records for a token a link created.
 pub const SIGNIN_ACTOR: &str = "sign-in link";
 
-/// The route, merged beside the API (not behind its token guard).
+/// The exchange, merged beside the API (not behind its token guard).
 pub fn router() -> Router<AppState> {
     Router::new().route("/api/signin", post(exchange))
+}
+
+/// Issuing links, under `/api/hitl` behind the token (admins).
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(create_link))
+}
+
+/// `POST /signin-links`'s body.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+pub struct NewSigninLink {
+    /// The reviewer the link signs in as (default: the caller's name).
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
+/// A one-time sign-in link.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SigninLinkAnswer {
+    /// The address to open: `ORIGIN/#signin=CODE`; it works once.
+    pub url: String,
+    /// When it stops working.
+    pub expires_at: DateTime<Utc>,
+}
+
+/// Issues a one-time sign-in link (admins): opened within ten minutes, it
+/// signs the reviewer UI in once as a new reviewer token named `name`.
+#[utoipa::path(post, path = "/signin-links", tag = "admin", request_body = NewSigninLink,
+    responses((status = 201, body = SigninLinkAnswer), (status = 403, body = ApiErrorBody), (status = 422, body = ApiErrorBody)))]
+pub async fn create_link(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiJson(body): ApiJson<NewSigninLink>,
+) -> ApiResult<(StatusCode, Json<SigninLinkAnswer>)> {
+    caller.require_admin()?;
+    let name = body.name.map(|n| n.trim().to_owned()).unwrap_or_else(|| caller.name.clone());
+    if name.is_empty() || name.len() > 128 {
+        return Err(ApiError::invalid_field("name", "a reviewer's name is 1 to 128 characters"));
+    }
+    let link = issue_link(state.engine_handle(), &name);
+    Ok((
+        StatusCode::CREATED,
+        Json(SigninLinkAnswer { url: link.url(&state.public_url()), expires_at: link.expires_at }),
+    ))
 }
 
 /// A code waiting to be exchanged.
@@ -160,7 +208,7 @@ fn refused(why: Refusal) -> ApiError {
     ApiError::new(
         StatusCode::UNAUTHORIZED,
         ApiErrorCode::Unauthorized,
-        format!("{what}; ask for a new one: restart `gatehouse serve`, which prints a fresh link"),
+        format!("{what}; ask for a new one: `gatehouse signin-link` prints one (or restart `gatehouse serve`)"),
     )
     .with_field("code")
 }

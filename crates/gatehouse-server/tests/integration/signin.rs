@@ -49,3 +49,20 @@ async fn a_wrong_code_is_401_and_another_servers_code_does_not_work_here() {
     assert_eq!(exchange(&a, &link.code).await.0, 401, "codes are bound to their database");
     assert_eq!(exchange(&b, &link.code).await.0, 200, "and still work there");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_admin_asks_a_running_server_for_a_link_and_a_reviewer_may_not() {
+    let s = TestServer::start().await;
+    let (status, body) = s.post("/signin-links", &s.reviewer, json!({ "name": "erin" })).await;
+    assert_eq!((status, body["code"].as_str()), (403, Some("forbidden")), "{body}");
+
+    let (status, body) = s.post("/signin-links", &s.admin, json!({ "name": "erin" })).await;
+    assert_eq!(status, 201, "{body}");
+    let url = body["url"].as_str().expect("a url");
+    let code = url.split_once("#signin=").map(|(_, c)| c).expect("the code in the fragment");
+    let (status, answer) = exchange(&s, code).await;
+    assert_eq!((status, answer["name"].as_str()), (200, Some("erin")), "{answer}");
+
+    let (status, body) = s.post("/signin-links", &s.admin, json!({ "name": "  " })).await;
+    assert_eq!((status, body["field"].as_str()), (422, Some("name")), "{body}");
+}

@@ -922,6 +922,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/hitl/signin-links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Issues a one-time sign-in link (admins): opened within ten minutes, it
+         *     signs the reviewer UI in once as a new reviewer token named `name`.
+         */
+        post: operations["create_link"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/hitl/tokens": {
         parameters: {
             query?: never;
@@ -2376,6 +2396,11 @@ export interface components {
              */
             idempotency_key?: string | null;
         };
+        /** @description `POST /signin-links`'s body. */
+        NewSigninLink: {
+            /** @description The reviewer the link signs in as (default: the caller's name). */
+            name?: string | null;
+        };
         /** @description What a caller supplies to add a turn. */
         NewTurn: {
             /** @description Human, agent or system. */
@@ -2937,6 +2962,16 @@ export interface components {
          * @enum {string}
          */
         ScoreVerdict: "passes" | "needs_revision";
+        /** @description A one-time sign-in link. */
+        SigninLinkAnswer: {
+            /** @description The address to open: `ORIGIN/#signin=CODE`; it works once. */
+            url: string;
+            /**
+             * Format: date-time
+             * @description When it stops working.
+             */
+            expires_at: string;
+        };
         /**
          * @description A piece of a snippet: agent text, matched or not. Joined in order, the
          *     parts are the snippet; a UI marks the matched ones as plain text.
@@ -5961,6 +5996,54 @@ export interface operations {
                 };
             };
             /** @description A parameter is malformed or out of range; `field` names it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    create_link: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewSigninLink"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SigninLinkAnswer"];
+                };
+            };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
             422: {
                 headers: {
                     [name: string]: unknown;

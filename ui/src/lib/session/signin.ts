@@ -34,7 +34,7 @@ export function takeSigninCode(page: Pick<Page, "hash" | "pathname" | "search" |
 export type Exchange = { ok: true; token: string; name: string } | { ok: false; message: string };
 
 /** What to do when a link does not work. */
-export const NEW_LINK_HINT = "Ask for a new sign-in link: restart `gatehouse serve` (or `scripts/run.sh demo`), which prints a fresh one.";
+export const NEW_LINK_HINT = "Ask for a new sign-in link: `gatehouse signin-link` prints one (or restart `gatehouse serve`).";
 
 /** Trades a one-time code for a reviewer token. Never throws. */
 export async function exchangeCode(code: string, fetchFn: typeof fetch = fetch): Promise<Exchange> {
