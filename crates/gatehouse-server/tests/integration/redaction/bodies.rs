@@ -263,7 +263,7 @@ pub(super) fn caller<'s>(s: &'s TestServer, op: &str) -> &'s str {
         | "PUT /runs/{run_id}/control"
         | "POST /runs/{run_id}/instructions"
         | "PUT /runs/{run_id}/next-agent" => &s.reviewer,
-        "POST /recordings" | "POST /tokens" | "POST /retention/purge" | "POST /run" => &s.admin,
+        "POST /recordings" | "POST /tokens" | "POST /signin-links" | "POST /retention/purge" | "POST /run" => &s.admin,
         _ => &s.agent,
     }
 }
