@@ -40,7 +40,7 @@ if [ $# -eq 0 ]; then
   else
     echo "No display here (DISPLAY and WAYLAND_DISPLAY are unset), so the desktop app cannot open its window."
     echo "Serving the API and the reviewer UI to a browser instead (\`gatehouse serve\`); \`scripts/run.sh demo\`"
-    echo "adds a simulated fleet of agents. Sign in with a token: \`scripts/run.sh token create --role reviewer --name me\`."
+    echo "adds a simulated fleet of agents. Open the one-time sign-in link it prints (it works once, for 10 minutes)."
     set -- serve
   fi
 elif [ "$1" = "desktop" ]; then

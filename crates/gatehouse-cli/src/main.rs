@@ -21,6 +21,7 @@ mod mcp;
 mod out;
 mod runs;
 mod serve;
+mod signin_link;
 mod table;
 mod tokens;
 
@@ -91,6 +92,15 @@ enum Command {
         client: client::ClientArgs,
         #[command(subcommand)]
         command: runs::RunsCommand,
+    },
+    /// Print a one-time link that signs the reviewer UI in (asks the running server; needs an
+    /// admin token, by default the admin-token file beside the database).
+    SigninLink {
+        #[command(flatten)]
+        client: client::ClientArgs,
+        /// The reviewer the link signs in as. [default: $USER]
+        #[arg(long, value_name = "NAME")]
+        name: Option<String>,
     },
     /// Create, list and revoke API tokens (on the database directly).
     Token {
@@ -238,6 +248,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Mcp(args) => mcp::mcp(&args)?,
         Command::Gates { client, command } => gates::run(&api(&client)?, &command)?,
         Command::Runs { client, command } => runs::run(&api(&client)?, &command)?,
+        Command::SigninLink { client, name } => signin_link::signin_link(&api(&client)?, name)?,
         Command::Token { command } => tokens::run(&open()?.1, &command)?,
         Command::Demo(args) => {
             let (path, engine) = open()?;

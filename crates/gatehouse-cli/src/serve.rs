@@ -1,7 +1,9 @@
 //! `gatehouse serve`: the HTTP API over the database until Ctrl-C or
 //! SIGTERM. On its first start it creates an admin token and writes the
 //! secret, readable only by this user, to `admin-token` beside the database
-//! (it never prints the secret). `gatehouse demo` serves the same way, with
+//! (it never prints the secret), and prints a one-time sign-in link for the
+//! reviewer UI (`ORIGIN/#signin=CODE`, see the server's `routes/signin.rs`).
+//! `gatehouse demo` serves the same way, with
 //! its simulated fleet working beside the server on the same engine. With
 //! `--tls-cert` and `--tls-key` it serves HTTPS only.
 
@@ -167,6 +169,7 @@ where
     announce_admin_token(engine, db)?;
     let url = server.url();
     outln!("Gatehouse listening on {url}");
+    announce_signin_link(engine, &server.state.public_url());
     tracing::info!(%url, database = %engine.store().description(), "serving; Ctrl-C or SIGTERM stops");
 
     let stop = AtomicBool::new(false);
@@ -234,6 +237,15 @@ impl Signals {
         tracing::info!("shutting down");
         Ok(())
     }
+}
+
+/// Prints a one-time link that signs the reviewer UI in as this computer's
+/// user (a reviewer token made when it is opened): the newcomer's first
+/// minute, with no token in an address or the shell's history.
+fn announce_signin_link(engine: &Engine, origin: &str) {
+    let name = std::env::var("USER").ok().filter(|u| !u.trim().is_empty()).unwrap_or_else(|| "reviewer".to_owned());
+    let link = gatehouse_server::routes::signin::issue_link(engine, &name);
+    outln!("Open the reviewer UI (one-time sign-in link, valid 10 minutes): {}", link.url(origin));
 }
 
 /// On a database without tokens, creates the admin token and writes it

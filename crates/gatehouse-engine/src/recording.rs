@@ -79,6 +79,21 @@ pub struct Recording {
     pub anchor: Option<AuditAnchor>,
 }
 
+/// The mark an import leaves on each run and gate it brought in: they are
+/// history from another database, not work this one saw happen.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Imported {
+    /// When the recording was imported here.
+    pub at: DateTime<Utc>,
+    /// Who imported it.
+    pub by: String,
+}
+
+/// Why a gate still pending in a recording is closed by its import: no
+/// agent of this database waits for it, so it is history, not work.
+pub const IMPORTED_UNDECIDED: &str = "imported undecided: no agent here waits for it";
+
 /// What an import brought in.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -388,6 +388,9 @@ pub struct Run {
     pub created_at: DateTime<Utc>,
     /// When it last changed.
     pub updated_at: DateTime<Utc>,
+    /// Set when the run came in with a recording (history, not live work).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub imported: Option<crate::recording::Imported>,
 }
 
 /// What a caller supplies to create a run.

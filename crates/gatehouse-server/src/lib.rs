@@ -123,6 +123,7 @@ pub fn app(state: AppState) -> Router {
     Router::new()
         .merge(api)
         .merge(mcp)
+        .merge(routes::signin::router())
         .route(
             "/api/hitl/openapi.json",
             axum::routing::get(

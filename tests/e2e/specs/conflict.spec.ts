@@ -133,6 +133,7 @@ test("the slower reviewer's refused submission says what the first decided and w
   await modal.getByTestId("answer-input").fill("ship it");
   await gatehouse.call(await gatehouse.token("reviewer", "alice"), "POST", `/gates/${gateId}/resolve`, { action: "approve", text: "backups verified" });
 
+  await bob.keyboard.press("Alt+a");
   await bob.keyboard.press("Control+Enter");
   await expect(modal.getByTestId("conflict-notice")).toContainText("alice resolved this gate at");
   const record = modal.getByTestId("decision-record");

@@ -40,6 +40,8 @@ test("a reopened gate shows the scores, form fields and action choices entered b
   // A quality gate: one criterion scored and justified, Esc from inside the justification.
   await open(quality.id);
   let criteria = modal.getByTestId("criterion");
+  // The digit scores once the gate has loaded (before, there is nothing to score).
+  await expect(criteria.nth(0).getByTestId("score-4")).toBeVisible();
   await page.keyboard.press("4");
   await expect(criteria.nth(0).getByTestId("score-4")).toBeChecked();
   await modal.getByTestId("justification").nth(0).fill("Every version number checked");

@@ -83,3 +83,34 @@ for (const scheme of ["light", "dark"] as const) {
     }
   });
 }
+
+test("the payload editor follows the dark theme: a dark editor whose JSON reads at 4.5:1", async ({ page, gatehouse }) => {
+  await page.emulateMedia({ colorScheme: "dark" });
+  const agent = gatehouse.agent(await gatehouse.token("agent", "deployer"));
+  const runId = await agent.startRun("Deploy");
+  await agent.openGate(runId, { kind: "approval", action: "deploy", text: "Deploy?", payload: { env: "prod", replicas: 3, canary: true } });
+  await signIn(page, gatehouse, await gatehouse.token("reviewer", "alice"));
+  await page.keyboard.press("Enter");
+  const content = page.getByTestId("resolution-modal").getByTestId("payload-input");
+  await expect(content).toContainText('"prod"');
+
+  const luminance = (css: string) => {
+    const [r, g, b] = (css.match(/[\d.]+/g) ?? []).map(Number).map((v) => {
+      const c = v / 255;
+      return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+    });
+    return 0.2126 * r! + 0.7152 * g! + 0.0722 * b!;
+  };
+  const editor = content.locator("xpath=ancestor::div[contains(@class,'cm-editor')]");
+  const colours = await editor.evaluate((el) => ({
+    gutters: getComputedStyle(el.querySelector(".cm-gutters")!).backgroundColor,
+    host: getComputedStyle(el.parentElement!).backgroundColor,
+    text: getComputedStyle(el.querySelector(".cm-content")!).color,
+  }));
+  expect(luminance(colours.gutters), `gutters ${colours.gutters}`).toBeLessThan(0.05);
+  expect(luminance(colours.host), `editor ${colours.host}`).toBeLessThan(0.05);
+  expect(luminance(colours.text), `text ${colours.text}`).toBeGreaterThan(0.5);
+  for (const token of await content.locator("span").all()) {
+    expect(await contrastOnPage(token), await token.innerText()).toBeGreaterThanOrEqual(4.5);
+  }
+});

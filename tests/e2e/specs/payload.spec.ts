@@ -101,8 +101,10 @@ test("reset to proposed undoes the reviewer's edits", async ({ page, gatehouse }
   await expect(modal.getByTestId("payload-edits")).toContainText("/env");
   await modal.getByTestId("payload-reset").click();
   await expect(modal.getByTestId("payload-edits")).toHaveCount(0);
-  // Nothing edited any more: Ctrl+Enter approves the proposal as sent.
+  // Nothing edited any more: armed, Ctrl+Enter approves the proposal as sent.
   await modal.getByTestId("payload-input").focus();
+  await page.keyboard.press("Alt+a");
+  await expect(modal.getByTestId("armed-decision")).toContainText("as proposed");
   await page.keyboard.press("Control+Enter");
   const decided = await waiting;
   expect(decided.decision?.action).toBe("approve");

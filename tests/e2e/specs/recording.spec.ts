@@ -1,6 +1,8 @@
 // Export then import of a recording: a run exported from one server and
-// imported into another shows its pending gates in the second server's
-// panel, and its decided gate keeps its decision. Once over the API
+// imported into another comes in as history, marked imported: its pending
+// gates are closed there (no live blocker in the second server's panel)
+// and its decided gate keeps its decision. Importing it again says it is
+// already there and offers to show it. Once over the API
 // (`GET /runs/{id}/recording`, `POST /recordings`), once as a reviewer
 // does it in the Runs view (a download, then the file picker).
 
@@ -8,7 +10,7 @@ import { readFile } from "node:fs/promises";
 import { Gatehouse } from "../support/gatehouse.mjs";
 import { expect, signIn, test } from "../support/fixtures";
 
-test("a run exported from one server and imported into another shows its gates in the second panel", async ({
+test("a run exported from one server and imported into another comes in as history, never as blockers", async ({
   page,
   gatehouse,
 }) => {
@@ -29,23 +31,23 @@ test("a run exported from one server and imported into another shows its gates i
   try {
     const imported = await second.call<{ runs: string[]; gates: number }>(second.adminToken, "POST", "/recordings", recording);
     expect(imported).toMatchObject({ runs: [runId], gates: 3 });
-    // Importing the same run twice is refused whole.
-    await second.call(second.adminToken, "POST", "/recordings", recording, [409]);
+    // Importing the same run twice is refused whole, pointing at the run it already has.
+    const again = await second.call<{ code: string; field: string; message: string }>(second.adminToken, "POST", "/recordings", recording, [409]);
+    expect(again).toMatchObject({ code: "conflict", field: "runs[0].run.id" });
+    expect(again.message).toContain(runId);
 
     await signIn(page, second, await second.token("reviewer", "bob"));
-    await expect(page.getByTestId("blocker-count")).toHaveText("2");
-    const rows = page.getByTestId("blocker-row");
-    await expect(rows).toHaveCount(2);
-    await expect(rows.nth(0)).toHaveAttribute("data-gate-id", pending[0]!.id);
-    await expect(rows.nth(0).getByTestId("gate-preview")).toHaveText("Publish the Q3 report?");
-    await expect(rows.nth(0).getByTestId("gate-agent")).toHaveText("archivist");
-    await expect(rows.nth(0).getByTestId("mode-badge")).toHaveText("SYNC");
-    await expect(rows.nth(1)).toHaveAttribute("data-gate-id", pending[1]!.id);
-    await expect(rows.nth(1).getByTestId("mode-badge")).toHaveText("ASYNC");
-
-    // The imported gate opens with its text; the decided one kept its decision.
-    await page.keyboard.press("Enter");
-    await expect(page.getByTestId("resolution-modal").getByTestId("gate-text")).toHaveText("Publish the Q3 report?");
+    await expect(page.getByTestId("blocker-count")).toHaveText("0");
+    await expect(page.getByTestId("blocker-row")).toHaveCount(0);
+    for (const g of pending) {
+      const { gate } = await second.call<{ gate: { status: string; status_reason: string; imported: { by: string } } }>(
+        second.adminToken,
+        "GET",
+        `/gates/${g.id}`,
+      );
+      expect(gate).toMatchObject({ status: "cancelled", imported: { by: "admin" } });
+      expect(gate.status_reason).toContain("imported undecided");
+    }
     const old = await second.call<{ gate: { status: string; decision: { decided_by: string; text: string } } }>(
       second.adminToken,
       "GET",
@@ -53,6 +55,11 @@ test("a run exported from one server and imported into another shows its gates i
     );
     expect(old.gate.status).toBe("resolved");
     expect(old.gate.decision).toMatchObject({ decided_by: "alice", text: "Yes, all of it." });
+
+    // The Runs view marks the run as imported.
+    await page.keyboard.press("2");
+    await page.locator(`[data-testid="run-row"][data-run-id="${runId}"]`).click();
+    await expect(page.getByTestId("run-imported")).toContainText("Imported");
   } finally {
     await second.stop();
   }
@@ -91,13 +98,28 @@ test("a reviewer exports a run from the Runs view and imports the file into anot
     await other.getByTestId("recording-file").setInputFiles(file);
     await expect(other.getByTestId("runs-notice")).toContainText("Imported 1 run, 1 gate and");
     await expect(other.locator(`[data-testid="run-row"][data-run-id="${runId}"]`)).toBeVisible();
-    // Back on the desk, the imported gate waits in the panel.
+    await expect(other.getByTestId("run-imported")).toContainText("Imported");
+
+    // The same file again: already imported, with the run to show; the notice goes when dismissed.
+    await other.locator(`[data-testid="run-row"]`).first().click();
+    await other.getByTestId("recording-file").setInputFiles(file);
+    const notice = other.getByTestId("runs-notice");
+    await expect(notice).toContainText("already imported");
+    await expect(notice).not.toContainText("409");
+    await other.getByTestId("runs-notice-show").click();
+    await expect(other.getByTestId("run-title")).toHaveText("Board minutes");
+    await expect(notice).toHaveCount(0);
+    await other.getByTestId("recording-file").setInputFiles(file);
+    await expect(notice).toContainText("already imported");
+    await other.getByTestId("runs-notice-dismiss").click();
+    await expect(notice).toHaveCount(0);
+
+    // Back on the desk, the imported gate is history: no blocker waits in the panel.
     await other.keyboard.press("1");
-    await expect(other.getByTestId("blocker-count")).toHaveText("1");
-    const row = other.getByTestId("blocker-row");
-    await expect(row).toHaveAttribute("data-gate-id", gate.id);
-    await expect(row.getByTestId("gate-preview")).toHaveText("Send the minutes?");
-    await expect(row.getByTestId("mode-badge")).toHaveText("SYNC");
+    await expect(other.getByTestId("blocker-count")).toHaveText("0");
+    await expect(other.getByTestId("blocker-row")).toHaveCount(0);
+    const { gate: there } = await second.call<{ gate: { status: string } }>(second.adminToken, "GET", `/gates/${gate.id}`);
+    expect(there.status).toBe("cancelled");
   } finally {
     await second.stop();
   }

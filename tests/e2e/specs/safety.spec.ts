@@ -96,3 +96,34 @@ test("a preset option chosen with its digit is armed and named, and sent only on
   const first = await answered;
   expect([first.decision?.action, first.decision?.option]).toEqual(["respond", "us"]);
 });
+
+test("Ctrl+Enter with no decision armed sends nothing and says how to choose one", async ({ page, gatehouse }) => {
+  const agent = gatehouse.agent(await gatehouse.token("agent", "deployer"));
+  const runId = await agent.startRun("Deploy");
+  const gate = await agent.openGate(runId, { kind: "approval", action: "deploy", mode: "sync", text: "Deploy build 42?" });
+  const decided = agent.wait(gate.id);
+  const status = async () => (await gatehouse.call<Stored>(gatehouse.adminToken, "GET", `/gates/${gate.id}`)).gate.status;
+
+  await signIn(page, gatehouse, await gatehouse.token("reviewer", "alice"));
+  await page.keyboard.press("Enter");
+  const modal = page.getByTestId("resolution-modal");
+  await expect(modal).toHaveAttribute("data-gate-id", gate.id);
+  // Nothing armed: the primary button does not offer Ctrl+Enter, and Ctrl+Enter only explains.
+  await expect(modal.getByTestId("decide-approve")).not.toContainText("Ctrl");
+  await page.keyboard.press("Control+Enter");
+  const hint = modal.getByTestId("decision-problem");
+  await expect(hint).toHaveText("Choose a decision first: a approve, r reject; then Ctrl+Enter confirms it.");
+  await expect(modal).toBeVisible();
+  expect(await status()).toBe("pending");
+  // A note typed is not a decision either.
+  await page.keyboard.type("ship it");
+  await page.keyboard.press("Control+Enter");
+  await expect(modal).toBeVisible();
+  expect(await status()).toBe("pending");
+
+  // Armed, the same keys confirm.
+  await page.keyboard.press("Alt+a");
+  await expect(modal.getByTestId("armed-decision")).toContainText("Approve deploy");
+  await page.keyboard.press("Control+Enter");
+  expect((await decided).decision).toMatchObject({ action: "approve", text: "ship it" });
+});

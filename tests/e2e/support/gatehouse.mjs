@@ -47,6 +47,8 @@ export class Gatehouse {
   /** @type {string[]} */
   #log;
   #dir;
+  /** @type {Promise<string>} */
+  #link;
 
   /**
    * @param {string} url `http://ADDR`
@@ -55,14 +57,24 @@ export class Gatehouse {
    * @param {string} dir the temporary directory holding them
    * @param {import("node:child_process").ChildProcess} child the server process
    * @param {string[]} log what it wrote on stderr
+   * @param {Promise<string>} link the one-time sign-in link it printed
    */
-  constructor(url, db, adminToken, dir, child, log) {
+  constructor(url, db, adminToken, dir, child, log, link) {
     this.url = url;
     this.db = db;
     this.adminToken = adminToken;
     this.#dir = dir;
     this.#process = child;
     this.#log = log;
+    this.#link = link;
+  }
+
+  /**
+   * The one-time sign-in link `gatehouse serve` printed.
+   * @returns {Promise<string>}
+   */
+  signInLink() {
+    return this.#link;
   }
 
   /**
@@ -80,6 +92,17 @@ export class Gatehouse {
       env: { ...process.env, GATEHOUSE_UI_DIR: UI_DIR, GATEHOUSE_LOG: process.env.GATEHOUSE_LOG ?? "warn" },
     });
     child.stderr?.on("data", (chunk) => log.push(String(chunk)));
+    /** @type {Promise<string>} */
+    const link = new Promise((resolveLink, reject) => {
+      let out = "";
+      child.stdout?.on("data", (chunk) => {
+        out += String(chunk);
+        const match = /(http\S+#signin=\S+)/.exec(out);
+        if (match) resolveLink(match[1] ?? "");
+      });
+      child.once("exit", () => reject(new Error(`gatehouse serve printed no sign-in link:\n${out}`)));
+    });
+    link.catch(() => {});
     /** @type {string} */
     const url = await new Promise((resolveUrl, reject) => {
       let seen = "";
@@ -99,7 +122,7 @@ export class Gatehouse {
       });
     });
     const adminToken = (await readFile(join(dir, "admin-token"), "utf8")).trim();
-    return new Gatehouse(url, db, adminToken, dir, child, log);
+    return new Gatehouse(url, db, adminToken, dir, child, log, link);
   }
 
   /**

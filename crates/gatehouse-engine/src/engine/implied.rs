@@ -13,6 +13,7 @@ use crate::decision::Decision;
 use crate::event::{EventBody, EventKind};
 use crate::gate::{ActionDecision, Gate, GateStatus, Priority, TimeoutFallback};
 use crate::plan::PlanRevision;
+use crate::recording::Imported;
 use crate::run::{Run, Turn};
 use crate::token::Token;
 
@@ -161,12 +162,21 @@ impl Implied {
                 let made = self.rules.get(rule.id.as_str()).map_or(seq, |(_, made)| *made);
                 self.rules.insert(rule.id.to_string(), (*rule, made));
             }
-            EventKind::RecordingImported { events, .. } => {
+            EventKind::RecordingImported { events, runs } => {
                 // The recording's own events were appended just before this
                 // one; its runs' rows were imported with them, but not the
                 // allow-rules they made, which stay in the other database.
                 let first = seq.saturating_sub(events);
                 self.rules.retain(|_, (_, made)| *made < first);
+                // Its runs and gates carry the import's mark.
+                let mark = Imported { at, by: body.actor.clone() };
+                let runs: HashSet<String> = runs.iter().map(|r| r.to_string()).collect();
+                for run in self.runs.values_mut().filter(|r| runs.contains(r.id.as_str())) {
+                    run.imported = Some(mark.clone());
+                }
+                for gate in self.gates.values_mut().filter(|g| runs.contains(g.run_id.as_str())) {
+                    gate.imported = Some(mark.clone());
+                }
             }
             EventKind::TokenCreated { token } => {
                 self.tokens.insert(token.id.clone(), token);

@@ -3,20 +3,24 @@
 //! and importing one in one transaction. The recording format, its checks
 //! and replay are in `recording.rs`.
 
+use chrono::{DateTime, Utc};
+
 use crate::decision::DecisionOrigin;
 use crate::engine::audit::head_anchor;
-use crate::engine::tx::not_found_run;
+use crate::engine::close::{close_pending, Closing};
+use crate::engine::tx::{emit, not_found_run};
 use crate::engine::Engine;
 use crate::error::{EngineError, Result};
 use crate::event::{EventBody, EventKind};
+use crate::gate::{Gate, GateStatus};
 use crate::ids::RunId;
 use crate::recording::{
-    check_recording, digest_idempotency_keys, ImportSummary, Recording, RecordingScope, RunRecord, RECORDING_FORMAT,
-    RECORDING_VERSION,
+    check_recording, digest_idempotency_keys, ImportSummary, Imported, Recording, RecordingScope, RunRecord,
+    IMPORTED_UNDECIDED, RECORDING_FORMAT, RECORDING_VERSION,
 };
 use crate::run::Run;
 use crate::scoring::CapabilityRating;
-use crate::store::{GateFilter, ReadTx, RunFilter, Store};
+use crate::store::{GateFilter, ReadTx, RunFilter, Store, WriteTx};
 
 impl<S: Store> Engine<S> {
     /// Exports `scope` as a recording (secrets redacted).
@@ -60,37 +64,39 @@ impl<S: Store> Engine<S> {
 
     /// Imports a recording into this database in one transaction: every
     /// run, turn, gate, decision, context key and plan revision as it was,
-    /// and its events appended to this log in their order. Refuses a
-    /// recording whose runs already exist here, or that is inconsistent.
+    /// each run and gate marked [`Imported`], and its events appended to
+    /// this log in their order. Imports are history: a gate still pending
+    /// in the recording is closed as cancelled ([`IMPORTED_UNDECIDED`],
+    /// with its event), since no agent of this database waits for it.
+    /// Refuses a recording whose runs already exist here, or that is
+    /// inconsistent.
     pub fn import(&self, recording: Recording, actor: &str) -> Result<ImportSummary> {
         let recording = digest_idempotency_keys(self.redacted(recording)?)?;
         check_recording(&recording)?;
         let (actor, now) = (actor.to_owned(), self.now());
+        let mark = Imported { at: now, by: actor.clone() };
         let redactor = self.redactor().clone();
         self.store().write(move |tx| {
             let mut summary = ImportSummary { runs: Vec::new(), gates: 0, events: 0 };
+            let mut undecided = Vec::new();
             for rec in &recording.runs {
                 if tx.run(&rec.run.id)?.is_some() {
                     return Err(EngineError::Recording(format!("run {} already exists in this database", rec.run.id)));
                 }
-                tx.insert_run(&rec.run)?;
+                let run = Run { imported: Some(mark.clone()), ..rec.run.clone() };
+                tx.insert_run(&run)?;
                 for turn in &rec.turns {
                     tx.insert_turn(turn)?;
                 }
                 for gate in &rec.gates {
-                    let mut gate = gate.clone();
-                    gate.payload = gate.payload.map(|p| redactor.redact_value(&p));
-                    if !tx.insert_gate(&gate)? {
-                        return Err(EngineError::Recording(format!("gate {} repeats an idempotency key", gate.id)));
-                    }
-                    if let Some(decision) = &gate.decision {
-                        tx.insert_decision(decision)?;
-                        if decision.origin == DecisionOrigin::Human && decision.action.judges_the_agent() {
-                            let mut rating =
-                                tx.rating(&gate.agent)?.unwrap_or_else(|| CapabilityRating::new(&gate.agent));
-                            rating.record_decision(decision.action.counts_as_approval());
-                            tx.put_rating(&rating)?;
-                        }
+                    let gate = Gate {
+                        payload: gate.payload.as_ref().map(|p| redactor.redact_value(p)),
+                        imported: Some(mark.clone()),
+                        ..gate.clone()
+                    };
+                    import_gate(tx, &gate)?;
+                    if gate.status == GateStatus::Pending {
+                        undecided.push((run.clone(), gate));
                     }
                     summary.gates += 1;
                 }
@@ -116,12 +122,46 @@ impl<S: Store> Engine<S> {
                 run_id: None,
                 session_id: None,
                 user_id: None,
-                actor,
+                actor: actor.clone(),
                 kind: EventKind::RecordingImported { runs: summary.runs.clone(), events: summary.events },
             })?;
+            for (run, mut gate) in undecided {
+                close_undecided(tx, &run, &mut gate, &actor, now)?;
+            }
             Ok(summary)
         })
     }
+}
+
+/// Stores one imported gate with its decision, counting a human's decision
+/// in its agent's rating as the original database did.
+fn import_gate(tx: &mut dyn WriteTx, gate: &Gate) -> Result<()> {
+    if !tx.insert_gate(gate)? {
+        return Err(EngineError::Recording(format!("gate {} repeats an idempotency key", gate.id)));
+    }
+    if let Some(decision) = &gate.decision {
+        tx.insert_decision(decision)?;
+        if decision.origin == DecisionOrigin::Human && decision.action.judges_the_agent() {
+            let mut rating = tx.rating(&gate.agent)?.unwrap_or_else(|| CapabilityRating::new(&gate.agent));
+            rating.record_decision(decision.action.counts_as_approval());
+            tx.put_rating(&rating)?;
+        }
+    }
+    Ok(())
+}
+
+/// Closes a gate the recording left pending, with the event that says so:
+/// imported work is never a live blocker here.
+fn close_undecided(tx: &mut dyn WriteTx, run: &Run, gate: &mut Gate, actor: &str, now: DateTime<Utc>) -> Result<()> {
+    close_pending(tx, gate, Closing::Cancelled(IMPORTED_UNDECIDED.into()), now)?;
+    emit(
+        tx,
+        run,
+        actor,
+        now,
+        EventKind::GateCancelled { gate_id: gate.id.clone(), reason: IMPORTED_UNDECIDED.into() },
+    )?;
+    Ok(())
 }
 
 /// Everything about `run`, as a recording carries it.

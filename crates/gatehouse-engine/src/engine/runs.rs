@@ -52,6 +52,7 @@ impl<S: Store> Engine<S> {
             consecutive_agent_turns: 0,
             created_at: now,
             updated_at: now,
+            imported: None,
         };
         let actor = actor.to_owned();
         self.store().write(move |tx| {

@@ -382,6 +382,9 @@ pub struct Gate {
     pub expires_at: Option<DateTime<Utc>>,
     /// When it left pending.
     pub closed_at: Option<DateTime<Utc>>,
+    /// Set when the gate came in with a recording (history, not live work).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub imported: Option<crate::recording::Imported>,
 }
 
 impl Gate {

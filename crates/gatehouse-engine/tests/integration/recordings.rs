@@ -6,8 +6,9 @@ use crate::common;
 
 use common::Fixture;
 use gatehouse_engine::decision::DecisionAction;
+use gatehouse_engine::event::EventKind;
 use gatehouse_engine::plan::{PlanOperation, TaskPriority};
-use gatehouse_engine::recording::{Recording, RecordingScope, Replay};
+use gatehouse_engine::recording::{Recording, RecordingScope, Replay, IMPORTED_UNDECIDED};
 use gatehouse_engine::{
     DecisionInput, EngineError, GateFilter, GateStatus, NewGate, NewRun, NewTurn, Role, RunId, RunStatus,
 };
@@ -123,7 +124,25 @@ fn apply(f: &Fixture, ops: &[Op]) {
 }
 
 fn same_content(a: &Recording, b: &Recording) -> bool {
-    Recording { exported_at: b.exported_at, anchor: b.anchor.clone(), ..a.clone() } == *b
+    Recording { exported_at: b.exported_at, anchor: b.anchor.clone(), ..a.clone() } == as_recorded(b)
+}
+
+/// `imported` as the recording it came from had it: without the import's
+/// marks, its gates left pending still pending, and without the events
+/// that closed them on import.
+fn as_recorded(imported: &Recording) -> Recording {
+    let mut rec = imported.clone();
+    for record in &mut rec.runs {
+        record.run.imported = None;
+        for gate in &mut record.gates {
+            gate.imported = None;
+            if gate.status_reason.as_deref() == Some(IMPORTED_UNDECIDED) {
+                (gate.status, gate.status_reason, gate.closed_at) = (GateStatus::Pending, None, None);
+            }
+        }
+    }
+    rec.events.retain(|e| !matches!(&e.kind, EventKind::GateCancelled { reason, .. } if reason == IMPORTED_UNDECIDED));
+    rec
 }
 
 proptest! {
@@ -171,6 +190,32 @@ fn a_run_recording_replays_its_events_in_order_to_the_final_state() {
     assert_eq!(replay.state().runs.get(&run.id), Some(&RunStatus::Completed));
     assert_eq!(replay.state().gates.get(&g.id), Some(&GateStatus::Resolved));
     assert_eq!((replay.state().turns, replay.state().decisions), (1, 1));
+}
+
+#[test]
+fn an_imported_run_is_history_marked_imported_and_its_pending_gates_never_block() {
+    let source = Fixture::new();
+    let run = source.run("a");
+    let asked = source.engine.open_gate(&run.id, NewGate::question("Colour?"), "a").unwrap();
+    let decided = source.engine.open_gate(&run.id, NewGate::question("Size?"), "a").unwrap();
+    source.engine.resolve_gate(&decided.id, DecisionInput::respond("large"), "alice").unwrap();
+    let rec = source.engine.export(RecordingScope::Run { run_id: run.id.clone() }).unwrap();
+
+    let target = Fixture::new();
+    target.clock.advance(chrono::Duration::hours(1));
+    target.engine.import(rec, "bob").unwrap();
+    assert!(target.engine.gates(&GateFilter::pending()).unwrap().is_empty(), "no live blocker came in");
+    let here = target.engine.run(&run.id).unwrap();
+    let mark = here.imported.clone().expect("the run is marked imported");
+    assert_eq!((mark.by.as_str(), mark.at), ("bob", target.engine.now()));
+    let was_pending = target.engine.gate(&asked.id).unwrap();
+    assert_eq!(was_pending.status, GateStatus::Cancelled);
+    assert_eq!(was_pending.status_reason.as_deref(), Some(IMPORTED_UNDECIDED));
+    assert_eq!(was_pending.imported.as_ref(), Some(&mark));
+    let kept = target.engine.gate(&decided.id).unwrap();
+    assert_eq!((kept.status, kept.imported.as_ref()), (GateStatus::Resolved, Some(&mark)));
+    assert_eq!(kept.decision.map(|d| d.decided_by), Some("alice".into()));
+    assert!(target.engine.verify_audit().unwrap().is_intact(), "the marks and closings are in the log");
 }
 
 #[test]

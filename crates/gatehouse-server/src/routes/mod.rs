@@ -22,6 +22,7 @@ pub mod recordings;
 pub mod retention;
 pub mod rules;
 pub mod runs;
+pub mod signin;
 pub mod tokens;
 
 /// Every route under `/api/hitl`.
@@ -34,6 +35,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .merge(events::routes())
         .merge(recordings::routes())
         .merge(tokens::routes())
+        .merge(signin::routes())
         .merge(retention::routes())
         .merge(audit::routes())
         .merge(metrics::routes())

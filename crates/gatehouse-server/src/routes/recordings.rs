@@ -80,10 +80,13 @@ pub async fn export_session(
 }
 
 /// Imports a recording in one transaction: every run, gate, decision and
-/// event as it was. Reviewers and admins with unscoped tokens only. A
-/// malformed recording is 422 naming the field; a recording with a run this
-/// database already holds is refused whole with 409 naming the run
-/// (nothing is imported).
+/// event as it was, marked as imported; gates it left pending come in
+/// closed (cancelled as imported undecided), history rather than work. Reviewers and
+/// admins with unscoped tokens only. A malformed recording is 422 naming
+/// the field; a recording with a run this database already holds is
+/// refused whole with 409 `conflict`, whose `field` points at that run's id
+/// in the recording (`runs[I].run.id`) and whose message names it (nothing
+/// is imported).
 #[utoipa::path(post, path = "/recordings", tag = "admin", request_body = Recording,
     responses((status = 201, body = ImportSummary), (status = 403, body = ApiErrorBody), (status = 409, body = ApiErrorBody),
         (status = 422, body = ApiErrorBody)))]
@@ -99,9 +102,9 @@ pub async fn import_recording(
         .engine(move |e| {
             // The engine refuses such a recording too (as invalid); naming
             // the clash here lets clients tell "already imported" apart.
-            for record in &recording.runs {
+            for (i, record) in recording.runs.iter().enumerate() {
                 match e.run(&record.run.id) {
-                    Ok(_) => return Ok(Err(record.run.id.clone())),
+                    Ok(_) => return Ok(Err((i, record.run.id.clone()))),
                     Err(EngineError::NotFound { .. }) => {}
                     Err(other) => return Err(other),
                 }
@@ -109,12 +112,17 @@ pub async fn import_recording(
             e.import(recording, &actor).map(Ok)
         })
         .await?
-        .map_err(|run| {
-            ApiError::new(
-                StatusCode::CONFLICT,
-                ApiErrorCode::Conflict,
-                format!("run {run} already exists in this database; nothing was imported"),
-            )
-        })?;
+        .map_err(|(i, run)| already_imported(i, &run))?;
     Ok((StatusCode::CREATED, Json(summary)))
+}
+
+/// The 409 for a recording already imported: `field` is the path of the
+/// clashing run's id in the body, so a client can show the run it has.
+fn already_imported(index: usize, run: &RunId) -> ApiError {
+    ApiError::new(
+        StatusCode::CONFLICT,
+        ApiErrorCode::Conflict,
+        format!("run {run} already exists in this database (already imported); nothing was imported"),
+    )
+    .with_field(format!("runs[{index}].run.id"))
 }

@@ -61,13 +61,18 @@ async fn a_recording_exported_from_one_server_and_imported_into_another_gives_th
     let (_, there) = a.get(&format!("/run/{run}/state"), &a.reviewer).await;
     let (status, here) = b.get(&format!("/run/{run}/state"), &b.reviewer).await;
     assert_eq!(status, 200, "{here}");
-    assert_eq!(here, there, "the same run, turns, gates, decisions and context");
+    assert_eq!(here["turns"], there["turns"], "the same turns");
+    assert_eq!(here["context"], there["context"], "the same context");
+    assert_eq!(here["run"]["imported"]["by"], "root", "the run is marked imported: {here}");
     let (_, listed) = b.get("/runs/active?session_id=s1", &b.reviewer).await;
-    assert_eq!(listed["runs"][0]["pending_gates"], 1);
+    assert_eq!(listed["runs"][0]["pending_gates"], 0, "an imported gate is history, not a blocker");
+    let (_, pending) = b.get("/gates", &b.reviewer).await;
+    assert_eq!(pending["total"], 0, "{pending}");
 
     let (status, body) = b.post("/recordings", &b.reviewer, recording).await;
     assert_eq!((status, body["code"].as_str()), (409, Some("conflict")), "importing twice: {body}");
     assert!(message(&body).contains(&run), "{body}");
+    assert_eq!(body["field"], "runs[0].run.id", "the clash points at the run it already has: {body}");
     let (_, audit) = b.get("/audit/verify", &b.admin).await;
     assert_eq!(audit["problems"], json!([]), "the import keeps the log intact");
 }

@@ -29,6 +29,7 @@ mod run_control;
 mod scoped_admin;
 mod scoped_tokens;
 mod search;
+mod signin;
 mod storage_failure;
 mod subagents;
 mod tls;

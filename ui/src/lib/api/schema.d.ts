@@ -315,10 +315,13 @@ export interface paths {
         put?: never;
         /**
          * Imports a recording in one transaction: every run, gate, decision and
-         *     event as it was. Reviewers and admins with unscoped tokens only. A
-         *     malformed recording is 422 naming the field; a recording with a run this
-         *     database already holds is refused whole with 409 naming the run
-         *     (nothing is imported).
+         *     event as it was, marked as imported; gates it left pending come in
+         *     closed (cancelled as imported undecided), history rather than work. Reviewers and
+         *     admins with unscoped tokens only. A malformed recording is 422 naming
+         *     the field; a recording with a run this database already holds is
+         *     refused whole with 409 `conflict`, whose `field` points at that run's id
+         *     in the recording (`runs[I].run.id`) and whose message names it (nothing
+         *     is imported).
          */
         post: operations["import_recording"];
         delete?: never;
@@ -936,6 +939,26 @@ export interface paths {
         get: operations["export_session"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/hitl/signin-links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Issues a one-time sign-in link (admins): opened within ten minutes, it
+         *     signs the reviewer UI in once as a new reviewer token named `name`.
+         */
+        post: operations["create_link"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1982,6 +2005,7 @@ export interface components {
              * @description When it left pending.
              */
             closed_at?: string | null;
+            imported?: null | components["schemas"]["Imported"];
         };
         /** @description Where in the agent's work the gate arose: its task context. */
         GateContext: {
@@ -2280,6 +2304,19 @@ export interface components {
             events: number;
         };
         /**
+         * @description The mark an import leaves on each run and gate it brought in: they are
+         *     history from another database, not work this one saw happen.
+         */
+        Imported: {
+            /**
+             * Format: date-time
+             * @description When the recording was imported here.
+             */
+            at: string;
+            /** @description Who imported it. */
+            by: string;
+        };
+        /**
          * @description A reviewer's instruction for a run's agents, held until an agent picks
          *     up its next directive.
          */
@@ -2497,6 +2534,11 @@ export interface components {
              *     first gate instead of opening a second.
              */
             idempotency_key?: string | null;
+        };
+        /** @description `POST /signin-links`'s body. */
+        NewSigninLink: {
+            /** @description The reviewer the link signs in as (default: the caller's name). */
+            name?: string | null;
         };
         /** @description What a caller supplies to add a turn. */
         NewTurn: {
@@ -2925,6 +2967,7 @@ export interface components {
              * @description When it last changed.
              */
             updated_at: string;
+            imported?: null | components["schemas"]["Imported"];
         };
         /** @description A run's intervention state: what is kept between turns. */
         RunControl: {
@@ -3077,6 +3120,16 @@ export interface components {
          * @enum {string}
          */
         ScoreVerdict: "passes" | "needs_revision";
+        /** @description A one-time sign-in link. */
+        SigninLinkAnswer: {
+            /** @description The address to open: `ORIGIN/#signin=CODE`; it works once. */
+            url: string;
+            /**
+             * Format: date-time
+             * @description When it stops working.
+             */
+            expires_at: string;
+        };
         /**
          * @description A piece of a snippet: agent text, matched or not. Joined in order, the
          *     parts are the snippet; a UI marks the matched ones as plain text.
@@ -6196,6 +6249,54 @@ export interface operations {
                 };
             };
             /** @description A parameter is malformed or out of range; `field` names it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    create_link: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewSigninLink"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SigninLinkAnswer"];
+                };
+            };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
             422: {
                 headers: {
                     [name: string]: unknown;

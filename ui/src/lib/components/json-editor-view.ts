@@ -1,4 +1,5 @@
-// CodeMirror 6 for JSON: syntax colours, inline lint marks for invalid
+// CodeMirror 6 for JSON: syntax colours (the design system's, light or
+// dark as the page is), inline lint marks for invalid
 // JSON, undo, and highlighted fields. It is most of the page's JavaScript,
 // so `JsonEditor.svelte` loads this module on first use (and when the page
 // is idle) instead of with the panel: the panel's first render does not
@@ -9,10 +10,11 @@
 
 import { defaultKeymap, history, historyKeymap } from "@codemirror/commands";
 import { json, jsonParseLinter } from "@codemirror/lang-json";
-import { bracketMatching, defaultHighlightStyle, syntaxHighlighting } from "@codemirror/language";
+import { bracketMatching, HighlightStyle, syntaxHighlighting } from "@codemirror/language";
 import { linter } from "@codemirror/lint";
 import { EditorState, StateEffect, StateField, type Range } from "@codemirror/state";
 import { Decoration, EditorView, keymap, lineNumbers, type DecorationSet } from "@codemirror/view";
+import { tags } from "@lezer/highlight";
 import { adoptEditorStyles } from "./csp-styles";
 import type { FieldHighlight as Highlight } from "./payload";
 
@@ -51,6 +53,26 @@ function decorate(list: Highlight[], length: number): DecorationSet {
   return Decoration.set(ranges, true);
 }
 
+// The editor in the design system's colours (app.css tokens), so it follows
+// the light and dark themes as the page does, with no reconfiguring.
+const designTheme = EditorView.theme({
+  "&": { color: "var(--text)", backgroundColor: "transparent" },
+  ".cm-content": { caretColor: "var(--text)" },
+  ".cm-cursor, .cm-dropCursor": { borderLeftColor: "var(--text)" },
+  ".cm-gutters": { backgroundColor: "var(--surface-sunken)", color: "var(--text-muted)", borderRight: "1px solid var(--border)" },
+  "&.cm-focused .cm-selectionBackground, .cm-selectionBackground, .cm-content ::selection": { backgroundColor: "var(--selected)" },
+  "&.cm-focused .cm-matchingBracket": { backgroundColor: "var(--hover)", outline: "1px solid var(--border-strong)" },
+  ".cm-tooltip": { backgroundColor: "var(--surface-raised)", color: "var(--text)", border: "1px solid var(--border)" },
+});
+
+// JSON's colours, from the same tokens (readable on either theme's surface).
+const designHighlight = HighlightStyle.define([
+  { tag: tags.propertyName, color: "var(--code-property)" },
+  { tag: tags.string, color: "var(--code-string)" },
+  { tag: [tags.number, tags.bool, tags.null], color: "var(--code-literal)" },
+  { tag: tags.invalid, color: "var(--danger)" },
+]);
+
 // The modal owns these keys.
 const editorKeys = defaultKeymap.filter((b) => b.key !== "Mod-Enter" && b.key !== "Escape");
 
@@ -66,7 +88,8 @@ export function mountJsonEditor(parent: HTMLElement, options: JsonEditorOptions)
         lineNumbers(),
         history(),
         bracketMatching(),
-        syntaxHighlighting(defaultHighlightStyle),
+        designTheme,
+        syntaxHighlighting(designHighlight),
         json(),
         readonly ? [] : linter(jsonParseLinter(), { delay: 250 }),
         keymap.of([...editorKeys, ...historyKeymap]),

@@ -138,6 +138,7 @@ fn build_gate(tx: &mut dyn WriteTx, run: &Run, mut new: NewGate, now: DateTime<U
         created_at: now,
         expires_at,
         closed_at: None,
+        imported: None,
         spec: new.spec,
     })
 }

@@ -144,6 +144,14 @@ pub(super) fn fit(op: &str, body: &mut Value, canary: &str, ctx: &Ids) {
             }
             obj.insert("protocol".into(), json!({}));
         }
+        // The older run endpoint: the tool is looked up among the providers' tools, never free text.
+        "POST /../teams/run" => {
+            obj.insert("tool".into(), json!("scripted:chat"));
+            if let Some(config) = obj.get_mut("hitl_config").and_then(Value::as_object_mut) {
+                config.insert("run_policy".into(), json!("require_human"));
+                config.insert("webhook_url".into(), json!(format!("{}?note={canary}", ctx.hook)));
+            }
+        }
         "POST /runs/{run_id}/gates" => {
             for field in ["allowed_actions", "quorum", "on_timeout", "expires_in_secs"] {
                 obj.remove(field);
@@ -263,7 +271,7 @@ pub(super) fn caller<'s>(s: &'s TestServer, op: &str) -> &'s str {
         | "PUT /runs/{run_id}/control"
         | "POST /runs/{run_id}/instructions"
         | "PUT /runs/{run_id}/next-agent" => &s.reviewer,
-        "POST /recordings" | "POST /tokens" | "POST /retention/purge" | "POST /run" => &s.admin,
+        "POST /recordings" | "POST /tokens" | "POST /signin-links" | "POST /retention/purge" | "POST /run" => &s.admin,
         _ => &s.agent,
     }
 }

@@ -47,7 +47,11 @@ async fn no_secret_sent_in_any_field_of_any_operation_is_stored_streamed_exporte
             let Some(schema) = op["requestBody"]["content"]["application/json"]["schema"].as_object() else {
                 continue;
             };
-            let path = template.strip_prefix("/api/hitl").unwrap_or(template);
+            // Paths are relative to `/api/hitl`; the older run endpoint sits beside it, at `/api/teams/run`.
+            let path = match template.strip_prefix("/api/hitl") {
+                Some(path) => path.to_owned(),
+                None => format!("/..{}", template.strip_prefix("/api").unwrap_or(template)),
+            };
             operations.insert(format!("{} {path}", method.to_uppercase()), Value::Object(schema.clone()));
         }
     }
@@ -125,7 +129,10 @@ async fn no_secret_sent_in_any_field_of_any_operation_is_stored_streamed_exporte
             ".actions[].id",
         ];
         let exempt = |f: &str| {
-            op.ends_with("/recordings") || (op.ends_with("/tokens") && f == ".teams[]") || references.contains(&f)
+            op.ends_with("/recordings")
+                || (op.ends_with("/tokens") && f == ".teams[]")
+                || (op.ends_with("/teams/run") && f == ".tool")
+                || references.contains(&f)
         };
         missing.extend(fields.difference(&accepted).filter(|f| !exempt(f)).map(|f| format!("{op} {f}")));
     }

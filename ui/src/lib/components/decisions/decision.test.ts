@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { armedSentence, barActions, buildDecision, EMPTY_DRAFT, optionSentence, primaryAction, textLabel } from "./decision";
+import { armedSentence, barActions, buildDecision, chooseFirst, confirmAction, EMPTY_DRAFT, optionSentence, primaryAction, textLabel } from "./decision";
 
 describe("the decision bar", () => {
   it("shows the allowed actions, going-ahead ones first, edit only with a payload", () => {
@@ -16,6 +16,24 @@ describe("the decision bar", () => {
     expect(primaryAction(approval, { ...EMPTY_DRAFT, editedPayload: { a: 1 }, armed: "reject" })).toBe("reject");
     expect(primaryAction(["respond", "defer"], EMPTY_DRAFT)).toBe("respond");
     expect(primaryAction(["defer"], EMPTY_DRAFT)).toBeNull();
+  });
+
+  it("confirms with Ctrl+Enter only a decision the reviewer chose, never a default approval", () => {
+    const approval = ["approve", "edit", "reject"] as const;
+    expect(confirmAction(approval, EMPTY_DRAFT)).toBeNull();
+    expect(confirmAction(approval, { ...EMPTY_DRAFT, text: "Looks bad" })).toBeNull();
+    expect(confirmAction(approval, { ...EMPTY_DRAFT, armed: "approve" })).toBe("approve");
+    expect(confirmAction(approval, { ...EMPTY_DRAFT, armed: "reject" })).toBe("reject");
+    expect(confirmAction(approval, { ...EMPTY_DRAFT, editedPayload: { a: 1 } })).toBe("edit");
+    expect(confirmAction(["respond", "defer"], EMPTY_DRAFT)).toBe("respond");
+  });
+
+  it("says which keys arm a decision when none is armed", () => {
+    const keyOf = (a: string) => ({ "gate.approve": "a", "gate.reject": "r" })[a];
+    expect(chooseFirst(["approve", "edit", "reject"], keyOf, "Ctrl+Enter")).toBe(
+      "Choose a decision first: a approve, r reject; then Ctrl+Enter confirms it.",
+    );
+    expect(chooseFirst(["defer"], keyOf, "Ctrl+Enter")).toBe("Choose a decision first: use a button below; then Ctrl+Enter confirms it.");
   });
 
   it("labels the text box by what it will be sent as", () => {

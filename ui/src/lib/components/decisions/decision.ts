@@ -84,6 +84,31 @@ export function primaryAction(allowed: readonly DecisionAction[], draft: Draft):
 }
 
 /**
+ * What Ctrl+Enter may send: the primary action only when the reviewer chose
+ * it (armed it, edited the payload, typed an answer, scored the work);
+ * never an approval nobody armed. Null: Ctrl+Enter decides nothing.
+ */
+export function confirmAction(allowed: readonly DecisionAction[], draft: Draft): DecisionAction | null {
+  const action = primaryAction(allowed, draft);
+  if (action !== "approve" || draft.armed === "approve" || draft.quality?.passes) return action;
+  return null;
+}
+
+/**
+ * What Ctrl+Enter says when no decision is armed: the keys that arm one
+ * ("Choose a decision first: a approve, r reject; then Ctrl+Enter.").
+ */
+export function chooseFirst(actions: readonly DecisionAction[], keyOf: (action: Action) => string | undefined, confirm: string): string {
+  const keyed = actions.flatMap((a) => {
+    const shortcut = ACTION_KEYS[a];
+    const key = shortcut ? keyOf(shortcut) : undefined;
+    return key ? [`${key} ${ACTION_LABELS[a].toLowerCase()}`] : [];
+  });
+  const how = keyed.length > 0 ? keyed.join(", ") : "use a button below";
+  return `Choose a decision first: ${how}; then ${confirm} confirms it.`;
+}
+
+/**
  * The decision to send, or why it cannot be sent yet. An approval (as
  * proposed or edited) carries the "always allow" rule when one was chosen.
  */

@@ -3,7 +3,7 @@ import { createApi } from "../../api/client";
 import { gate, jsonResponse } from "../../test-fixtures";
 import { EMPTY_DRAFT } from "./decision";
 import type { Gate } from "../../api/types";
-import { afterOutcome, canDecide, conflictSentence, Drafts, fieldProblems, submitDecision, type Conflict, type Submission, closedElsewhere } from "./resolution";
+import { afterOutcome, canDecide, closingOf, conflictSentence, Drafts, fieldProblems, submitDecision, type Conflict, type Submission, closedElsewhere } from "./resolution";
 
 /** A server answering the decision with `status` and `body`, and a read of the gate with `current` (404 without). */
 function serverAnswering(status: number, body: unknown, current?: Gate) {
@@ -150,5 +150,25 @@ describe("a gate that closed under the reviewer", () => {
     expect(closedElsewhere({ kind: "resolved", gate }, true)).toBe(false);
     expect(closedElsewhere(null, false)).toBe(false);
     expect(closedElsewhere({ kind: "refused", status: 422, message: "x" }, false)).toBe(false);
+  });
+});
+
+describe("how a gate leaves the queue after a submission", () => {
+  it("decided here: named by its preview, with who decided and how", () => {
+    const decided = gate({ status: "resolved", text: "Ship it?", decision: { decided_by: "alice", decided_at: "2026-01-01T00:01:00Z" } as Gate["decision"] });
+    expect(closingOf({ kind: "resolved", gate: decided }, "gate_1", "approve")).toEqual({
+      closed: { gateId: "gate_1", how: "resolved", by: "alice", at: "2026-01-01T00:01:00Z", action: "approve" },
+      decidedHere: true,
+      preview: "Ship it?",
+    });
+  });
+
+  it("closed elsewhere: who closed it, else someone else or the system", () => {
+    const expired: Conflict = { kind: "conflict", message: "m", gateStatus: "expired", resolvedBy: null, resolvedAt: "2026-01-01T00:30:00Z" };
+    expect(closingOf(expired, "gate_1", "approve")).toEqual({
+      closed: { gateId: "gate_1", how: "expired", by: "system", at: "2026-01-01T00:30:00Z" },
+      decidedHere: false,
+    });
+    expect(closingOf({ kind: "voted", gate: gate() }, "gate_1", "approve")).toBeNull();
   });
 });

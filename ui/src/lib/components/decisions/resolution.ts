@@ -7,7 +7,8 @@
 
 import { attempt, type Api, type ApiError } from "../../api/client";
 import type { ApiErrorCode, DecisionAction, DecisionInput, Gate, GateStatus, Vote } from "../../api/types";
-import { DECIDED } from "../../format";
+import { DECIDED, previewOf } from "../../format";
+import type { Closed } from "../../stores/queue-logic";
 import type { Draft } from "./decision";
 import { pathOfServerField } from "../form/form";
 import { voteOf } from "./quorum";
@@ -33,6 +34,25 @@ export type Outcome =
   | Conflict
   /** Refused: the server's message, its error code and the field it names (from the error body), where there are. */
   | { kind: "refused"; status: number; message: string; code?: ApiErrorCode; field?: string };
+
+/**
+ * How the gate leaves the queue after `sent`, when it does: decided here
+ * (named by its preview: the queue may have dropped it already, the stream
+ * is quick), or found closed by someone else; null while it stays.
+ */
+export function closingOf(sent: Outcome, gateId: string, action: DecisionAction): { closed: Closed; decidedHere: boolean; preview?: string } | null {
+  if (sent.kind === "resolved") {
+    const decision = sent.gate.decision;
+    const at = decision?.decided_at ?? new Date().toISOString();
+    return { closed: { gateId, how: "resolved", by: decision?.decided_by ?? "you", at, action }, decidedHere: true, preview: previewOf(sent.gate.text) };
+  }
+  if (sent.kind === "conflict") {
+    const how = sent.gateStatus ?? "resolved";
+    const by = sent.resolvedBy ?? (how === "resolved" ? "someone else" : "system");
+    return { closed: { gateId, how, by, at: sent.resolvedAt ?? new Date().toISOString() }, decidedHere: false };
+  }
+  return null;
+}
 
 /** Sends a decision as `me` (the signed-in reviewer, when known) and classifies the answer. */
 export async function submitDecision(api: Api, gateId: string, input: DecisionInput, me: string | null = null): Promise<Outcome> {

@@ -1,10 +1,12 @@
 // The gates' full content for the preview pane, fetched once each and kept
 // for the last few gates looked at, so moving back with k shows a gate at
-// once. One request per gate at a time; a gate that closes is forgotten.
+// once. One request per gate at a time; a gate that closes is forgotten,
+// and one the event stream says changed (a vote, an escalation, actions
+// decided, its run's turns, context or plan) is fetched again.
 
 import type { Api } from "../../api/client";
 import { errorMessage } from "../../api/client";
-import type { GateDetail } from "../../api/types";
+import type { GateDetail, LogEvent } from "../../api/types";
 
 /** How much of a payload the preview shows: a large one is read in the gate's own window. */
 export const PAYLOAD_PREVIEW_CHARS = 20_000;
@@ -17,6 +19,18 @@ export function payloadExcerpt(payload: unknown, max = PAYLOAD_PREVIEW_CHARS): {
   if (compact.length > max) return { text: `${compact.slice(0, max)}…`, cut: true, size };
   const text = JSON.stringify(payload, null, 2);
   return text.length > max ? { text: `${text.slice(0, max)}…`, cut: true, size } : { text, cut: false, size };
+}
+
+/** Events about a run that change what a gate's preview shows of it (its status, recent turns, context and plan). */
+const RUN_CONTENT: ReadonlySet<string> = new Set(["run_status_changed", "turn_added", "context_set", "context_deleted", "plan_revised"]);
+
+/** Whether any of `events` changes what the preview shows of `gate`: an event about the gate, or about its run's content. */
+export function changesPreview(events: readonly LogEvent[], gate: { id: string; run_id: string }): boolean {
+  return events.some((e) => {
+    const about = (e as { gate_id?: unknown }).gate_id;
+    if (about === gate.id) return true;
+    return e.run_id === gate.run_id && RUN_CONTENT.has(e.type);
+  });
 }
 
 export type Loaded = { ok: true; detail: GateDetail } | { ok: false; message: string };

@@ -22,6 +22,19 @@ export function actionLabels(kind: GateKind): Record<DecisionAction, string> {
 }
 
 /**
+ * The decision bar's labels for a gate of `kind`: a gate of several
+ * actions approves or rejects every open one; with "always allow" chosen,
+ * an approval says so.
+ */
+export function barLabels(kind: GateKind, batch: boolean, allowing: boolean): Record<DecisionAction, string> {
+  return {
+    ...actionLabels(kind),
+    ...(batch ? { approve: "Approve all open", reject: "Reject all open" } : {}),
+    ...(allowing ? { approve: "Approve and always allow", edit: "Approve with edits and always allow" } : {}),
+  };
+}
+
+/**
  * Kinds whose review edits something other than the raw payload: the
  * audited text, the prompt and model, the plan. For these the modal shows
  * the kind's own editor instead of the JSON payload editor, and `edit` is

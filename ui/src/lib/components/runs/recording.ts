@@ -3,6 +3,7 @@
 // it in full; this only refuses what is plainly not a recording, with a
 // message a reviewer understands).
 
+import type { ApiError } from "../../api/client";
 import type { Recording } from "../../api/types";
 
 /**
@@ -39,6 +40,18 @@ export function parseRecording(text: string): { recording: Recording } | { probl
     return { problem: "This file is not a Gatehouse recording (it lacks format, runs or events)." };
   }
   return { recording: r as Recording };
+}
+
+/**
+ * The run a refused import already finds in this database, or null when the
+ * refusal is something else: a 409 `conflict` whose `field` points at the
+ * run's id in the recording sent (`runs[0].run.id`).
+ */
+export function alreadyImported(error: ApiError, recording: Recording): string | null {
+  if (error.status !== 409 || error.code !== "conflict") return null;
+  const at = /^runs\[(\d+)\]\.run\.id$/.exec(error.field ?? "");
+  if (!at) return null;
+  return recording.runs[Number(at[1])]?.run?.id ?? null;
 }
 
 /** What an import brought in, in a sentence. */

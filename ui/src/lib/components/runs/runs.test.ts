@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import type { RunState } from "../../api/types";
+import type { ApiError } from "../../api/client";
+import type { Recording, RunState } from "../../api/types";
 import { event, gate, run } from "../../test-fixtures";
-import { importSentence, parseRecording, recordingFileName } from "./recording";
+import { alreadyImported, importSentence, parseRecording, recordingFileName } from "./recording";
 import type { TimelineEvent } from "../../stores/run-log";
 import { entryOf, knownRoles, replayStep, timeline } from "./timeline";
 
@@ -109,6 +110,16 @@ describe("recordings", () => {
     expect(parseRecording('{"format":"x"}')).toEqual({ problem: "This file is not a Gatehouse recording (it lacks format, runs or events)." });
     const ok = { format: "gatehouse-recording", version: 1, exported_at: "t", scope: {}, runs: [], events: [] };
     expect(parseRecording(JSON.stringify(ok))).toEqual({ recording: ok });
+  });
+
+  it("finds the run an import refused as already there, and nothing in other refusals", () => {
+    const recording = { runs: [{ run: { id: "run_a" } }, { run: { id: "run_b" } }] } as unknown as Recording;
+    const refused = (status: number, code: string | null, field: string | null) =>
+      ({ status, code, field, message: "m", resolvedBy: null, resolvedAt: null }) as ApiError;
+    expect(alreadyImported(refused(409, "conflict", "runs[1].run.id"), recording)).toBe("run_b");
+    expect(alreadyImported(refused(409, "conflict", "runs[7].run.id"), recording)).toBeNull();
+    expect(alreadyImported(refused(409, "conflict", null), recording)).toBeNull();
+    expect(alreadyImported(refused(422, "invalid", "runs[0].run.id"), recording)).toBeNull();
   });
 
   it("says what an import brought in", () => {
