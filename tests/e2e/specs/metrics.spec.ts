@@ -6,14 +6,14 @@
 
 import { expect, signIn, test } from "../support/fixtures";
 
-test("the metrics view charts HITL and auto-pass rates, latency, expiry and ratings, and follows new decisions", async ({
+test("the metrics view charts HITL and auto-pass rates, latency, expiry, models, reviewers and ratings, and follows new decisions", async ({
   page,
   gatehouse,
 }) => {
   const reviewer = await gatehouse.token("reviewer", "alice");
   const deployer = gatehouse.agent(await gatehouse.token("agent", "deployer"));
   const writer = gatehouse.agent(await gatehouse.token("agent", "writer"));
-  const deployRun = await deployer.startRun("Ship billing");
+  const deployRun = await deployer.startRun("Ship billing", { prompt: "Ship billing", model: "deploy-model-1" });
   const writeRun = await writer.startRun("Write the release notes");
   const deploy = { kind: "approval", action: "deploy", mode: "sync", text: "Deploy billing?", payload: { env: "staging" } };
 
@@ -62,12 +62,27 @@ test("the metrics view charts HITL and auto-pass rates, latency, expiry and rati
   const deployerRating = view.getByTestId("chart-ratings").locator('[data-label="deployer"]');
   await expect(deployerRating.getByTestId("chart-value")).toHaveText("5.0 of 5");
 
+  // Per model: the deployer's run named one; half its gates passed on their own, alice approved the other.
+  const byModel = view.getByTestId("chart-auto-pass-model").getByTestId("chart-bar");
+  await expect(byModel).toHaveCount(1);
+  await expect(byModel.nth(0)).toHaveAttribute(
+    "aria-label",
+    /^deploy-model-1: 50 %, 2 gates, 1 passed on their own; people approved 100 %, edited 0 % of 1 in /,
+  );
+  // Per reviewer: alice decided one gate, approving it.
+  const byReviewer = view.getByTestId("chart-reviewers").getByTestId("chart-bar");
+  await expect(byReviewer).toHaveCount(1);
+  await expect(byReviewer.nth(0)).toHaveAttribute("data-label", "alice");
+  await expect(byReviewer.nth(0)).toHaveAttribute("aria-label", /1 decided: 100 % approved, 0 % edited, 0 % rejected$/);
+
   // A decision made elsewhere reaches the charts through the event stream.
   await gatehouse.call(reviewer, "POST", `/gates/${waiting.id}/resolve`, { action: "respond", text: "1.4.2" });
   await expect(latency).toHaveCount(2);
   await expect(latency.filter({ hasText: "Question" })).toContainText("1 decided by a person");
   await expect(view.getByTestId("metrics-figures")).toContainText("1 of 4 closed gates expired");
   await expect(view.getByTestId("metric-expiry")).toHaveText("25 %");
+  // Alice's answer counts as a decision that neither approved, edited nor rejected.
+  await expect(byReviewer.nth(0)).toHaveAttribute("aria-label", /2 decided: 50 % approved, 0 % edited, 0 % rejected$/);
   // Answering the writer's question judged nothing about the writer: it is still not rated.
   await expect(view.getByTestId("chart-ratings").getByTestId("chart-bar")).toHaveCount(1);
 

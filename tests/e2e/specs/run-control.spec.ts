@@ -204,3 +204,39 @@ test("a reviewer steps, instructs, redirects, resumes, pauses, replays and cance
   // The other run is untouched.
   expect((await state(notesRun)).run.status).toBe("paused");
 });
+
+test("a run created without starting is started from the Runs view, and a task shows how far along it is", async ({ page, gatehouse }) => {
+  const alice = await gatehouse.token("reviewer", "alice");
+  const writerToken = await gatehouse.token("agent", "writer");
+  const { run_id: run } = await gatehouse.call<{ run_id: string }>(writerToken, "POST", "/run", {
+    run_input: { prompt: "Quarterly report" },
+    title: "Quarterly report",
+    start: false,
+  });
+  await gatehouse.call(writerToken, "POST", `/runs/${run}/plan`, { op: "add_task", task_id: "figures", description: "Gather the figures" });
+  await gatehouse.call(writerToken, "POST", `/runs/${run}/plan`, {
+    op: "update_task",
+    task_id: "figures",
+    status: "in_progress",
+    metadata: { progress: 40 },
+  });
+
+  await signIn(page, gatehouse, alice);
+  await page.keyboard.press("2");
+  const row = page.getByTestId("run-list").getByTestId("run-row");
+  await expect(row).toHaveCount(1);
+  await expect(row).toHaveAttribute("aria-selected", "true");
+  const start = page.getByTestId("run-resume");
+  await expect(start).toHaveText(/^Start/);
+  await expect(start).toBeEnabled();
+  const task = page.getByTestId("run-plan").locator('[data-task-id="figures"]');
+  await expect(task.getByTestId("task-progress")).toHaveText("40 %");
+  await expect(task.getByRole("progressbar", { name: "figures is 40 % done" })).toHaveAttribute("value", "40");
+
+  // r starts it, as it resumes a paused run; the server agrees.
+  await page.keyboard.press("r");
+  await expect(page.getByText("Run active.")).toBeVisible();
+  await expect(start).toHaveText(/^Resume/);
+  const state = await gatehouse.call<{ run: { status: string } }>(alice, "GET", `/run/${run}/state`);
+  expect(state.run.status).toBe("active");
+});

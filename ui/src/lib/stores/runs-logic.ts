@@ -44,9 +44,17 @@ export function isTerminal(status: RunStatus): boolean {
  * transition table): only a paused run steps; instructions, the next agent
  * and the plan can be changed until the run ends.
  */
-export function runControls(status: RunStatus): { pause: boolean; resume: boolean; cancel: boolean; step: boolean; steer: boolean } {
+export function runControls(status: RunStatus): {
+  start: boolean;
+  pause: boolean;
+  resume: boolean;
+  cancel: boolean;
+  step: boolean;
+  steer: boolean;
+} {
   const live = !isTerminal(status);
   return {
+    start: status === "created",
     pause: status === "active" || status === "awaiting_human",
     resume: status === "paused",
     cancel: live,

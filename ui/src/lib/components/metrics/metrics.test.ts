@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { LogEvent, Metrics } from "../../api/types";
-import { corrections, duration, hitlByAgent, hitlByKind, latencyByKind, percent, ratings, touchesMetrics } from "./metrics";
+import { autoPassByModel, corrections, duration, hitlByAgent, hitlByKind, latencyByKind, percent, ratings, reviewers, touchesMetrics } from "./metrics";
 
 const rates = (gates: number, auto: number, human: number) => ({
   gates,
@@ -25,6 +25,23 @@ const metrics: Metrics = {
     { kind: "approval", ...rates(6, 4, 2), avg_human_latency_ms: 1500 },
     { kind: "question", ...rates(4, 0, 3), avg_human_latency_ms: 150_000 },
     { kind: "quality_score", ...rates(0, 0, 0), avg_human_latency_ms: null },
+  ],
+  by_model: [
+    {
+      model: "scripted:chat",
+      ...rates(4, 1, 3),
+      decisions: { decided: 3, approved: 1, edited: 2, rejected: 0, approval_rate: 1 / 3, edit_rate: 2 / 3, rejection_rate: 0, avg_latency_ms: 2000 },
+    },
+    {
+      model: "openai:gpt-4o-mini",
+      ...rates(2, 2, 0),
+      decisions: { decided: 0, approved: 0, edited: 0, rejected: 0, approval_rate: null, edit_rate: null, rejection_rate: null, avg_latency_ms: null },
+    },
+  ],
+  by_reviewer: [
+    { reviewer: "bob", decided: 1, approved: 0, edited: 0, rejected: 1, approval_rate: 0, edit_rate: 0, rejection_rate: 1, avg_latency_ms: 120_000, self_decided: 0 },
+    { reviewer: "alice", decided: 4, approved: 3, edited: 1, rejected: 0, approval_rate: 0.75, edit_rate: 0.25, rejection_rate: 0, avg_latency_ms: 30_000, self_decided: 1 },
+    { reviewer: "idle", decided: 0, approved: 0, edited: 0, rejected: 0, approval_rate: null, edit_rate: null, rejection_rate: null, avg_latency_ms: null, self_decided: 0 },
   ],
   expiry: { expired: 1, closed: 8, expiry_rate: 0.125 },
   common_corrections: [
@@ -95,5 +112,27 @@ describe("metrics as charts", () => {
     expect(touchesMetrics([event("turn_added"), event("gate_resolved")])).toBe(true);
     expect(touchesMetrics([event("score_recorded")])).toBe(true);
     expect(touchesMetrics([])).toBe(false);
+  });
+});
+
+describe("per model and per reviewer", () => {
+  it("ranks models by how much passes on its own and says how people decided the rest", () => {
+    const bars = autoPassByModel(metrics);
+    expect(bars.map((b) => [b.label, b.text])).toEqual([
+      ["openai:gpt-4o-mini", "100 %"],
+      ["scripted:chat", "25 %"],
+    ]);
+    expect(bars[1]?.detail).toBe("4 gates, 1 passed on their own; people approved 33 %, edited 67 % of 3 in 2 s on average");
+    expect(bars[0]?.detail).toBe("2 gates, 2 passed on their own");
+  });
+
+  it("lists reviewers who decided, quickest first, with their approval, edit and rejection shares", () => {
+    const { bars, max } = reviewers(metrics);
+    expect(bars.map((b) => [b.label, b.text])).toEqual([
+      ["alice", "30 s"],
+      ["bob", "2 min"],
+    ]);
+    expect(bars[0]?.detail).toBe("4 decided: 75 % approved, 25 % edited, 0 % rejected, 1 self-decided");
+    expect(max).toBe(120_000);
   });
 });

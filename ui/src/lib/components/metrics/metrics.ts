@@ -1,6 +1,7 @@
 // The review metrics as the Metrics view charts them: what share of
-// gates waited for a person and what passed on its own, how long people
-// took per review type, how many gates expired, and how each agent rates.
+// gates waited for a person and what passed on its own (per review type,
+// agent and model), how long people took per review type, how each
+// reviewer decides, how many gates expired, and how each agent rates.
 // The figures come from `GET /api/hitl/metrics` (computed by the engine
 // over the whole database); this module only loads them, decides when
 // they are stale, and turns them into labelled bars.
@@ -82,6 +83,42 @@ export function hitlByAgent(m: Metrics): Bar[] {
       text: percent(a.hitl_rate),
       detail: `${gates(a.gates)}, ${a.auto_passed} passed on their own`,
     }));
+}
+
+/** Each model's auto-pass rate (runs that named a model), most first, with how people decided the rest. */
+export function autoPassByModel(m: Metrics): Bar[] {
+  return [...m.by_model]
+    .filter((x) => x.gates > 0)
+    .sort((a, b) => (b.auto_pass_rate ?? 0) - (a.auto_pass_rate ?? 0) || a.model.localeCompare(b.model))
+    .map((x) => {
+      const d = x.decisions;
+      const decided = d.decided
+        ? `; people approved ${percent(d.approval_rate)}, edited ${percent(d.edit_rate)} of ${d.decided} in ${duration(d.avg_latency_ms)} on average`
+        : "";
+      return {
+        label: x.model,
+        value: x.auto_pass_rate ?? 0,
+        text: percent(x.auto_pass_rate),
+        detail: `${gates(x.gates)}, ${x.auto_passed} passed on their own${decided}`,
+      };
+    });
+}
+
+/** Each reviewer's mean time to decide, quickest first, with how they decided. */
+export function reviewers(m: Metrics): { bars: Bar[]; max: number } {
+  const bars = [...m.by_reviewer]
+    .filter((r) => r.decided > 0)
+    .sort((a, b) => (a.avg_latency_ms ?? 0) - (b.avg_latency_ms ?? 0) || a.reviewer.localeCompare(b.reviewer))
+    .map((r) => {
+      const own = r.self_decided ? `, ${r.self_decided} self-decided` : "";
+      return {
+        label: r.reviewer,
+        value: r.avg_latency_ms ?? 0,
+        text: duration(r.avg_latency_ms),
+        detail: `${r.decided} decided: ${percent(r.approval_rate)} approved, ${percent(r.edit_rate)} edited, ${percent(r.rejection_rate)} rejected${own}`,
+      };
+    });
+  return { bars, max: Math.max(0, ...bars.map((b) => b.value)) };
 }
 
 /** Mean time to a person's decision per review type; kinds nobody decided yet are left out. */

@@ -8,6 +8,7 @@ import {
   parseDependencies,
   planChanges,
   planProgress,
+  taskPercent,
   plansDiffer,
   planUnderReview,
   previousRevision,
@@ -95,5 +96,20 @@ describe("plan review", () => {
     expect(waitingOn(v2, v2.tasks![2]!)).toEqual(["b"]);
     expect(waitingOn(v2, v2.tasks![1]!)).toEqual([]);
     expect(planProgress(v2)).toEqual({ done: 1, total: 3 });
+  });
+});
+
+describe("a task's own progress", () => {
+  const task = (status: string, metadata: Record<string, unknown> = {}) =>
+    ({ task_id: "t", description: "d", status, metadata }) as unknown as Parameters<typeof taskPercent>[0];
+  it("shows what the agent reported for a task in progress, capped at 100", () => {
+    expect(taskPercent(task("in_progress", { progress: 40 }))).toBe(40);
+    expect(taskPercent(task("in_progress", { progress: 250 }))).toBe(100);
+  });
+  it("shows nothing for other statuses or an unreadable report", () => {
+    expect(taskPercent(task("completed", { progress: 40 }))).toBeNull();
+    expect(taskPercent(task("in_progress", { progress: "most" }))).toBeNull();
+    expect(taskPercent(task("in_progress", { progress: -1 }))).toBeNull();
+    expect(taskPercent(task("in_progress"))).toBeNull();
   });
 });

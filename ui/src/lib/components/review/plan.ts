@@ -184,3 +184,16 @@ export function planProgress(plan: Plan): { done: number; total: number } {
   const tasks = plan.tasks ?? [];
   return { done: tasks.filter((t) => t.status === "completed").length, total: tasks.length };
 }
+
+/**
+ * How far along a task in progress is, as its agent last reported it
+ * (`metadata.progress`, a percentage, capped at 100), the server's rule for
+ * a run's per-task progress; null when it is not in progress or reported
+ * nothing readable.
+ */
+export function taskPercent(task: PlanTask): number | null {
+  if (task.status !== "in_progress") return null;
+  const reported = (task.metadata as Record<string, unknown> | undefined)?.progress;
+  if (typeof reported !== "number" || !Number.isFinite(reported) || reported < 0) return null;
+  return Math.min(100, Math.round(reported));
+}

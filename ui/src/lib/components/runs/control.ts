@@ -1,5 +1,5 @@
-// The reviewer's controls over a run, over the API: pause, resume and
-// cancel (the HITL run API's endpoints); step, instructions, the next agent,
+// The reviewer's controls over a run, over the API: start (a run created
+// without starting), pause, resume and cancel (the HITL run API's endpoints); step, instructions, the next agent,
 // the step mode and the plan (the reviewer run-control endpoints); exporting
 // and importing recordings. (The run's event log is the store's:
 // `stores/run-log.ts`.)
@@ -8,12 +8,14 @@
 import { attempt, type Answer, type Api } from "../../api/client";
 import type { ImportSummary, Instruction, Plan, PlanRevision, Recording, Run, StepMode } from "../../api/types";
 
-export type Control = "pause" | "resume" | "cancel";
+export type Control = "start" | "pause" | "resume" | "cancel";
 
-/** Pauses, resumes or cancels a run. */
+/** Starts, pauses, resumes or cancels a run. */
 export function controlRun(api: Api, runId: string, control: Control, reason?: string): Promise<Answer<Run>> {
   const path = { params: { path: { run_id: runId } } };
   switch (control) {
+    case "start":
+      return attempt("start the run", () => api.POST("/api/hitl/run/{run_id}/start", path));
     case "pause":
       return attempt("pause the run", () => api.POST("/api/hitl/run/{run_id}/pause", path));
     case "resume":
