@@ -391,6 +391,10 @@ pub struct Run {
     /// Set when the run came in with a recording (history, not live work).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub imported: Option<crate::recording::Imported>,
+    /// When the run expires: the sweep then cancels it, once, and its
+    /// pending gates expire. None: it never does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<DateTime<Utc>>,
 }
 
 /// What a caller supplies to create a run.
@@ -430,6 +434,10 @@ pub struct NewRun {
     /// The run's input.
     #[serde(default)]
     pub input: serde_json::Value,
+    /// When the run expires (cancelled by the sweep, its pending gates
+    /// expired); must be in the future. None: it never does.
+    #[serde(default)]
+    pub expires_at: Option<DateTime<Utc>>,
 }
 
 /// What a caller supplies to add a turn.

@@ -215,7 +215,7 @@ async fn forget_revoked_tokens(state: AppState) {
 /// Housekeeping beside the server: every half second, publish events other
 /// processes (the CLI) appended to the database, so waiters and streams see
 /// them; every five seconds, expire stale gates (a stale-blocker cron, but prompt)
-/// and escalate gates whose wait is over.
+/// and escalate gates whose wait is over; every thirty, cancel runs past their expiry.
 async fn sweep_forever(engine: Engine) {
     let mut tick = tokio::time::interval(std::time::Duration::from_millis(500));
     let mut ticks: u64 = 0;
@@ -224,22 +224,25 @@ async fn sweep_forever(engine: Engine) {
         ticks += 1;
         let e = engine.clone();
         let sweep = ticks.is_multiple_of(10);
+        // Runs expire on a coarser clock: finding them reads every live run.
+        let runs = ticks.is_multiple_of(60);
         let result = tokio::task::spawn_blocking(move || -> gatehouse_engine::Result<_> {
             e.pick_up_external_events()?;
-            if sweep {
-                Ok((e.sweep_expired()?, e.sweep_escalations()?))
-            } else {
-                Ok((Vec::new(), Vec::new()))
-            }
+            let gates = if sweep { (e.sweep_expired()?, e.sweep_escalations()?) } else { (Vec::new(), Vec::new()) };
+            let expired_runs = if runs { e.sweep_expired_runs()? } else { Vec::new() };
+            Ok((gates, expired_runs))
         })
         .await;
         match result {
-            Ok(Ok((expired, escalated))) => {
+            Ok(Ok(((expired, escalated), expired_runs))) => {
                 if !expired.is_empty() {
                     tracing::info!(count = expired.len(), "expired stale gates");
                 }
                 if !escalated.is_empty() {
                     tracing::info!(count = escalated.len(), "escalated waiting gates");
+                }
+                if !expired_runs.is_empty() {
+                    tracing::info!(count = expired_runs.len(), "cancelled expired runs");
                 }
             }
             Ok(Err(err)) => tracing::error!(error = %err, "housekeeping failed"),

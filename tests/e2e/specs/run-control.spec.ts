@@ -205,13 +205,14 @@ test("a reviewer steps, instructs, redirects, resumes, pauses, replays and cance
   expect((await state(notesRun)).run.status).toBe("paused");
 });
 
-test("a run created without starting is started from the Runs view, and a task shows how far along it is", async ({ page, gatehouse }) => {
+test("a run created without starting is started from the Runs view, says when it expires, and a task shows how far along it is", async ({ page, gatehouse }) => {
   const alice = await gatehouse.token("reviewer", "alice");
   const writerToken = await gatehouse.token("agent", "writer");
   const { run_id: run } = await gatehouse.call<{ run_id: string }>(writerToken, "POST", "/run", {
     run_input: { prompt: "Quarterly report" },
     title: "Quarterly report",
     start: false,
+    expires_in_secs: 3600,
   });
   await gatehouse.call(writerToken, "POST", `/runs/${run}/plan`, { op: "add_task", task_id: "figures", description: "Gather the figures" });
   await gatehouse.call(writerToken, "POST", `/runs/${run}/plan`, {
@@ -229,6 +230,7 @@ test("a run created without starting is started from the Runs view, and a task s
   const start = page.getByTestId("run-resume");
   await expect(start).toHaveText(/^Start/);
   await expect(start).toBeEnabled();
+  await expect(page.getByTestId("run-expires")).toContainText("expires");
   const task = page.getByTestId("run-plan").locator('[data-task-id="figures"]');
   await expect(task.getByTestId("task-progress")).toHaveText("40 %");
   await expect(task.getByRole("progressbar", { name: "figures is 40 % done" })).toHaveAttribute("value", "40");

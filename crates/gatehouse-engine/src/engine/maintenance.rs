@@ -1,6 +1,7 @@
 //! Housekeeping that keeps the store bounded and honest: the expiry sweep
 //! (each stale gate expires exactly once and fails its task), the sweep of
-//! runs whose agent is gone (cancelled once, their gates withdrawn),
+//! runs whose agent is gone (cancelled once, their gates withdrawn), the
+//! sweep of runs past their `expires_at` (cancelled once, their gates expired),
 //! retention (purges old terminal runs, never pending work); audit
 //! verification is in `audit.rs`.
 
@@ -21,7 +22,7 @@ use crate::gate::{BlockingMode, Gate, GateStatus, Priority, TimeoutFallback};
 use crate::ids::{GateId, RunId};
 use crate::plan::{PlanOperation, TaskStatus};
 use crate::run::{Run, RunStatus, RunTransition};
-use crate::store::{RunFilter, Store, WriteTx};
+use crate::store::{GateFilter, RunFilter, Store, WriteTx};
 
 /// What a retention purge removed.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -84,6 +85,28 @@ impl<S: Store> Engine<S> {
         for batch in candidates.chunks(SWEEP_BATCH) {
             let batch = batch.to_vec();
             ended.extend(self.store().write(move |tx| cancel_abandoned(tx, &batch, gone_after, now))?);
+        }
+        Ok(ended)
+    }
+
+    /// Cancels every live run whose `expires_at` has passed, exactly once
+    /// each, as `system` with the reason "the run expired at ...": its
+    /// pending gates expire first (each with its `gate_expired` event), so
+    /// agents waiting on them hear why. Returns the runs ended.
+    pub fn sweep_expired_runs(&self) -> Result<Vec<RunId>> {
+        let now = self.now();
+        let due = self.store().read(move |r| {
+            let live = r.runs(&RunFilter { statuses: RunStatus::LIVE.to_vec(), ..RunFilter::default() })?;
+            Ok(live
+                .into_iter()
+                .filter(|run| run.expires_at.is_some_and(|at| at <= now))
+                .map(|run| run.id)
+                .collect::<Vec<_>>())
+        })?;
+        let mut ended = Vec::new();
+        for batch in due.chunks(SWEEP_BATCH) {
+            let batch = batch.to_vec();
+            ended.extend(self.store().write(move |tx| expire_runs(tx, &batch, now))?);
         }
         Ok(ended)
     }
@@ -165,6 +188,32 @@ fn cancel_abandoned(
             continue;
         }
         let reason = format!("agent gone for {}", minutes(gone_after));
+        set_status(tx, &mut run, RunTransition::Cancel, "system", Some(reason), now)?;
+        ended.push(run.id);
+    }
+    Ok(ended)
+}
+
+/// Ends each of `runs` still live and past its `expires_at` (another
+/// sweep may have ended it first): its pending gates expire, then it is
+/// cancelled with the reason.
+fn expire_runs(tx: &mut dyn WriteTx, runs: &[RunId], now: DateTime<Utc>) -> Result<Vec<RunId>> {
+    let mut ended = Vec::new();
+    for id in runs {
+        let Some(mut run) = tx.run(id)? else { continue };
+        let Some(at) = run.expires_at.filter(|at| *at <= now && !run.status.is_terminal()) else { continue };
+        let reason = format!("the run expired at {}", at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
+        for mut gate in tx.gates(&GateFilter { run_id: Some(run.id.clone()), ..GateFilter::pending() })? {
+            if skip_if_closed(close_pending(tx, &mut gate, Closing::Expired(reason.clone()), now))? {
+                emit(
+                    tx,
+                    &run,
+                    "system",
+                    now,
+                    EventKind::GateExpired { gate_id: gate.id.clone(), reason: reason.clone() },
+                )?;
+            }
+        }
         set_status(tx, &mut run, RunTransition::Cancel, "system", Some(reason), now)?;
         ended.push(run.id);
     }

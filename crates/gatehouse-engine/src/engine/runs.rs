@@ -30,6 +30,9 @@ impl<S: Store> Engine<S> {
             }
         }
         let now = self.now();
+        if let Some(at) = new.expires_at.filter(|at| *at <= now) {
+            return Err(EngineError::invalid("expires_at", format!("must be in the future, got {}", at.to_rfc3339())));
+        }
         let agent = if new.agent.trim().is_empty() { actor.to_owned() } else { new.agent };
         let run = Run {
             id: RunId::new(),
@@ -53,6 +56,7 @@ impl<S: Store> Engine<S> {
             created_at: now,
             updated_at: now,
             imported: None,
+            expires_at: new.expires_at,
         };
         let actor = actor.to_owned();
         self.store().write(move |tx| {

@@ -135,3 +135,38 @@ fn a_sweep_passes_over_gates_an_earlier_expiry_in_it_withdrew() {
     assert_eq!(f.engine.gate(&second.id).unwrap().status, GateStatus::Cancelled);
     assert_eq!(f.engine.run(&run.id).unwrap().status, RunStatus::Failed);
 }
+
+#[test]
+fn a_run_past_its_expiry_is_cancelled_once_and_its_pending_gates_expire() {
+    let f = Fixture::new();
+    let at = f.engine.now() + chrono::Duration::hours(1);
+    let run = f.run_with(NewRun { agent: "deployer".into(), expires_at: Some(at), ..NewRun::default() });
+    assert_eq!(f.engine.run(&run.id).unwrap().expires_at, Some(at));
+    let waiting = f.engine.open_gate(&run.id, NewGate::question("Which region?"), "deployer").unwrap();
+    let lasting = f.run("deployer");
+
+    f.clock.advance(chrono::Duration::minutes(59));
+    assert!(f.engine.sweep_expired_runs().unwrap().is_empty(), "not yet");
+    f.clock.advance(chrono::Duration::minutes(2));
+    assert_eq!(f.engine.sweep_expired_runs().unwrap(), vec![run.id.clone()]);
+    assert!(f.engine.sweep_expired_runs().unwrap().is_empty(), "once");
+
+    let ended = f.engine.run(&run.id).unwrap();
+    assert_eq!(ended.status, RunStatus::Cancelled);
+    let reason = ended.status_reason.unwrap();
+    assert!(reason.starts_with("the run expired at "), "{reason}");
+    let gate = f.engine.gate(&waiting.id).unwrap();
+    assert_eq!((gate.status, gate.status_reason.as_deref()), (GateStatus::Expired, Some(reason.as_str())));
+    assert_eq!(f.engine.run(&lasting.id).unwrap().status, RunStatus::Created, "a run without an expiry stays");
+    let events = f.engine.events_after(0, &EventFilter::default(), 1000).unwrap();
+    assert!(events.iter().any(|e| matches!(&e.body.kind, EventKind::GateExpired { gate_id, .. } if *gate_id == waiting.id)));
+    assert!(f.engine.verify_audit().unwrap().problems.is_empty(), "the log still explains every row");
+}
+
+#[test]
+fn a_run_cannot_be_made_already_expired() {
+    let f = Fixture::new();
+    let past = f.engine.now() - chrono::Duration::seconds(1);
+    let err = f.engine.create_run(NewRun { expires_at: Some(past), ..NewRun::default() }, "deployer").unwrap_err();
+    assert!(matches!(&err, EngineError::Invalid { field, .. } if field == "expires_at"), "{err:?}");
+}

@@ -131,6 +131,8 @@ pub async fn run_team(
         participants: Vec::new(),
         parent_run_id: None,
         start: None,
+        expires_at: None,
+        expires_in_secs: None,
     };
     let public = state.public_url();
     let (_, Json(started)) = start_run(state, caller, ApiJson(start)).await.map_err(|e| {

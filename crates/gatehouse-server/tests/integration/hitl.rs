@@ -343,3 +343,26 @@ async fn providers_lists_the_scripted_provider_and_the_openapi_document_has_ever
     let approve = &doc["components"]["schemas"]["ApproveRequest"]["properties"];
     assert!(approve["approved_by"]["description"].as_str().unwrap_or_default().contains("Ignored"), "{approve}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_may_say_when_it_expires_once() {
+    let s = TestServer::start().await;
+    let (status, body) = s.post("/run", &s.agent, json!({"run_input": {}, "expires_in_secs": 3600})).await;
+    assert_eq!(status, 201, "{body}");
+    let run = body["run_id"].as_str().unwrap();
+    let (_, state) = s.get(&format!("/run/{run}/state"), &s.agent).await;
+    let at = chrono::DateTime::parse_from_rfc3339(state["run"]["expires_at"].as_str().expect("kept")).unwrap();
+    let left = at.with_timezone(&chrono::Utc) - chrono::Utc::now();
+    assert!(left > chrono::Duration::minutes(59) && left <= chrono::Duration::hours(1), "{left}");
+
+    for (body, field) in [
+        (json!({"run_input": {}, "expires_in_secs": 0}), "expires_in_secs"),
+        (json!({"run_input": {}, "expires_in_secs": 31_536_001u64}), "expires_in_secs"),
+        (json!({"run_input": {}, "expires_in_secs": 60, "expires_at": "2030-01-01T00:00:00Z"}), "expires_in_secs"),
+        (json!({"run_input": {}, "expires_at": "2001-01-01T00:00:00Z"}), "expires_at"),
+        (json!({"run_input": {}, "expires_at": "soon"}), "expires_at"),
+    ] {
+        let (status, answer) = s.post("/run", &s.agent, body.clone()).await;
+        assert_eq!((status, answer["field"].as_str()), (422, Some(field)), "{body}: {answer}");
+    }
+}

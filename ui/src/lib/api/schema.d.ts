@@ -2968,6 +2968,12 @@ export interface components {
              */
             updated_at: string;
             imported?: null | components["schemas"]["Imported"];
+            /**
+             * Format: date-time
+             * @description When the run expires: the sweep then cancels it, once, and its
+             *     pending gates expire. None: it never does.
+             */
+            expires_at?: string | null;
         };
         /** @description A run's intervention state: what is kept between turns. */
         RunControl: {
@@ -3183,6 +3189,17 @@ export interface components {
              *     Default `true` (an agent's run starts with its first turn or gate).
              */
             start?: boolean | null;
+            /**
+             * Format: date-time
+             * @description When the run expires: the sweep then cancels it (within half a
+             *     minute) and its pending gates expire. At most one of this and `expires_in_secs`.
+             */
+            expires_at?: string | null;
+            /**
+             * Format: int64
+             * @description Seconds from now until the run expires (1 to 31536000, a year).
+             */
+            expires_in_secs?: number | null;
         };
         /** @description The answer to starting a run. */
         StartRunResponse: {

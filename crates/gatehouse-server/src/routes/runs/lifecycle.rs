@@ -79,6 +79,13 @@ pub struct StartRunRequest {
     /// Default `true` (an agent's run starts with its first turn or gate).
     #[serde(default)]
     pub start: Option<bool>,
+    /// When the run expires: the sweep then cancels it (within half a
+    /// minute) and its pending gates expire. At most one of this and `expires_in_secs`.
+    #[serde(default)]
+    pub expires_at: Option<DateTime<Utc>>,
+    /// Seconds from now until the run expires (1 to 31536000, a year).
+    #[serde(default)]
+    pub expires_in_secs: Option<u64>,
 }
 
 /// The answer to starting a run.
@@ -130,6 +137,24 @@ pub async fn start_run(
         ),
         None => None,
     };
+    let expires_at = match (req.expires_at, req.expires_in_secs) {
+        (Some(_), Some(_)) => {
+            return Err(ApiError::invalid_field(
+                "expires_in_secs",
+                "give either expires_at or expires_in_secs, not both",
+            ))
+        }
+        (at, None) => at,
+        (None, Some(secs @ 1..=31_536_000)) => {
+            Some(state.engine_handle().now() + chrono::Duration::seconds(secs as i64))
+        }
+        (None, Some(secs)) => {
+            return Err(ApiError::invalid_field(
+                "expires_in_secs",
+                format!("must be from 1 to 31536000 (a year), got {secs}"),
+            ))
+        }
+    };
     let asked_for_policy = req.hitl_config.is_some();
     let mut new = NewRun {
         title: req.title.unwrap_or_default(),
@@ -143,6 +168,7 @@ pub async fn start_run(
         step_mode: req.step_mode.unwrap_or_default(),
         breakpoints: req.breakpoints,
         input: req.run_input,
+        expires_at,
     };
     if let Some(floor) = caller.floor(&state.config.oversight) {
         // A malformed policy is named as such (422) before it is compared.

@@ -143,6 +143,9 @@ pub(super) fn fit(op: &str, body: &mut Value, canary: &str, ctx: &Ids) {
                 config.insert("webhook_url".into(), json!(format!("{}?note={canary}", ctx.hook)));
             }
             obj.insert("protocol".into(), json!({}));
+            // One way of saying when it expires, an hour away.
+            obj.remove("expires_at");
+            obj.insert("expires_in_secs".into(), json!(3600));
         }
         // The older run endpoint: the tool is looked up among the providers' tools, never free text.
         "POST /../teams/run" => {
@@ -271,7 +274,12 @@ pub(super) fn caller<'s>(s: &'s TestServer, op: &str) -> &'s str {
         | "PUT /runs/{run_id}/control"
         | "POST /runs/{run_id}/instructions"
         | "PUT /runs/{run_id}/next-agent" => &s.reviewer,
-        "POST /recordings" | "POST /tokens" | "POST /signin-links" | "POST /retention/purge" | "POST /run" => &s.admin,
+        "POST /recordings"
+        | "POST /tokens"
+        | "POST /signin-links"
+        | "POST /retention/purge"
+        | "POST /run"
+        | "POST /../teams/run" => &s.admin,
         _ => &s.agent,
     }
 }
