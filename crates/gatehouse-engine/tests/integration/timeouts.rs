@@ -159,7 +159,9 @@ fn a_run_past_its_expiry_is_cancelled_once_and_its_pending_gates_expire() {
     assert_eq!((gate.status, gate.status_reason.as_deref()), (GateStatus::Expired, Some(reason.as_str())));
     assert_eq!(f.engine.run(&lasting.id).unwrap().status, RunStatus::Created, "a run without an expiry stays");
     let events = f.engine.events_after(0, &EventFilter::default(), 1000).unwrap();
-    assert!(events.iter().any(|e| matches!(&e.body.kind, EventKind::GateExpired { gate_id, .. } if *gate_id == waiting.id)));
+    assert!(events
+        .iter()
+        .any(|e| matches!(&e.body.kind, EventKind::GateExpired { gate_id, .. } if *gate_id == waiting.id)));
     assert!(f.engine.verify_audit().unwrap().problems.is_empty(), "the log still explains every row");
 }
 
