@@ -1,4 +1,4 @@
-//! `runs show`, `runs start|pause|resume|cancel` (and `runs list`, in
+//! `runs show`, `runs start|pause|resume|cancel|retry` (and `runs list`, in
 //! [`crate::listing`]): a run's state summarised for a terminal, and the
 //! reviewer's run controls. All go through the server, which records the
 //! token's identity and tells everyone watching the run.
@@ -43,6 +43,11 @@ pub enum RunsCommand {
         /// The run.
         run_id: String,
     },
+    /// Try a failed or cancelled run again from its last good step (reviewer or admin token).
+    Retry {
+        /// The run.
+        run_id: String,
+    },
     /// Cancel a run and withdraw its pending gates (reviewer or admin token).
     Cancel {
         /// The run.
@@ -73,6 +78,7 @@ pub fn run(api: &Api, command: &RunsCommand) -> Result<()> {
         RunsCommand::List(args) => return crate::listing::runs(api, args),
         RunsCommand::Show { run_id } => return show(api, run_id),
         RunsCommand::Start { run_id } => (api.send(api.request(Method::POST, &["run", run_id, "start"]))?, "started"),
+        RunsCommand::Retry { run_id } => (api.send(api.request(Method::POST, &["run", run_id, "retry"]))?, "retried"),
         RunsCommand::Pause { run_id } => (api.send(api.request(Method::POST, &["run", run_id, "pause"]))?, "paused"),
         RunsCommand::Resume { run_id } => (api.send(api.request(Method::POST, &["run", run_id, "resume"]))?, "resumed"),
         RunsCommand::Cancel { run_id, reason } => {

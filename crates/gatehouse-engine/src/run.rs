@@ -56,6 +56,9 @@ pub enum RunTransition {
     Fail,
     /// any live state → cancelled.
     Cancel,
+    /// failed or cancelled → active: a reviewer tries the run again from
+    /// its last good step, its history kept.
+    Retry,
 }
 
 /// A refused status change, naming both ends.
@@ -91,6 +94,7 @@ impl RunStatus {
             (Active, Complete) => Completed,
             (Created | Active | AwaitingHuman | Paused, Fail) => Failed,
             (Created | Active | AwaitingHuman | Paused, Cancel) => Cancelled,
+            (Failed | Cancelled, Retry) => Active,
             (from, transition) => return Err(RunTransitionError { from, transition }),
         };
         Ok(next)
@@ -395,6 +399,9 @@ pub struct Run {
     /// pending gates expire. None: it never does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<DateTime<Utc>>,
+    /// How many times a reviewer retried it after it failed or was cancelled.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub retries: u32,
 }
 
 /// What a caller supplies to create a run.
@@ -491,6 +498,10 @@ pub struct Turn {
     pub at: DateTime<Utc>,
 }
 
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -508,11 +519,12 @@ mod tests {
             (Active, Complete) => Completed,
             (s, Fail) if !s.is_terminal() => Failed,
             (s, Cancel) if !s.is_terminal() => Cancelled,
+            (Failed | Cancelled, Retry) => Active,
             _ => return None,
         })
     }
 
-    const TRANSITIONS: [RunTransition; 9] = [
+    const TRANSITIONS: [RunTransition; 10] = [
         RunTransition::Start,
         RunTransition::AwaitHuman,
         RunTransition::HumanAnswered,
@@ -522,6 +534,7 @@ mod tests {
         RunTransition::Complete,
         RunTransition::Fail,
         RunTransition::Cancel,
+        RunTransition::Retry,
     ];
 
     #[test]
@@ -535,8 +548,9 @@ mod tests {
                 }
             }
         }
-        // 8 explicit moves (pause from two states) plus fail and cancel from the 4 live states.
-        assert_eq!(allowed_count, 8 + 8);
+        // 8 explicit moves (pause from two states), fail and cancel from the 4 live
+        // states, and a retry from failed or cancelled.
+        assert_eq!(allowed_count, 8 + 8 + 2);
     }
 
     #[test]
@@ -551,13 +565,16 @@ mod tests {
                 }
             }
         }
-        assert_eq!(forbidden, 7 * 9 - 16);
+        assert_eq!(forbidden, 7 * 10 - 18);
     }
 
     #[test]
-    fn terminal_runs_have_no_way_back() {
-        for from in [RunStatus::Completed, RunStatus::Failed, RunStatus::Cancelled] {
-            assert!(TRANSITIONS.iter().all(|t| from.apply(*t).is_err()));
+    fn an_ended_run_comes_back_only_by_a_retry_and_a_completed_one_never() {
+        assert!(TRANSITIONS.iter().all(|t| RunStatus::Completed.apply(*t).is_err()));
+        for from in [RunStatus::Failed, RunStatus::Cancelled] {
+            for t in TRANSITIONS {
+                assert_eq!(from.apply(t).is_ok(), t == RunTransition::Retry, "{from:?} {t:?}");
+            }
         }
     }
 

@@ -76,10 +76,12 @@ pub(crate) struct Handle {
     pub run_id: RunId,
 }
 
-/// A run being driven: its handle and its journal.
+/// A run being driven: its handle, its journal and how many times a
+/// reviewer retried it.
 pub(crate) struct Driver {
     h: Handle,
     journal: HashMap<String, Value>,
+    retries: u32,
 }
 
 impl Deref for Driver {
@@ -102,7 +104,7 @@ impl Driver {
                 }
             }
         }
-        Ok((Self { h: Handle { orch, run_id }, journal }, run))
+        Ok((Self { h: Handle { orch, run_id }, journal, retries: run.retries }, run))
     }
 
     /// Whether the step or note under `key` was already done.
@@ -188,10 +190,22 @@ impl Driver {
     /// gate withdrawn because the run ended stops the driver.
     pub async fn ask(&mut self, key: &str, step: &str, mut gate: NewGate) -> Step<Gate> {
         self.checkpoint().await?;
-        gate.idempotency_key = Some(key.to_owned());
         gate.agent = Some(AGENT.to_owned());
-        let (id, g) = (self.run_id.clone(), gate);
-        let opened = self.engine(move |e| e.open_gate(&id, g, AGENT)).await?;
+        // After a retry, a gate found closed undecided (withdrawn when the
+        // run ended) is passed over: the step asks again under the next
+        // retry's key, so decided steps are found and undecided ones asked anew.
+        let mut attempt = 0;
+        let opened = loop {
+            let mut g = gate.clone();
+            g.idempotency_key = Some(if attempt == 0 { key.to_owned() } else { format!("{key}#retry{attempt}") });
+            let id = self.run_id.clone();
+            let opened = self.engine(move |e| e.open_gate(&id, g, AGENT)).await?;
+            if opened.status != GateStatus::Pending && opened.decision.is_none() && attempt < self.retries {
+                attempt += 1;
+                continue;
+            }
+            break opened;
+        };
         let gate_id = opened.id.clone();
         let closed = if opened.status == GateStatus::Pending {
             self.wait_for(move |e| Ok(Some(e.gate(&gate_id)?).filter(|g| g.status != GateStatus::Pending))).await?

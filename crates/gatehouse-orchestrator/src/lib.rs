@@ -127,6 +127,16 @@ impl Orchestrator {
         Ok(started)
     }
 
+    /// Drives `run` again when Gatehouse drives it (a reviewer retried it):
+    /// from its last good step, its journal replayed. False for an agent's run.
+    pub fn take_up(self: &Arc<Self>, run: &Run) -> bool {
+        let ours = Self::drives(run);
+        if ours {
+            self.drive(run.id.clone());
+        }
+        ours
+    }
+
     /// Whether `run` is one the orchestrator drives.
     pub fn drives(run: &Run) -> bool {
         run.agent == AGENT && is_orchestrated(&run.input)

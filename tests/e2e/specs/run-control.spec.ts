@@ -242,3 +242,27 @@ test("a run created without starting is started from the Runs view, says when it
   const state = await gatehouse.call<{ run: { status: string } }>(alice, "GET", `/run/${run}/state`);
   expect(state.run.status).toBe("active");
 });
+
+test("a cancelled run is retried from the Runs view with a second press", async ({ page, gatehouse }) => {
+  const alice = await gatehouse.token("reviewer", "alice");
+  const writer = gatehouse.agent(await gatehouse.token("agent", "writer"));
+  const run = await writer.startRun("Migrate the wiki");
+  await gatehouse.call(alice, "DELETE", `/run/${run}?reason=wrong+space`);
+
+  await signIn(page, gatehouse, alice);
+  await page.keyboard.press("2");
+  const row = page.getByTestId("run-list").locator(`[data-run-id="${run}"]`);
+  await expect(row).toHaveAttribute("aria-selected", "true");
+  const retry = page.getByTestId("run-resume");
+  await expect(retry).toHaveText(/^Retry/);
+
+  // One press only asks; the run is untouched until the second.
+  await page.keyboard.press("r");
+  await expect(page.getByText("Retry this run from its last good step? Press r again to confirm.")).toBeVisible();
+  await expect(retry).toHaveText(/^Confirm retry/);
+  expect((await gatehouse.call<{ run: { status: string } }>(alice, "GET", `/run/${run}/state`)).run.status).toBe("cancelled");
+  await page.keyboard.press("r");
+  await expect(page.getByText("Run active.")).toBeVisible();
+  const state = await gatehouse.call<{ run: { status: string; status_reason: string } }>(alice, "GET", `/run/${run}/state`);
+  expect([state.run.status, state.run.status_reason]).toEqual(["active", "retried by alice (retry 1)"]);
+});

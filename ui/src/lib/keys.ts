@@ -142,7 +142,7 @@ export const BINDINGS: Readonly<Record<Action, Binding>> = {
   "runs.next": { label: "Next run", scope: "runs", keys: ["j", "ArrowDown"] },
   "runs.previous": { label: "Previous run", scope: "runs", keys: ["k", "ArrowUp"] },
   "runs.pause": { label: "Pause the run", scope: "runs", keys: ["p"] },
-  "runs.resume": { label: "Resume the run", scope: "runs", keys: ["r"] },
+  "runs.resume": { label: "Resume the run (start one created without starting; retry a failed or cancelled one, pressed twice)", scope: "runs", keys: ["r"] },
   "runs.cancel": { label: "Cancel the run (press twice)", scope: "runs", keys: ["c"] },
   "runs.step": { label: "Let a paused run take one step", scope: "runs", keys: ["s"] },
   "runs.instruct": { label: "Write an instruction to the run's agents", scope: "runs", keys: ["i"] },

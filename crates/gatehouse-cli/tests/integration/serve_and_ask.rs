@@ -143,7 +143,7 @@ fn one_person_alone_may_ask_and_decide_with_one_token_when_the_server_allows_sel
 }
 
 #[test]
-fn a_reviewer_starts_pauses_resumes_and_cancels_a_run() {
+fn a_reviewer_starts_pauses_resumes_cancels_and_retries_a_run() {
     let dir = tempfile::tempdir().expect("temp dir");
     let server = Server::start(&dir.path().join("g.db"));
     let asked = server.run(&["ask", "Rotate the keys?", "--mode", "async"]);
@@ -166,6 +166,12 @@ fn a_reviewer_starts_pauses_resumes_and_cancels_a_run() {
     let shown = stdout(&server.run(&["runs", "show", &run]));
     assert!(shown.contains("cancelled (keys rotate on Friday)"), "{shown}");
     assert!(shown.contains("approval  cancelled"), "its pending gate is withdrawn:\n{shown}");
+
+    let retried = server.run(&["runs", "retry", &run]);
+    assert_success(&retried);
+    assert!(stdout(&retried).contains("now active"), "{}", stdout(&retried));
+    let shown = stdout(&server.run(&["runs", "show", &run]));
+    assert!(shown.contains("active (retried by admin (retry 1))"), "{shown}");
 }
 
 #[test]

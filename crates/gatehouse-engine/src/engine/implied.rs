@@ -55,6 +55,10 @@ impl Implied {
                     if reason.is_some() || to != from {
                         run.status_reason = reason;
                     }
+                    // A run that ended and lives again was retried.
+                    if from.is_terminal() && !to.is_terminal() {
+                        run.retries += 1;
+                    }
                 }
             }
             EventKind::TurnAdded { turn } => {

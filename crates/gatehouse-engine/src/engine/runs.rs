@@ -57,6 +57,7 @@ impl<S: Store> Engine<S> {
             updated_at: now,
             imported: None,
             expires_at: new.expires_at,
+            retries: 0,
         };
         let actor = actor.to_owned();
         self.store().write(move |tx| {
@@ -88,6 +89,22 @@ impl<S: Store> Engine<S> {
     /// created → active.
     pub fn start_run(&self, id: &RunId, actor: &str) -> Result<Run> {
         self.change_run(id, actor, RunTransition::Start, None, None)
+    }
+
+    /// Tries a failed or cancelled run again: back to `active`, its history
+    /// kept and its retries counted, with "retried by ..." as the reason.
+    /// Whoever drives it picks it up from its last good step (Gatehouse
+    /// itself, for an orchestrated run); a gate withdrawn when it ended stays
+    /// closed, and the step asks again.
+    pub fn retry_run(&self, id: &RunId, actor: &str) -> Result<Run> {
+        let (id, actor, now) = (id.clone(), actor.to_owned(), self.now());
+        self.store().write(move |tx| {
+            let mut run = load_run(tx, &id)?;
+            run.retries += 1;
+            let reason = format!("retried by {actor} (retry {})", run.retries);
+            set_status(tx, &mut run, RunTransition::Retry, &actor, Some(reason), now)?;
+            Ok(run)
+        })
     }
 
     /// Pauses an active or waiting run, and with it its sub-agents' live

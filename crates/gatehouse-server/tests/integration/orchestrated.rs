@@ -151,3 +151,37 @@ async fn an_agents_run_created_without_starting_is_started_by_it() {
     let (status, body) = s.post("/run/run_missing/start", &s.reviewer, json!({})).await;
     assert_eq!(status, 404, "{body}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_run_is_retried_from_the_step_that_stopped_it() {
+    let s = TestServer::start().await;
+    let (status, body) =
+        s.post("/run", &s.reviewer, json!({"run_input": {"tool": "scripted:chat", "prompt": PROMPT}})).await;
+    assert_eq!(status, 201, "{body}");
+    let run = body["run_id"].as_str().unwrap().to_owned();
+    let status_path = format!("/run/{run}/status");
+    let first = until(&s, &status_path, &s.reviewer, |b| !b["pending_actions"].as_array().unwrap().is_empty()).await;
+    let (kind, withdrawn) = (first["pending_actions"][0]["kind"].clone(), first["pending_actions"][0]["id"].clone());
+    let (code, _) =
+        s.call(reqwest::Method::DELETE, &format!("/run/{run}?reason=wrong+prompt"), &s.reviewer, None).await;
+    assert_eq!(code, 200);
+
+    // Only a person retries, and only a run that ended without completing.
+    let retry = format!("/run/{run}/retry");
+    assert_eq!(s.post(&retry, &s.agent, json!({})).await.0, 403);
+    let (status, retried) = s.post(&retry, &s.reviewer, json!({})).await;
+    assert_eq!(status, 200, "{retried}");
+    assert_eq!((retried["status"].as_str(), retried["retries"].as_u64()), (Some("active"), Some(1)), "{retried}");
+    assert_eq!(retried["status_reason"], "retried by alice (retry 1)");
+    assert_eq!(s.post(&retry, &s.reviewer, json!({})).await.0, 409, "a live run is not retried");
+
+    // Gatehouse drives it again: the step that stopped asks anew, with a new gate.
+    let again = until(&s, &status_path, &s.reviewer, |b| {
+        b["pending_actions"].as_array().unwrap().iter().any(|g| g["id"] != withdrawn)
+    })
+    .await;
+    assert_eq!(again["status"], "awaiting_human", "{again}");
+    assert_eq!(again["pending_actions"][0]["kind"], kind, "{again}");
+    let (_, audit) = s.get("/audit/verify", &s.admin).await;
+    assert_eq!(audit["problems"], json!([]), "{audit}");
+}

@@ -454,6 +454,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/hitl/run/{run_id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retries a failed or cancelled run from its last good step, its history
+         *     kept: back to `active`, with "retried by ..." as its reason. Gatehouse
+         *     drives an orchestrated one again at once (decided steps are replayed,
+         *     the step that stopped asks again); an agent's run waits for its agent.
+         *     Reviewers and admins only; 409 for a run that has not ended, or completed.
+         */
+        post: operations["retry_run"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/hitl/run/{run_id}/start": {
         parameters: {
             query?: never;
@@ -2974,6 +2997,11 @@ export interface components {
              *     pending gates expire. None: it never does.
              */
             expires_at?: string | null;
+            /**
+             * Format: int32
+             * @description How many times a reviewer retried it after it failed or was cancelled.
+             */
+            retries?: number;
         };
         /** @description A run's intervention state: what is kept between turns. */
         RunControl: {
@@ -4542,6 +4570,70 @@ export interface operations {
         };
     };
     resume_run: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The run */
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Run"];
+                };
+            };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description A parameter is malformed or out of range; `field` names it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    retry_run: {
         parameters: {
             query?: never;
             header?: never;

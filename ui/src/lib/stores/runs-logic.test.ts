@@ -4,14 +4,14 @@ import { applyRunEvents, isTerminal, progressFraction, progressLabel, runControl
 
 describe("the runs list", () => {
   it("offers the controls the engine's transition table allows", () => {
-    expect(runControls("active")).toEqual({ start: false, pause: true, resume: false, cancel: true, step: false, steer: true });
+    expect(runControls("active")).toEqual({ start: false, retry: false, pause: true, resume: false, cancel: true, step: false, steer: true });
     expect(runControls("awaiting_human").pause).toBe(true);
-    expect(runControls("paused")).toEqual({ start: false, pause: false, resume: true, cancel: true, step: true, steer: true });
+    expect(runControls("paused")).toEqual({ start: false, retry: false, pause: false, resume: true, cancel: true, step: true, steer: true });
     expect(runControls("created").pause).toBe(false);
     expect(runControls("created").start).toBe(true);
     for (const s of ["completed", "failed", "cancelled"] as const) {
       expect(isTerminal(s)).toBe(true);
-      expect(runControls(s)).toEqual({ start: false, pause: false, resume: false, cancel: false, step: false, steer: false });
+      expect(runControls(s)).toEqual({ start: false, retry: s !== "completed", pause: false, resume: false, cancel: false, step: false, steer: false });
     }
   });
 

@@ -46,6 +46,7 @@ export function isTerminal(status: RunStatus): boolean {
  */
 export function runControls(status: RunStatus): {
   start: boolean;
+  retry: boolean;
   pause: boolean;
   resume: boolean;
   cancel: boolean;
@@ -55,6 +56,7 @@ export function runControls(status: RunStatus): {
   const live = !isTerminal(status);
   return {
     start: status === "created",
+    retry: status === "failed" || status === "cancelled",
     pause: status === "active" || status === "awaiting_human",
     resume: status === "paused",
     cancel: live,

@@ -315,6 +315,26 @@ pub async fn begin_run(
     Ok(Json(state.engine(move |e| e.start_run(&id, &caller.name)).await?))
 }
 
+/// Retries a failed or cancelled run from its last good step, its history
+/// kept: back to `active`, with "retried by ..." as its reason. Gatehouse
+/// drives an orchestrated one again at once (decided steps are replayed,
+/// the step that stopped asks again); an agent's run waits for its agent.
+/// Reviewers and admins only; 409 for a run that has not ended, or completed.
+#[utoipa::path(post, path = "/run/{run_id}/retry", tag = "hitl", params(("run_id" = String, Path, description = "The run")),
+    responses((status = 200, body = Run), (status = 403, body = ApiErrorBody), (status = 404, body = ApiErrorBody),
+        (status = 409, body = ApiErrorBody)))]
+pub async fn retry_run(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiPath(run_id): ApiPath<String>,
+) -> ApiResult<Json<Run>> {
+    caller.require_reviewer()?;
+    let id = visible_run(&state, &caller, &RunId::from_string(run_id)).await?.id;
+    let run = state.engine(move |e| e.retry_run(&id, &caller.name)).await?;
+    state.orchestrator.take_up(&run);
+    Ok(Json(run))
+}
+
 /// Why a run is cancelled.
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]

@@ -29,6 +29,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(lifecycle::pause_run))
         .routes(routes!(lifecycle::resume_run))
         .routes(routes!(lifecycle::begin_run))
+        .routes(routes!(lifecycle::retry_run))
         .routes(routes!(lifecycle::cancel_run))
         .routes(routes!(lifecycle::complete_run))
         .routes(routes!(lifecycle::fail_run))

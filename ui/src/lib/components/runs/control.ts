@@ -8,14 +8,16 @@
 import { attempt, type Answer, type Api } from "../../api/client";
 import type { ImportSummary, Instruction, Plan, PlanRevision, Recording, Run, StepMode } from "../../api/types";
 
-export type Control = "start" | "pause" | "resume" | "cancel";
+export type Control = "start" | "pause" | "resume" | "cancel" | "retry";
 
-/** Starts, pauses, resumes or cancels a run. */
+/** Starts, pauses, resumes, cancels or retries a run. */
 export function controlRun(api: Api, runId: string, control: Control, reason?: string): Promise<Answer<Run>> {
   const path = { params: { path: { run_id: runId } } };
   switch (control) {
     case "start":
       return attempt("start the run", () => api.POST("/api/hitl/run/{run_id}/start", path));
+    case "retry":
+      return attempt("retry the run", () => api.POST("/api/hitl/run/{run_id}/retry", path));
     case "pause":
       return attempt("pause the run", () => api.POST("/api/hitl/run/{run_id}/pause", path));
     case "resume":
