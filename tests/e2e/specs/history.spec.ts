@@ -69,3 +69,26 @@ test("a past gate approved as proposed says the agent received the proposal unch
   await expect(record.getByTestId("decision-payload-unchanged")).toHaveText("The agent received the payload as proposed.");
   await expect(page.getByTestId("resolution-modal").getByTestId("payload-input")).toHaveCount(0);
 });
+
+test("an expired blocker says when it opened and expired, and restarts its task by retrying the run", async ({ page, gatehouse }) => {
+  const agent = gatehouse.agent(await gatehouse.token("agent", "writer"));
+  const runId = await agent.startRun("Quarterly letter");
+  const lapsed = await agent.openGate(runId, { kind: "question", mode: "sync", text: "Mention the outage in the letter?", expires_in_secs: 1 });
+  await expect.poll(async () => (await agent.wait(lapsed.id, 5)).status, { timeout: 15_000 }).toBe("expired");
+  const alice = await gatehouse.token("reviewer", "alice");
+  expect((await gatehouse.call<{ run: { status: string } }>(alice, "GET", `/run/${runId}/state`)).run.status).toBe("failed");
+
+  await signIn(page, gatehouse, alice);
+  await page.keyboard.press("Control+k");
+  const view = page.getByTestId("search-view");
+  await view.getByTestId("search-input").fill("outage");
+  await expect(view.getByTestId("search-hit")).toHaveCount(1);
+  await page.keyboard.press("Enter");
+  const blocker = page.getByTestId("resolution-modal").getByTestId("expired-blocker");
+  await expect(blocker).toContainText(/^Opened .+; expired .+ with nobody answering\./);
+  await expect(blocker).toContainText("The task it held up needs a manual restart: retry its run from its last good step.");
+  await blocker.getByTestId("expired-blocker-retry").click();
+  await expect(blocker.getByTestId("expired-blocker-retried")).toBeVisible();
+  const state = await gatehouse.call<{ run: { status: string; retries: number } }>(alice, "GET", `/run/${runId}/state`);
+  expect([state.run.status, state.run.retries]).toEqual(["active", 1]);
+});
