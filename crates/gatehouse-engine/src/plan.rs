@@ -541,10 +541,10 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    const SEED: &str = r#"{"tasks":[{"task_id":"task_001","description":"Analyze the project requirements and create a file structure.","status":"completed","assigned_agent":"analyst","priority":"high","dependencies":[],"estimated_duration":"15m","metadata":{"completed_at":"2023-10-27T10:00:00Z","artifacts_created":["project_structure.md"]}},{"task_id":"task_002","description":"Write the main application logic in app.py.","status":"in_progress","assigned_agent":"coder","priority":"high","dependencies":["task_001"],"estimated_duration":"30m","metadata":{"started_at":"2023-10-27T10:05:00Z","progress_percentage":60}},{"task_id":"task_003","description":"Create unit tests for app.py.","status":"pending","assigned_agent":"tester","priority":"medium","dependencies":["task_002"],"estimated_duration":"20m","metadata":{}}],"execution_mode":"autonomous","human_intervention_points":["before_deployment","on_error"],"success_criteria":["all_tests_pass","code_coverage_80_percent"]}"#;
+    const PLAN_JSON: &str = r#"{"tasks":[{"task_id":"task_001","description":"Analyze the project requirements and create a file structure.","status":"completed","assigned_agent":"analyst","priority":"high","dependencies":[],"estimated_duration":"15m","metadata":{"completed_at":"2023-10-27T10:00:00Z","artifacts_created":["project_structure.md"]}},{"task_id":"task_002","description":"Write the main application logic in app.py.","status":"in_progress","assigned_agent":"coder","priority":"high","dependencies":["task_001"],"estimated_duration":"30m","metadata":{"started_at":"2023-10-27T10:05:00Z","progress_percentage":60}},{"task_id":"task_003","description":"Create unit tests for app.py.","status":"pending","assigned_agent":"tester","priority":"medium","dependencies":["task_002"],"estimated_duration":"20m","metadata":{}}],"execution_mode":"autonomous","human_intervention_points":["before_deployment","on_error"],"success_criteria":["all_tests_pass","code_coverage_80_percent"]}"#;
 
-    fn seed() -> Plan {
-        serde_json::from_str(SEED).expect("the seed example parses")
+    fn example_plan() -> Plan {
+        serde_json::from_str(PLAN_JSON).expect("the plan.json example parses")
     }
 
     fn op(value: Value) -> PlanOperation {
@@ -560,8 +560,8 @@ mod tests {
     }
 
     #[test]
-    fn seed_example_parses_validates_and_round_trips() {
-        let plan = seed();
+    fn the_plan_json_example_parses_validates_and_round_trips() {
+        let plan = example_plan();
         assert_eq!(plan.validate(), Ok(()));
         assert_eq!(plan.tasks.len(), 3);
         assert_eq!(plan.tasks[1].status, TaskStatus::InProgress);
@@ -573,7 +573,7 @@ mod tests {
 
     #[test]
     fn add_task_appends_a_pending_task_with_the_next_id_and_logs_it() {
-        let before = seed();
+        let before = example_plan();
         let add = json!({"op": "add_task", "description": "Deploy", "priority": "high",
             "dependencies": ["task_003"]});
         let (plan, log) = apply(&before, add).expect("add succeeds");
@@ -581,7 +581,7 @@ mod tests {
         assert_eq!(log, [line]);
         let added = plan.task("task_004").expect("task_004 exists");
         assert_eq!(added.status, TaskStatus::Pending);
-        assert_eq!(before, seed(), "the original plan is untouched");
+        assert_eq!(before, example_plan(), "the original plan is untouched");
     }
 
     #[test]
@@ -599,7 +599,7 @@ mod tests {
     fn update_task_sets_status_and_merges_metadata_where_null_removes_a_key() {
         let update = json!({"op": "update_task", "task_id": "task_002", "status": "completed",
             "metadata": {"started_at": null, "progress_percentage": 100, "reviewer": "ana"}});
-        let (plan, log) = apply(&seed(), update).expect("update succeeds");
+        let (plan, log) = apply(&example_plan(), update).expect("update succeeds");
         // Changes to existing keys come in the task's own key order, then the new keys.
         let expected = [
             "task_002: status in_progress -> completed",
@@ -630,13 +630,13 @@ mod tests {
             ),
         ];
         for (value, line) in cases {
-            assert_eq!(apply(&seed(), value).expect("op succeeds").1, [line]);
+            assert_eq!(apply(&example_plan(), value).expect("op succeeds").1, [line]);
         }
     }
 
     #[test]
     fn replace_logs_removed_added_and_changed_tasks_and_top_level_fields() {
-        let mut edited = seed();
+        let mut edited = example_plan();
         edited.tasks.pop();
         edited.tasks[0].priority = TaskPriority::Critical;
         edited.tasks[1].assigned_agent = None;
@@ -645,7 +645,7 @@ mod tests {
         let add = json!({"op": "add_task", "description": "Ship", "task_id": "task_010",
             "assigned_agent": "ops"});
         let (edited, _) = apply(&edited, add).expect("add succeeds");
-        let (plan, log) = apply(&seed(), json!({"op": "replace", "plan": edited})).expect("replace succeeds");
+        let (plan, log) = apply(&example_plan(), json!({"op": "replace", "plan": edited})).expect("replace succeeds");
         let expected = [
             r#"removed task_003 "Create unit tests for app.py.""#,
             "task_001: priority high -> critical",
@@ -661,9 +661,9 @@ mod tests {
 
     #[test]
     fn reordering_tasks_is_logged() {
-        let mut edited = seed();
+        let mut edited = example_plan();
         edited.tasks.swap(0, 2);
-        assert_eq!(seed().change_log(&edited), ["tasks reordered"]);
+        assert_eq!(example_plan().change_log(&edited), ["tasks reordered"]);
     }
 
     #[test]
@@ -672,18 +672,18 @@ mod tests {
             json!({"op": "assign_task", "task_id": "task_003", "agent_name": "tester"}),
             json!({"op": "update_task", "task_id": "task_002"}),
             set_deps("task_002", &["task_001"]),
-            json!({"op": "replace", "plan": seed()}),
+            json!({"op": "replace", "plan": example_plan()}),
         ];
         for value in same {
-            let (plan, log) = apply(&seed(), value).expect("op succeeds");
-            assert_eq!((plan, log), (seed(), vec![]));
+            let (plan, log) = apply(&example_plan(), value).expect("op succeeds");
+            assert_eq!((plan, log), (example_plan(), vec![]));
         }
     }
 
     #[test]
     fn an_unknown_task_is_rejected_naming_it() {
         let assign = json!({"op": "assign_task", "task_id": "task_404", "agent_name": "qa"});
-        let err = apply(&seed(), assign).expect_err("unknown task");
+        let err = apply(&example_plan(), assign).expect_err("unknown task");
         assert_eq!(err.to_string(), "no task `task_404` in the plan");
     }
 
@@ -692,9 +692,9 @@ mod tests {
         let add = json!({"op": "add_task", "description": "x", "dependencies": ["ghost"]});
         let expected =
             |task_id: &str| PlanError::UnknownDependency { task_id: task_id.into(), dependency: "ghost".into() };
-        assert_eq!(apply(&seed(), add), Err(expected("task_004")));
+        assert_eq!(apply(&example_plan(), add), Err(expected("task_004")));
         let set = set_deps("task_003", &["task_001", "ghost"]);
-        assert_eq!(apply(&seed(), set), Err(expected("task_003")));
+        assert_eq!(apply(&example_plan(), set), Err(expected("task_003")));
     }
 
     #[test]
@@ -704,7 +704,7 @@ mod tests {
             ("task_003", "task_001 -> task_003 -> task_002 -> task_001"),
         ];
         for (dependency, path) in cases {
-            let err = apply(&seed(), set_deps("task_001", &[dependency])).expect_err("cycle");
+            let err = apply(&example_plan(), set_deps("task_001", &[dependency])).expect_err("cycle");
             let cycle = path.split(" -> ").map(String::from).collect();
             assert_eq!(err, PlanError::DependencyCycle { cycle });
             assert!(err.to_string().contains(path), "message names {path}");
@@ -713,15 +713,15 @@ mod tests {
 
     #[test]
     fn a_self_dependency_is_rejected() {
-        let err = apply(&seed(), set_deps("task_002", &["task_002"])).expect_err("self");
+        let err = apply(&example_plan(), set_deps("task_002", &["task_002"])).expect_err("self");
         assert_eq!(err.to_string(), "task `task_002` depends on itself");
     }
 
     #[test]
     fn duplicate_ids_in_a_replaced_plan_are_rejected() {
-        let mut edited = seed();
+        let mut edited = example_plan();
         edited.tasks[2].task_id = "task_001".into();
-        let err = apply(&seed(), json!({"op": "replace", "plan": edited})).expect_err("dup");
+        let err = apply(&example_plan(), json!({"op": "replace", "plan": edited})).expect_err("dup");
         let task_id = "task_001".to_owned();
         assert_eq!(err, PlanError::DuplicateTask { task_id });
     }
@@ -729,20 +729,20 @@ mod tests {
     #[test]
     fn blank_descriptions_agent_names_and_durations_are_rejected() {
         let add = json!({"op": "add_task", "description": "  "});
-        assert_eq!(apply(&seed(), add), Err(PlanError::EmptyDescription));
+        assert_eq!(apply(&example_plan(), add), Err(PlanError::EmptyDescription));
         let assign = json!({"op": "assign_task", "task_id": "task_003", "agent_name": ""});
-        let err = apply(&seed(), assign).expect_err("blank agent");
+        let err = apply(&example_plan(), assign).expect_err("blank agent");
         let message = "invalid assigned_agent: task `task_003` has an empty assigned agent";
         assert_eq!(err.to_string(), message);
         let estimate = json!({"op": "estimate_duration", "task_id": "task_003", "duration": ""});
-        let err = apply(&seed(), estimate).expect_err("blank duration");
+        let err = apply(&example_plan(), estimate).expect_err("blank duration");
         let message = "invalid estimated_duration: task `task_003` has an empty estimated duration";
         assert_eq!(err.to_string(), message);
     }
 
     #[test]
     fn ready_tasks_are_pending_with_done_dependencies_by_priority_then_plan_order() {
-        let mut plan = seed();
+        let mut plan = example_plan();
         plan.tasks[1].status = TaskStatus::Skipped;
         for (priority, deps) in [("low", vec![]), ("critical", vec!["task_003"]), ("high", vec![])] {
             let add = json!({"op": "add_task", "description": "x", "priority": priority,
@@ -782,7 +782,7 @@ mod tests {
 
     #[test]
     fn progress_is_the_share_of_done_tasks() {
-        let mut plan = seed();
+        let mut plan = example_plan();
         let progress = plan.progress();
         assert_eq!((progress.total, progress.completed), (3, 1));
         assert_eq!(progress.status, ProgressStatus::InProgress);
@@ -814,8 +814,8 @@ mod tests {
         let at = DateTime::parse_from_rfc3339("2023-10-27T10:00:00Z").map(|t| t.to_utc());
         let revision = PlanRevision {
             revision: 1,
-            plan: seed(),
-            change_log: Plan::default().change_log(&seed()),
+            plan: example_plan(),
+            change_log: Plan::default().change_log(&example_plan()),
             actor: "planner".into(),
             at: at.expect("timestamp parses"),
         };

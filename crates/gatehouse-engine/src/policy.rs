@@ -277,7 +277,7 @@ mod tests {
     }
 
     fn parse(json: &str) -> HitlConfig {
-        let c: HitlConfig = serde_json::from_str(json).expect("seed example parses");
+        let c: HitlConfig = serde_json::from_str(json).expect("the documented example parses");
         assert_eq!(c.validate(), Ok(()));
         c
     }

@@ -579,7 +579,7 @@ mod tests {
     }
 
     #[test]
-    fn seed_spellings_aborted_and_queued_are_accepted() {
+    fn the_older_spellings_aborted_and_queued_are_accepted() {
         let s: RunStatus = serde_json::from_str("\"aborted\"").unwrap();
         assert_eq!(s, RunStatus::Cancelled);
         let s: RunStatus = serde_json::from_str("\"queued\"").unwrap();

@@ -484,7 +484,7 @@ mod tests {
     }
 
     #[test]
-    fn new_gate_parses_from_agent_json_with_seed_spellings() {
+    fn new_gate_parses_from_agent_json_with_the_older_spellings() {
         let g: NewGate = serde_json::from_value(serde_json::json!({
             "kind": "question", "text": "Which API key?", "mode": "SYNC", "priority": "critical"
         }))
