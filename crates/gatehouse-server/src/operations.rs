@@ -136,10 +136,10 @@ impl Operations {
     async fn render(&self, scrape: Scrape) -> Result<String, std::fmt::Error> {
         let _one = self.scrape.lock().await;
         let gauge = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
-        for (mode, n) in [("sync", scrape.pending.sync), ("async", scrape.pending.r#async)] {
+        let PendingByMode { sync, r#async, advisory } = scrape.pending;
+        for (mode, n) in [("sync", sync), ("async", r#async), ("advisory", advisory)] {
             self.pending.get_or_create(&ModeLabels { mode }).set(gauge(n));
         }
-        self.pending.get_or_create(&ModeLabels { mode: "advisory" }).set(gauge(scrape.pending.advisory));
         self.waiting.get_or_create(&WaitLabels { on: "gate" }).set(gauge(scrape.waiting.0 as u64));
         self.waiting.get_or_create(&WaitLabels { on: "run" }).set(gauge(scrape.waiting.1 as u64));
         *self.store.last.lock().unwrap_or_else(|p| p.into_inner()) = scrape.store;
