@@ -86,6 +86,10 @@ pub struct ServeArgs {
     /// send headers. Off by default: a token in a URL is kept in proxy and access logs.
     #[arg(long)]
     pub allow_query_token: bool,
+    /// Serve GET /metrics (Prometheus text format) without a token, for a scraper on a trusted network. Off by
+    /// default: any valid token may read it (the counts say how busy the server is, never a secret).
+    #[arg(long)]
+    pub metrics_public: bool,
     /// Cancel a created or active run whose agent has not been heard from (no call, no event on the run, no
     /// wait on its gates) for this long, with the reason "agent gone for ..."; its pending gates are withdrawn.
     /// A time such as 30m, 24h or 7d, or `off`. Runs waiting for a reviewer or paused are never closed.
@@ -138,6 +142,7 @@ where
             .context("the model provider configuration (GATEHOUSE_*_ environment variables)")?,
         allow_query_token: args.allow_query_token,
         retention_days: args.retention_days,
+        metrics_public: args.metrics_public,
         oversight: match &args.oversight {
             Some(path) => read_oversight(path)?,
             None => gatehouse_engine::Oversight::default(),

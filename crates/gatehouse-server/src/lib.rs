@@ -22,6 +22,7 @@ pub mod host;
 pub mod json;
 pub mod markdown;
 pub mod mcp;
+pub mod operations;
 pub mod params;
 pub mod retention;
 pub mod routes;
@@ -120,6 +121,7 @@ pub fn app(state: AppState) -> Router {
     // Shared by every response without copying.
     let doc_json = axum::body::Bytes::from(serde_json::to_vec(&doc).unwrap_or_default());
     let ui_dir = state.config.ui_dir.clone().or_else(ui::find_ui_dir).unwrap_or_else(ui::in_tree_dir);
+    let ops = std::sync::Arc::new(operations::Operations::new());
     Router::new()
         .merge(api)
         .merge(mcp)
@@ -130,9 +132,13 @@ pub fn app(state: AppState) -> Router {
                 move || async move { ([(axum::http::header::CONTENT_TYPE, "application/json")], doc_json) },
             ),
         )
+        // `/healthz`, `/readyz`, `/metrics`: for load balancers and Prometheus, outside the OpenAPI document.
+        .merge(operations::router(std::sync::Arc::clone(&ops)))
+        .route_layer(axum::middleware::from_fn(operations::remember_route))
         .merge(ui::ui_router(ui_dir))
         .layer(DefaultBodyLimit::max(state.config.body_limit))
         .layer(axum::middleware::from_fn_with_state(state.clone(), auth::same_origin_only))
+        .layer(axum::middleware::from_fn_with_state(ops, operations::track))
         // Outermost: every error a client sees, whoever made it, is the JSON error body.
         .layer(axum::middleware::from_fn(params::json_errors))
         .with_state(state)

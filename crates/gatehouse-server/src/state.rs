@@ -61,6 +61,9 @@ pub struct ServerConfig {
     /// Purge ended runs older than this many days, at start and then daily
     /// (`serve --retention-days N`); `None` keeps everything.
     pub retention_days: Option<u32>,
+    /// Serve `GET /metrics` without a token (`serve --metrics-public`), for
+    /// a scraper on a trusted network; off, any valid token may read it.
+    pub metrics_public: bool,
 }
 
 impl Default for ServerConfig {
@@ -80,6 +83,7 @@ impl Default for ServerConfig {
             allow_self_review: false,
             allow_query_token: false,
             retention_days: None,
+            metrics_public: false,
         }
     }
 }

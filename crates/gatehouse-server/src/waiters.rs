@@ -57,6 +57,11 @@ impl<K: Eq + Hash + Clone> Registry<K> {
         self.len() == 0
     }
 
+    /// How many waits are registered, over every key.
+    pub fn waiting(&self) -> usize {
+        self.entries.lock().map(|g| g.values().map(|(_, n)| n).sum()).unwrap_or(0)
+    }
+
     /// Notes that a wait on `key` ended with nothing to report (remembered
     /// once a clock is set).
     fn note_left(&self, key: &K) {
@@ -148,6 +153,11 @@ impl Waiters {
     /// Whether nobody waits on a gate.
     pub fn is_empty(&self) -> bool {
         self.gates.is_empty()
+    }
+
+    /// Long polls in progress: on gates, and held on paused runs.
+    pub fn waiting(&self) -> (usize, usize) {
+        (self.gates.waiting(), self.runs.waiting())
     }
 
     /// Follows the engine's events forever, waking waiters of closed gates.

@@ -22,6 +22,7 @@ mod close;
 pub mod collab;
 pub mod control;
 mod gates;
+mod health;
 mod implied;
 mod maintenance;
 pub mod metrics;
@@ -34,6 +35,7 @@ mod tx;
 mod visibility;
 
 pub use audit::AuditReport;
+pub use health::PendingByMode;
 pub use maintenance::PurgeReport;
 pub use visibility::{GatePage, RunState};
 

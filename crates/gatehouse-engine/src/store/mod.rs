@@ -22,10 +22,12 @@ use crate::search::{GateSearch, SearchResults};
 use crate::token::Token;
 
 mod chain;
+pub mod health;
 pub mod postgres;
 mod snippets;
 pub mod sqlite;
 
+pub use health::{SchemaProbe, StatsSnapshot, StoreStats};
 pub use postgres::{PgOptions, PgStore};
 pub use sqlite::{SqliteStore, StoreOptions};
 
@@ -211,6 +213,9 @@ pub trait ReadTx {
     fn event_rows(&self, after: u64, limit: u32) -> Result<Vec<EventRow>>;
     /// The newest sequence number (0 when empty).
     fn head_seq(&self) -> Result<u64>;
+    /// The readiness read: the recorded schema version, in one statement
+    /// that also touches the event log (so a missing table shows).
+    fn schema_probe(&self) -> Result<SchemaProbe>;
     /// Every row of `table`, for audit verification.
     fn stored_rows(&self, table: AuditTable) -> Result<Vec<StoredRow>>;
     /// Every API token (revoked ones too).
@@ -294,6 +299,11 @@ pub trait Store: Send + Sync + 'static {
         None
     }
 
+    /// Its transaction counters, when it keeps them.
+    fn stats(&self) -> Option<StatsSnapshot> {
+        None
+    }
+
     /// Publishes what other processes committed since this one last
     /// looked, so its subscribers see it. By default an empty write, which
     /// catches up as every write does.
@@ -362,6 +372,13 @@ impl Store for AnyStore {
         match self {
             Self::Sqlite(s) => s.audit_key(),
             Self::Postgres(p) => p.audit_key(),
+        }
+    }
+
+    fn stats(&self) -> Option<StatsSnapshot> {
+        match self {
+            Self::Sqlite(s) => s.stats(),
+            Self::Postgres(p) => p.stats(),
         }
     }
 

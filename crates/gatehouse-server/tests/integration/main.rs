@@ -21,6 +21,7 @@ mod json_errors;
 mod legacy;
 mod mcp;
 mod open_and_wait;
+mod operations;
 mod orchestrated;
 mod oversight;
 mod redaction;

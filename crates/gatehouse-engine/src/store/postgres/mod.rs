@@ -39,7 +39,7 @@ use tokio_postgres::{AsyncMessage, Config, NoTls, Row, Statement};
 use crate::error::{EngineError, Result};
 use crate::event::{AuditKey, Event};
 use crate::store::chain::WriteState;
-use crate::store::{EventFilter, ReadTx, Store, WriteTx};
+use crate::store::{EventFilter, ReadTx, StatsSnapshot, Store, StoreStats, WriteTx};
 
 mod queries;
 mod schema;
@@ -389,6 +389,7 @@ pub struct PgStore {
     bus: broadcast::Sender<Arc<Event>>,
     runtime: Option<tokio::runtime::Runtime>,
     audit_key: Option<AuditKey>,
+    stats: Arc<StoreStats>,
 }
 
 impl PgStore {
@@ -442,8 +443,9 @@ impl PgStore {
                 .map_err(|e| EngineError::Storage(format!("cannot start the event listener: {e}")))?
         };
         let (jobs, queue) = mpsc::channel::<Job>();
+        let stats = Arc::new(StoreStats::default());
         let writer = {
-            let target = target.clone();
+            let (target, stats) = (target.clone(), Arc::clone(&stats));
             let max_batch = options.max_batch.max(1);
             let key = options.audit_key.clone();
             // The writer's connection is made on its thread, which drives it
@@ -454,7 +456,7 @@ impl PgStore {
                 .spawn(move || match target.connect_own() {
                     Ok(conn) => {
                         let _ = started.send(Ok(()));
-                        Writer { target, conn, lock: (LOCK_CHAIN, schema_key), channel, publisher, key }
+                        Writer { target, conn, lock: (LOCK_CHAIN, schema_key), channel, publisher, key, stats }
                             .run(queue, max_batch)
                     }
                     Err(e) => {
@@ -479,6 +481,7 @@ impl PgStore {
             bus,
             runtime: Some(runtime),
             audit_key: options.audit_key,
+            stats,
         })
     }
 
@@ -590,6 +593,7 @@ struct Writer {
     channel: String,
     publisher: Arc<Publisher>,
     key: Option<AuditKey>,
+    stats: Arc<StoreStats>,
 }
 
 impl Writer {
@@ -660,6 +664,7 @@ impl Writer {
         };
         match self.conn.batch(&end) {
             Ok(()) => {
+                self.stats.group_committed();
                 if let Err(e) = self.publisher.committed(&self.conn, state.events) {
                     // Subscribers catch up from the log; the commit stands.
                     tracing::warn!(error = %e, "cannot publish committed events");
@@ -717,6 +722,7 @@ impl Store for PgStore {
             }),
         };
         let closed = || EngineError::Storage("the store is closed".into());
+        let _in_flight = self.stats.write_started();
         self.jobs.as_ref().ok_or_else(closed)?.send(job).map_err(|_| closed())?;
         answer.recv().map_err(|_| closed())?
     }
@@ -725,6 +731,7 @@ impl Store for PgStore {
     where
         F: FnOnce(&dyn ReadTx) -> Result<T>,
     {
+        self.stats.read_started();
         let conn = self.reader()?;
         // Sent ahead of the closure's first statement, in the same round trip.
         conn.send("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
@@ -743,6 +750,10 @@ impl Store for PgStore {
 
     fn audit_key(&self) -> Option<&AuditKey> {
         self.audit_key.as_ref()
+    }
+
+    fn stats(&self) -> Option<StatsSnapshot> {
+        Some(self.stats.snapshot())
     }
 
     fn subscribe(&self) -> broadcast::Receiver<Arc<Event>> {

@@ -28,7 +28,7 @@ use crate::run::{Run, Turn};
 use crate::scoring::CapabilityRating;
 use crate::search::{GateSearch, SearchResults};
 use crate::store::chain::{ChainHead, WriteState};
-use crate::store::{AuditTable, EventFilter, GateFilter, ReadTx, RunFilter, StoredRow, WriteTx};
+use crate::store::{AuditTable, EventFilter, GateFilter, ReadTx, RunFilter, SchemaProbe, StoredRow, WriteTx};
 use crate::token::Token;
 
 use super::Conn;
@@ -385,6 +385,13 @@ impl<W> ReadTx for PgDb<'_, W> {
 
     fn head_seq(&self) -> Result<u64> {
         self.count("SELECT coalesce(max(seq), 0) FROM events", &[])
+    }
+
+    fn schema_probe(&self) -> Result<SchemaProbe> {
+        let sql =
+            "SELECT version::bigint, (SELECT count(*) FROM (SELECT 1 FROM events LIMIT 1) e) FROM gatehouse_schema";
+        let found = self.count(sql, &[])?;
+        Ok(SchemaProbe { found: found as i64, current: i64::from(super::schema::CURRENT_VERSION) })
     }
 
     fn stored_rows(&self, table: AuditTable) -> Result<Vec<StoredRow>> {

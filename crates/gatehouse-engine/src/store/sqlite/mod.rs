@@ -18,7 +18,7 @@ use crate::error::{EngineError, Result};
 use crate::event::{AuditKey, Event};
 use crate::private_files;
 use crate::store::chain::{ChainHead, WriteState};
-use crate::store::{ReadTx, Store, WriteTx};
+use crate::store::{ReadTx, StatsSnapshot, Store, StoreStats, WriteTx};
 
 mod queries;
 mod rules;
@@ -124,6 +124,7 @@ pub struct SqliteStore {
     readers: Mutex<Vec<Connection>>,
     bus: broadcast::Sender<Arc<Event>>,
     audit_key: Option<AuditKey>,
+    stats: Arc<StoreStats>,
 }
 
 fn configure(conn: &Connection, synchronous_full: bool) -> Result<()> {
@@ -158,12 +159,22 @@ impl SqliteStore {
         let writer_bus = bus.clone();
         let key = options.audit_key.clone();
         let max_batch = options.max_batch.max(1);
+        let stats = Arc::new(StoreStats::default());
+        let writer_stats = Arc::clone(&stats);
         let writer = std::thread::Builder::new()
             .name("gatehouse-writer".into())
-            .spawn(move || write_loop(conn, head, key, queue, writer_bus, max_batch))
+            .spawn(move || write_loop(conn, head, key, queue, writer_bus, max_batch, &writer_stats))
             .map_err(|e| EngineError::Storage(format!("cannot start the writer thread: {e}")))?;
         let audit_key = options.audit_key;
-        Ok(Self { path, jobs: Some(jobs), writer: Some(writer), readers: Mutex::new(Vec::new()), bus, audit_key })
+        Ok(Self {
+            path,
+            jobs: Some(jobs),
+            writer: Some(writer),
+            readers: Mutex::new(Vec::new()),
+            bus,
+            audit_key,
+            stats,
+        })
     }
 
     /// The database file.
@@ -224,6 +235,7 @@ fn write_loop(
     queue: Receiver<Box<dyn Job>>,
     bus: broadcast::Sender<Arc<Event>>,
     max_batch: usize,
+    stats: &StoreStats,
 ) {
     while let Ok(first) = queue.recv() {
         let mut batch = vec![first];
@@ -260,6 +272,7 @@ fn write_loop(
         let completions: Vec<_> = batch.into_iter().map(|job| job.run(&mut db)).collect();
         match conn.execute_batch("COMMIT") {
             Ok(()) => {
+                stats.group_committed();
                 head = state.head;
                 for event in external.into_iter().chain(state.events) {
                     // No subscribers is fine: the log is the source of truth.
@@ -305,6 +318,7 @@ impl Store for SqliteStore {
         F: FnOnce(&mut dyn WriteTx) -> Result<T> + Send + 'static,
     {
         let (reply, answer) = mpsc::sync_channel(1);
+        let _in_flight = self.stats.write_started();
         let closed = || EngineError::Storage("the store is closed".into());
         self.jobs.as_ref().ok_or_else(closed)?.send(Box::new(TypedJob { op, reply })).map_err(|_| closed())?;
         answer.recv().map_err(|_| closed())?
@@ -314,6 +328,7 @@ impl Store for SqliteStore {
     where
         F: FnOnce(&dyn ReadTx) -> Result<T>,
     {
+        self.stats.read_started();
         let conn = self.reader()?;
         // One snapshot for the whole closure, so multi-query reads (exports,
         // verification) see a single consistent state.
@@ -336,6 +351,10 @@ impl Store for SqliteStore {
 
     fn audit_key(&self) -> Option<&AuditKey> {
         self.audit_key.as_ref()
+    }
+
+    fn stats(&self) -> Option<StatsSnapshot> {
+        Some(self.stats.snapshot())
     }
 }
 

@@ -27,7 +27,7 @@ use crate::run::{Run, Turn};
 use crate::scoring::CapabilityRating;
 use crate::search::{GateSearch, SearchResults};
 use crate::store::chain::{ChainHead, WriteState};
-use crate::store::{AuditTable, EventFilter, GateFilter, ReadTx, RunFilter, StoredRow, WriteTx};
+use crate::store::{AuditTable, EventFilter, GateFilter, ReadTx, RunFilter, SchemaProbe, StoredRow, WriteTx};
 use crate::token::Token;
 
 impl ChainHead {
@@ -351,6 +351,12 @@ impl<W> ReadTx for Db<'_, W> {
     fn head_seq(&self) -> Result<u64> {
         let n: i64 = self.conn.query_row("SELECT coalesce(max(seq), 0) FROM events", [], |r| r.get(0))?;
         Ok(n as u64)
+    }
+
+    fn schema_probe(&self) -> Result<SchemaProbe> {
+        let sql = "SELECT user_version, (SELECT count(*) FROM (SELECT 1 FROM events LIMIT 1)) FROM pragma_user_version";
+        let found: i64 = self.conn.prepare_cached(sql)?.query_row([], |r| r.get(0))?;
+        Ok(SchemaProbe { found, current: super::schema::CURRENT_VERSION })
     }
 
     fn stored_rows(&self, table: AuditTable) -> Result<Vec<StoredRow>> {
