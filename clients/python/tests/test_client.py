@@ -40,6 +40,25 @@ def test_a_run_is_started_found_by_its_session_and_reports_its_status(gh: Client
     assert state["run"]["input"] == {"prompt": "deploy"} and state["run"]["title"] == "status check"
 
 
+def test_a_run_created_without_starting_is_begun_and_a_cancelled_one_retried(gh: Client, server: Server) -> None:
+    run = gh.start_run({"prompt": "rotate keys"}, start=False, expires_in_secs=3600)
+    assert gh.run_status(run)["status"] == "created"
+    assert gh.run_state(run)["run"]["expires_at"], "the expiry is kept"
+    assert gh.begin_run(run)["status"] == "active"
+    with pytest.raises(Conflict):
+        gh.begin_run(run)
+    with pytest.raises(InvalidRequest) as bad:
+        gh.start_run({}, expires_in_secs=0)
+    assert bad.value.field == "expires_in_secs"
+
+    gh.fail_run(run, "the vault was locked")
+    with pytest.raises(AuthError):
+        gh.retry_run(run)  # an agent token may not retry
+    with server.client(token=server.reviewer) as person:
+        retried = person.retry_run(run)
+    assert (retried["status"], retried["retries"]) == ("active", 1)
+
+
 def test_turns_answer_with_directives_held_while_the_run_steps(gh: Client, reviewer: Reviewer) -> None:
     free = gh.start_run({}, title="turns")
     reply = gh.add_turn(free, "looked at the logs", metadata={"tool": "grep"})

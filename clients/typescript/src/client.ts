@@ -126,6 +126,16 @@ export class Client {
     return this.#send({ method: "POST", path: `/runs/${seg(runId)}/complete`, body: { result }, idempotent: false });
   }
 
+  /** Starts a run created with `start: false`; answers with the run. */
+  beginRun(runId: string): Promise<Answer<"/api/hitl/run/{run_id}/start", "post">> {
+    return this.#send({ method: "POST", path: `/run/${seg(runId)}/start`, idempotent: false });
+  }
+
+  /** Tries a failed or cancelled run again from its last good step (reviewer tokens only); answers with the run. */
+  retryRun(runId: string): Promise<Answer<"/api/hitl/run/{run_id}/retry", "post">> {
+    return this.#send({ method: "POST", path: `/run/${seg(runId)}/retry`, idempotent: false });
+  }
+
   failRun(runId: string, reason: string): Promise<Answer<"/api/hitl/runs/{run_id}/fail", "post">> {
     return this.#send({ method: "POST", path: `/runs/${seg(runId)}/fail`, body: { reason }, idempotent: false });
   }

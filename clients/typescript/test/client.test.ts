@@ -14,6 +14,20 @@ before(async () => {
 });
 after(() => f.server.stop());
 
+describe("runs", () => {
+  it("a run created without starting is begun, and a failed one retried by a reviewer", async () => {
+    const run = await f.agent.startRun({ task: "rotate" }, { start: false, expires_in_secs: 3600 });
+    assert.equal((await f.agent.runStatus(run)).status, "created");
+    assert.equal((await f.agent.beginRun(run)).status, "active");
+    await assert.rejects(f.agent.beginRun(run), Conflict);
+    await f.agent.failRun(run, "the vault was locked");
+    await assert.rejects(f.agent.retryRun(run), AuthError);
+    const retried = await f.reviewer.retryRun(run);
+    assert.equal(retried.status, "active");
+    assert.equal(retried.retries, 1);
+  });
+});
+
 describe("gates", () => {
   it("an approval waits for the reviewer and carries their edited payload back", async () => {
     const run = await f.agent.startRun({ task: "deploy" }, { title: "deploy 42" });

@@ -26,6 +26,13 @@ class RunOptions(TypedDict, total=False):
     step_mode: str
     breakpoints: list[dict[str, Any]]
     participants: list[dict[str, Any]]
+    parent_run_id: str
+    start: bool
+    """``False`` creates the run without starting it: it stays ``created`` until :func:`begin_run`."""
+    expires_at: str
+    """When the run expires (RFC 3339): the server then cancels it and its pending gates expire."""
+    expires_in_secs: int
+    """Seconds from now until the run expires (1 to a year); at most one of this and ``expires_at``."""
 
 
 class GateOptions(TypedDict, total=False):
@@ -120,6 +127,14 @@ def active_runs(session_id: str | None, user_id: str | None, status: str | None)
 
 def complete_run(run_id: str, result: JSON) -> Call[dict[str, Any]]:
     return Call("POST", _path("runs", quote(run_id), "complete"), _json, body={"result": result})
+
+
+def begin_run(run_id: str) -> Call[dict[str, Any]]:
+    return Call("POST", _path("run", quote(run_id), "start"), _json)
+
+
+def retry_run(run_id: str) -> Call[dict[str, Any]]:
+    return Call("POST", _path("run", quote(run_id), "retry"), _json)
 
 
 def fail_run(run_id: str, reason: str) -> Call[dict[str, Any]]:

@@ -122,6 +122,14 @@ class AsyncClient:
         """Completes an active run with an optional result."""
         return await self.send(calls.complete_run(run_id, result))
 
+    async def begin_run(self, run_id: str) -> dict[str, Any]:
+        """Starts a run created with ``start=False`` (``POST /run/{id}/start``); returns the run."""
+        return await self.send(calls.begin_run(run_id))
+
+    async def retry_run(self, run_id: str) -> dict[str, Any]:
+        """Tries a failed or cancelled run again from its last good step (reviewer tokens only); returns the run."""
+        return await self.send(calls.retry_run(run_id))
+
     async def fail_run(self, run_id: str, reason: str) -> dict[str, Any]:
         """Fails a live run; its pending gates are withdrawn."""
         return await self.send(calls.fail_run(run_id, reason))
