@@ -3059,7 +3059,8 @@ export interface components {
         };
         /**
          * @description Where a run is in its life. `Completed`, `Failed` and `Cancelled` are
-         *     terminal: nothing leaves them.
+         *     terminal: nothing an agent sends leaves them, and `Completed` is final; a
+         *     failed or cancelled run comes back only through a reviewer's retry.
          * @enum {string}
          */
         RunStatus: "created" | "active" | "awaiting_human" | "paused" | "completed" | "failed" | "cancelled";
@@ -3127,6 +3128,7 @@ export interface components {
              * @description When it last changed.
              */
             updated_at: string;
+            imported?: null | components["schemas"]["Imported"];
         };
         /** @description A scored gate and what the score means. */
         ScoreReply: {

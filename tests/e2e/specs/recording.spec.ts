@@ -97,7 +97,9 @@ test("a reviewer exports a run from the Runs view and imports the file into anot
     await other.keyboard.press("2");
     await other.getByTestId("recording-file").setInputFiles(file);
     await expect(other.getByTestId("runs-notice")).toContainText("Imported 1 run, 1 gate and");
-    await expect(other.locator(`[data-testid="run-row"][data-run-id="${runId}"]`)).toBeVisible();
+    const importedRow = other.locator(`[data-testid="run-row"][data-run-id="${runId}"]`);
+    await expect(importedRow).toBeVisible();
+    await expect(importedRow.getByTestId("run-row-imported")).toHaveText("Imported");
     await expect(other.getByTestId("run-imported")).toContainText("Imported");
 
     // The same file again: already imported, with the run to show; the notice goes when dismissed.

@@ -11,6 +11,7 @@ use axum::extract::State;
 use axum::Json;
 use chrono::{DateTime, Utc};
 use gatehouse_engine::plan::ProgressState;
+use gatehouse_engine::recording::Imported;
 use gatehouse_engine::{GateFilter, RunFilter, RunId, RunStatus, TokenRole};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -47,6 +48,9 @@ pub struct RunSummary {
     pub created_at: DateTime<Utc>,
     /// When it last changed.
     pub updated_at: DateTime<Utc>,
+    /// When and by whom it was imported from a recording: history, not work.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub imported: Option<Imported>,
 }
 
 /// A run listing, newest first.
@@ -151,6 +155,7 @@ async fn summaries(state: &AppState, caller: &Caller, filter: RunFilter) -> ApiR
                     session_id: run.session_id,
                     created_at: run.created_at,
                     updated_at: run.updated_at,
+                    imported: run.imported,
                 });
             }
             Ok(out)
