@@ -147,10 +147,8 @@ impl Orchestrator {
     pub async fn resume_all(self: &Arc<Self>) -> Result<Vec<RunId>, EngineError> {
         let engine = self.engine.clone();
         let runs = tokio::task::spawn_blocking(move || {
-            let live = [RunStatus::Created, RunStatus::Active, RunStatus::AwaitingHuman, RunStatus::Paused];
-            engine
-                .store()
-                .read(|r| r.runs_of_agent(&RunFilter { statuses: live.to_vec(), ..RunFilter::default() }, AGENT))
+            let live = RunFilter { statuses: RunStatus::LIVE.to_vec(), ..RunFilter::default() };
+            engine.store().read(|r| r.runs_of_agent(&live, AGENT))
         })
         .await
         .map_err(|e| EngineError::Storage(format!("listing runs failed: {e}")))??;
