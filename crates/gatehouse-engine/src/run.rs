@@ -1,7 +1,8 @@
 //! Runs and turns. A run is the one concept behind a collaboration session,
 //! a LangGraph thread, a blocker's task and an orchestrated model run; its
 //! status machine covers all of their states and refuses every other move.
-//! Over 600 lines only with its tests: the code above them is about 500.
+//! Over 600 lines only with its tests: the code above them is about 500, the
+//! run, its status machine and its turn, which read best together.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
