@@ -18,8 +18,12 @@ test("the header stays on one line at 1440×900 with busy counts and a decided n
   await expect(page.getByTestId("blocked-agents")).toHaveText("12 agents blocked waiting · 12 async · 12 advisory");
 
   // Decide one: the header says so, naming the gate.
+  // Each key waits for what the one before it opened, so a slow machine cannot drop one.
   await page.keyboard.press("Enter");
+  const modal = page.getByTestId("resolution-modal");
+  await expect(modal.getByTestId("gate-text")).toContainText("Deploy service");
   await page.keyboard.press("Alt+a");
+  await expect(modal.getByTestId("armed-decision")).toContainText("Approve");
   await page.keyboard.press("Control+Enter");
   await expect(page.getByTestId("notice")).toContainText("Deploy service");
 
