@@ -3,6 +3,14 @@
 // reviewer decides, the graph resumes with `Command({ resume: { [id]: value } })`,
 // always by interrupt id, so several pending interrupts are never mixed up.
 //
+// langchain's `humanInTheLoopMiddleware` batches an agent's tool calls into
+// one `HITLRequest` (`actionRequests`, `reviewConfigs`): that is one approval
+// gate proposing every call as an action (`action-1`, `action-2`... in
+// order), each decided on its own, resumed with `{ decisions: [...] }`.
+// A decision that cannot resume the graph (say, a whole-gate edit of a
+// batch) is not a crash: the interrupt is asked again, saying why, under the
+// next attempt's key, up to `maxAttempts` gates.
+//
 // Restarts ask nothing twice: with a checkpointer that outlives the process,
 // the gate of an interrupt is opened under the key
 // `lg:<thread id>:<interrupt id>:1` on the run of the session
@@ -16,7 +24,7 @@ import type { HumanInterrupt, HumanResponse } from "@langchain/langgraph/prebuil
 
 import type { Client, GateOptions, WaitOptions } from "./client.js";
 import { Cancelled, Conflict, Expired, GatehouseError } from "./errors.js";
-import type { Gate, GateKind, Json } from "./types.js";
+import type { ActionDecision, DecisionAction, Gate, GateKind, Json } from "./types.js";
 
 /** What a pending interrupt looks like in a state snapshot. */
 export interface PendingInterrupt {
@@ -49,6 +57,9 @@ export interface Mapping {
   options: GateOptions;
   resume(gate: Gate): unknown;
 }
+
+/** The reviewer's answer cannot resume the graph; the message says why, for the next gate. */
+export class AnswerInvalid extends GatehouseError {}
 
 /** The gate key for an interrupt: the same in every process that resumes the thread. */
 export function idempotencyKey(threadId: string, interruptId: string, attempt = 1): string {
@@ -96,9 +107,121 @@ function humanInterrupt(value: HumanInterrupt, asList: boolean): Mapping {
   };
 }
 
-/** The gate for one interrupt, by the shape of its value. */
-export function mappingFor(interrupt: PendingInterrupt): Mapping {
+/** One tool call of langchain's `HITLRequest`, and the review config for its tool. */
+export interface ActionRequest {
+  name: string;
+  args: Record<string, unknown>;
+  description?: string;
+}
+export interface ReviewConfig {
+  actionName: string;
+  allowedDecisions: Array<"approve" | "edit" | "reject">;
+}
+/** What langchain's `humanInTheLoopMiddleware` interrupts with: the agent's tool calls, batched. */
+export interface HitlRequest {
+  actionRequests: ActionRequest[];
+  reviewConfigs: ReviewConfig[];
+}
+/** langchain's decision on one tool call, as `humanInTheLoopMiddleware` resumes with it. */
+export type ToolDecision =
+  | { type: "approve" }
+  | { type: "edit"; editedAction: { name: string; args: Record<string, unknown> } }
+  | { type: "reject"; message?: string };
+
+export function isHitlRequest(value: unknown): value is HitlRequest {
+  const v = value as Partial<HitlRequest> | null;
+  return typeof v === "object" && v !== null && Array.isArray(v.actionRequests) && Array.isArray(v.reviewConfigs);
+}
+
+/** The allowed decisions of each requested call: its own config (by position when one per call, else by tool name). */
+function reviewedActions(value: HitlRequest): Array<[ActionRequest, string[]]> {
+  const { actionRequests: requests, reviewConfigs: configs } = value;
+  return requests.map((request, i) => {
+    const config = configs.length === requests.length ? configs[i] : configs.find((c) => c.actionName === request.name);
+    const allowed = config?.allowedDecisions?.length ? config.allowedDecisions : ["approve", "edit", "reject"];
+    return [request, [...allowed]];
+  });
+}
+
+/** langchain's batched `HITLRequest`: one approval gate proposing every call, each decided on its own. */
+function hitlRequest(value: HitlRequest): Mapping {
+  const actions = reviewedActions(value);
+  if (actions.length === 0) throw new GatehouseError("HITLRequest with no actionRequests");
+  const names = actions.map(([request]) => String(request.name ?? "action"));
+  const count = `${actions.length} tool call${actions.length > 1 ? "s" : ""}`;
+  return {
+    kind: "approval",
+    text: `**${count} to review:** ${names.map((n) => `\`${n}\``).join(", ")}`,
+    options: {
+      spec: { action: names.join(", ") },
+      requires_human: true,
+      allowed_actions: ["approve", "edit", "reject"],
+      actions: actions.map(([request, allowed], i) => ({
+        id: `action-${i + 1}`,
+        name: names[i] as string,
+        args: (request.args ?? {}) as Json,
+        description: request.description ?? null,
+        allowed_actions: allowed as DecisionAction[],
+      })),
+    },
+    resume(gate) {
+      const d = decided(gate);
+      const byId = new Map((d.actions ?? []).map((a) => [a.id, a]));
+      const decisions = actions.map(([request], i): ToolDecision => {
+        const one = byId.get(`action-${i + 1}`);
+        // A server that kept no per-action decisions decided the gate as a whole.
+        return one ? toolDecision(request, one) : wholeDecision(d.action, d.text);
+      });
+      return { decisions };
+    },
+  };
+}
+
+function toolDecision(request: ActionRequest, one: ActionDecision): ToolDecision {
+  switch (one.action) {
+    case "approve":
+      return { type: "approve" };
+    case "edit":
+      return {
+        type: "edit",
+        editedAction: { name: one.name ?? request.name, args: (one.args ?? request.args ?? {}) as Record<string, unknown> },
+      };
+    case "reject":
+      return one.text ? { type: "reject", message: one.text } : { type: "reject" };
+    default:
+      throw new AnswerInvalid(`\`${one.action}\` is not a decision langchain takes on \`${request.name}\`: approve, edit or reject it`);
+  }
+}
+
+function wholeDecision(action: DecisionAction, text: string | null | undefined): ToolDecision {
+  if (action === "approve") return { type: "approve" };
+  if (action === "reject") return text ? { type: "reject", message: text } : { type: "reject" };
+  throw new AnswerInvalid(`\`${action}\` does not decide the tool calls; decide each, or approve or reject them all`);
+}
+
+/** The gate asking again after `gate`'s answer could not resume the graph. */
+export function retryMapping(mapping: Mapping, gate: Gate, problem: string): Mapping {
+  const payload = gate.decision?.payload;
+  const keep = payload !== undefined && payload !== null && typeof payload === typeof mapping.options.payload;
+  return {
+    ...mapping,
+    text: `**Your previous answer could not be used:** ${problem}\n\n---\n\n${mapping.text}`,
+    // Keep the reviewer's own attempt to fix, where it has the right shape.
+    options: keep ? { ...mapping.options, payload } : mapping.options,
+  };
+}
+
+/** A mapping of the caller's own for the interrupts it knows; `undefined` leaves the interrupt to the built-in shapes. */
+export type Mapper = (interrupt: PendingInterrupt) => Mapping | undefined;
+
+/** The gate for one interrupt: the first of `mappers` that knows it, else by the shape of its value. */
+export function mappingFor(interrupt: PendingInterrupt, mappers: readonly Mapper[] = []): Mapping {
+  for (const mapper of mappers) {
+    const mapping = mapper(interrupt);
+    if (mapping !== undefined) return mapping;
+  }
   const value = interrupt.value;
+  if (isHitlRequest(value)) return hitlRequest(value);
   if (isHumanInterrupt(value)) return humanInterrupt(value, false);
   if (Array.isArray(value) && value.length === 1 && isHumanInterrupt(value[0])) return humanInterrupt(value[0], true);
   const record = typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
@@ -140,6 +263,10 @@ export interface HumanOptions extends WaitOptions {
   title?: string;
   /** Complete the thread's own run with the final state when the graph finishes (default true). */
   completeRun?: boolean;
+  /** How many gates one interrupt may take when answers cannot resume the graph (default 5). */
+  maxAttempts?: number;
+  /** Mappings for the caller's own interrupt shapes, tried before the built-in ones; a `resume` may throw `AnswerInvalid` to ask again. */
+  mappers?: readonly Mapper[];
 }
 
 /** Drives compiled graphs, answering their interrupts through Gatehouse. */
@@ -174,17 +301,7 @@ export class GatehouseHuman {
       await Promise.all(
         interrupts.map(async (interrupt) => {
           const id = interrupt.id as string;
-          const mapping = mappingFor(interrupt);
-          // One request per interrupt: opened and held for the decision, long-polled only if still pending.
-          const gate = await this.client.openAndWait(
-            runId as string,
-            mapping.kind,
-            mapping.text,
-            { ...mapping.options, idempotencyKey: idempotencyKey(thread, id) },
-            this.#wait(),
-          );
-          this.gates.push(gate);
-          answers[id] = mapping.resume(gate);
+          answers[id] = await this.#answer(runId as string, thread, id, mappingFor(interrupt, this.options.mappers));
         }),
       );
       await graph.invoke(new Command({ resume: answers }), config);
@@ -197,6 +314,32 @@ export class GatehouseHuman {
       this.#runs.delete(thread);
     }
     return snapshot.values;
+  }
+
+  /** The interrupt's resume value: asked in one request per gate, and asked again while an answer cannot be used. */
+  async #answer(runId: string, thread: string, id: string, first: Mapping): Promise<unknown> {
+    const most = this.options.maxAttempts ?? 5;
+    let mapping = first;
+    for (let attempt = 1; ; attempt++) {
+      // Opened and held for the decision, long-polled only if still pending.
+      const gate = await this.client.openAndWait(
+        runId,
+        mapping.kind,
+        mapping.text,
+        { ...mapping.options, idempotencyKey: idempotencyKey(thread, id, attempt) },
+        this.#wait(),
+      );
+      this.gates.push(gate);
+      try {
+        return mapping.resume(gate);
+      } catch (e) {
+        if (!(e instanceof AnswerInvalid)) throw e;
+        if (attempt >= most) {
+          throw new GatehouseError(`interrupt ${id}: no usable answer after ${attempt} gates; last: ${e.message}`, { cause: e });
+        }
+        mapping = retryMapping(first, gate, e.message);
+      }
+    }
   }
 
   /** The thread's run: pinned, known, found by its session, or started. */

@@ -7,6 +7,7 @@ import type { components } from "./schema.js";
 type Schemas = components["schemas"];
 
 export type ActionChoice = Schemas["ActionChoice"];
+export type ActionDecision = Schemas["ActionDecision"];
 export type ApiErrorBody = Schemas["ApiErrorBody"];
 export type ApiErrorCode = Schemas["ApiErrorCode"];
 export type BlockingMode = Schemas["BlockingMode"];

@@ -44,7 +44,6 @@ export async function fixture(agentName = "ts-agent"): Promise<Fixture> {
   };
 }
 
-/** The first pending gate that `match` accepts, polled for up to 20 s (a scripted reviewer's queue). */
 /** The live run of a session, waiting (up to 20 s) for it to start. */
 export async function sessionRun(reviewer: Client, sessionId: string): Promise<string> {
   const deadline = Date.now() + 20_000;
@@ -56,6 +55,7 @@ export async function sessionRun(reviewer: Client, sessionId: string): Promise<s
   throw new Error(`no run for session ${sessionId} within 20 s`);
 }
 
+/** The first pending gate that `match` accepts, polled for up to 20 s (a scripted reviewer's queue). */
 export async function pendingGate(reviewer: Client, match: (gate: Gate) => boolean = () => true): Promise<Gate> {
   const deadline = Date.now() + 20_000;
   const seen = new Map<string, Gate>();
