@@ -42,6 +42,7 @@ pub mod retry;
 pub mod scripted;
 pub mod secret;
 mod similar;
+pub mod text_tools;
 pub mod validate;
 
 pub use anthropic::AnthropicProvider;
