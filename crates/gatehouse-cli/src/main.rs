@@ -23,6 +23,7 @@ mod runs;
 mod serve;
 mod signin_link;
 mod table;
+mod team_import;
 mod tokens;
 
 use std::io::ErrorKind;
@@ -101,6 +102,11 @@ enum Command {
         /// The reviewer the link signs in as. [default: $USER]
         #[arg(long, value_name = "NAME")]
         name: Option<String>,
+    },
+    /// Teams of agents: bring one over from LangChain, AutoGen or CrewAI.
+    Team {
+        #[command(subcommand)]
+        command: team_import::TeamCommand,
     },
     /// Create, list and revoke API tokens (on the database directly).
     Token {
@@ -228,6 +234,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
     let api = |client: &client::ClientArgs| client::Api::connect(client, &db);
     match cli.command {
         Command::Replay { file } => commands::replay(&file)?,
+        Command::Team { command } => team_import::run(&command)?,
         Command::Openapi => {
             let document = serde_json::to_string_pretty(&gatehouse_server::openapi())
                 .context("cannot serialise the OpenAPI document")?;

@@ -26,6 +26,7 @@
 mod collab;
 mod driver;
 mod flow;
+pub mod import;
 pub mod information;
 pub mod pattern;
 pub mod spec;

@@ -352,3 +352,31 @@ fn openapi_prints_the_document_the_server_serves_without_touching_a_database() {
     assert!(printed["paths"]["/api/hitl/runs/{run_id}/gates"]["post"].is_object());
     assert!(!s.path("g.db").exists(), "printing the document opened a database");
 }
+
+#[test]
+fn team_import_prints_a_crews_team_and_pattern_and_names_what_it_cannot_read() {
+    let s = Scratch::new();
+    let crew = s.path("crew.yaml");
+    std::fs::write(
+        &crew,
+        "agents:\n  researcher: {role: Researcher, goal: Find facts, llm: openai/gpt-4o, tools: [SerperDevTool]}\n  \
+         writer: {role: Writer}\ntasks:\n  research: {description: Dig, agent: researcher}\n  \
+         write: {description: Write, agent: writer, human_input: true}\n",
+    )
+    .expect("write the crew");
+    let out = s.run("never-created.db", &["team", "import", "--from", "crewai", crew.to_str().expect("utf-8 path")]);
+    assert_success(&out);
+    let body: Value = serde_json::from_str(&stdout(&out)).expect("JSON on stdout");
+    let names: Vec<&str> = body["team"].as_array().expect("team").iter().filter_map(|a| a["name"].as_str()).collect();
+    assert_eq!(names, ["researcher", "writer"]);
+    assert_eq!(body["team"][0]["provider"], "openai");
+    assert_eq!(body["team"][1]["provider"], "scripted", "the default provider");
+    assert_eq!(body["pattern"]["workflow"][1]["next_on_reject"], "write", "a human_input task is a review step");
+    assert!(stderr(&out).contains("note: agents.researcher.tools (SerperDevTool)"), "{}", stderr(&out));
+    assert!(!s.path("never-created.db").exists(), "an import touches no database");
+
+    std::fs::write(&crew, "agents: {a: {role: r}}\ntasks: {t: {agent: b}}\n").expect("write the crew");
+    let out = s.run("never-created.db", &["team", "import", "--from", "crewai", crew.to_str().expect("utf-8 path")]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(stderr(&out).contains("`tasks.t.agent` no agent `b` in the crew; it has a"), "{}", stderr(&out));
+}
