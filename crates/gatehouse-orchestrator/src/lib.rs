@@ -24,6 +24,7 @@
 //! ```
 
 mod collab;
+pub mod consensus;
 mod driver;
 mod flow;
 pub mod import;
