@@ -32,6 +32,7 @@ pub mod information;
 pub mod pattern;
 pub mod spec;
 pub mod welcome;
+pub mod workspace;
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};
