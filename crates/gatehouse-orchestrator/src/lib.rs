@@ -29,6 +29,7 @@ mod driver;
 mod flow;
 pub mod import;
 pub mod information;
+pub mod mcp_tools;
 pub mod pattern;
 pub mod spec;
 pub mod welcome;

@@ -7,6 +7,7 @@
 mod common;
 
 mod cli;
+mod mcp_client_tools;
 mod mcp_stdio;
 mod private_files;
 mod serve_and_ask;
