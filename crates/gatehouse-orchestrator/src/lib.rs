@@ -24,6 +24,7 @@
 //! ```
 
 mod collab;
+pub mod command_tools;
 pub mod consensus;
 mod driver;
 mod flow;
@@ -32,6 +33,7 @@ pub mod information;
 pub mod mcp_tools;
 pub mod pattern;
 pub mod spec;
+pub mod web_search;
 pub mod welcome;
 pub mod workspace;
 
