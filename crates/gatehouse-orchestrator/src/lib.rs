@@ -33,6 +33,7 @@ pub mod information;
 pub mod mcp_tools;
 pub mod pattern;
 pub mod spec;
+pub mod toolbox;
 pub mod web_search;
 pub mod welcome;
 pub mod workspace;
