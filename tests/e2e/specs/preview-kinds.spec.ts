@@ -6,6 +6,7 @@
 // reasons, a response review's audited text beside what the audit found.
 
 import AxeBuilder from "@axe-core/playwright";
+import type { Json } from "../support/gatehouse.mjs";
 import { expect, signIn, test } from "../support/fixtures";
 
 test("each kind of gate reads in the preview as its kind, with j stepping through them", async ({ page, gatehouse }) => {
@@ -13,7 +14,7 @@ test("each kind of gate reads in the preview as its kind, with j stepping throug
   const agent = gatehouse.agent(await gatehouse.token("agent", "planner"));
   const runId = await agent.startRun("Launch");
   // Opened oldest first, all async and normal: the panel lists them in this order.
-  const gates = [
+  const gates: Record<string, Json>[] = [
     { kind: "approval", action: "deploy", text: "Deploy?", payload: { service: "web", replicas: 3 } },
     {
       kind: "question",
