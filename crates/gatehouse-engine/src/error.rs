@@ -90,6 +90,15 @@ pub enum EngineError {
         /// What was attempted (gates, turns...).
         what: &'static str,
     },
+    /// The run came in with a recording: it is history, and nothing here
+    /// changes it (its status stays as recorded).
+    #[error("run {run_id} was imported from a recording: it is history and accepts no {what}")]
+    RunImported {
+        /// The run.
+        run_id: RunId,
+        /// What was attempted (gates, turns, status changes...).
+        what: &'static str,
+    },
     /// The handoff protocol wants a human before another agent turn.
     #[error("run {run_id} has had {turns} agent turns in a row; a human turn or a decided gate is required first")]
     HandoffRequired {
@@ -210,6 +219,7 @@ impl EngineError {
             | Self::RunTransition(_)
             | Self::GateTransition(_)
             | Self::RunEnded { .. }
+            | Self::RunImported { .. }
             | Self::HandoffRequired { .. }
             | Self::RunPaused { .. } => ErrorCode::Conflict,
             Self::ActionNotAllowed { .. }

@@ -30,15 +30,26 @@ test("the reviewer's own edits are a red/green diff against the proposal, apart 
   const diff = editor.getByTestId("payload-own-diff");
   await expect(diff).toBeVisible();
   // Red: what the edit removed from the proposal; green: what it added. Nothing about the example.
-  await expect(diff.getByTestId("payload-diff-proposed").locator("del")).toHaveText(["1024"]);
-  await expect(diff.getByTestId("payload-diff-edited").locator("ins")).toHaveText(["640"]);
+  const merge = diff.getByTestId("payload-own-diff-merge");
+  await expect(merge.locator(".cm-merge-a .cm-changedText")).toHaveText(["1024"]);
+  await expect(merge.locator(".cm-merge-b .cm-changedText")).toHaveText(["640"]);
   await expect(diff).not.toContainText("dog.png");
-  const colours = await diff.evaluate((el) => ({
-    removed: getComputedStyle(el.querySelector("del")!).backgroundColor,
-    added: getComputedStyle(el.querySelector("ins")!).backgroundColor,
+  const colours = await merge.evaluate((el) => ({
+    removed: getComputedStyle(el.querySelector(".cm-merge-a .cm-changedText")!).backgroundColor,
+    added: getComputedStyle(el.querySelector(".cm-merge-b .cm-changedText")!).backgroundColor,
   }));
   expect(colours.removed).not.toBe(colours.added);
   expect(colours.removed).not.toBe("rgba(0, 0, 0, 0)");
+  // The same toggle as a decided gate's: inline shows the removed line above the edited one.
+  await diff.getByTestId("diff-layout-inline").click();
+  await expect(merge.locator(".cm-deletedChunk")).toContainText("1024");
+  await expect(merge.locator(".cm-content")).toContainText("640");
+  // Editing on: the diff follows.
+  await editor.getByTestId("payload-input").click();
+  await page.keyboard.press("Control+a");
+  await page.keyboard.insertText(JSON.stringify({ tool: "resize", args: { input_image: "cat.png", width: 320 } }, null, 2));
+  await expect(merge.locator(".cm-content")).toContainText("320");
+  await expect(merge.locator(".cm-content")).not.toContainText("640");
 
   await editor.getByTestId("payload-reset").click();
   await expect(editor.getByTestId("payload-own-diff")).toHaveCount(0);

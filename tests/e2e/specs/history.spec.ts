@@ -2,7 +2,15 @@
 // received, its difference from the proposal in red and green, who decided,
 // when, why, and how long the agent waited.
 
+import AxeBuilder from "@axe-core/playwright";
+import type { Page } from "@playwright/test";
 import { expect, signIn, test } from "../support/fixtures";
+
+/** The serious or critical axe rules broken on the page as it is now. */
+async function axeProblems(page: Page): Promise<string[]> {
+  const { violations } = await new AxeBuilder({ page }).analyze();
+  return violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => v.id);
+}
 
 test("a past gate approved with edits shows the payload the agent received and its diff, read-only", async ({ page, gatehouse }) => {
   const agent = gatehouse.agent(await gatehouse.token("agent", "deployer"));
@@ -40,10 +48,34 @@ test("a past gate approved with edits shows the payload the agent received and i
   const received = record.getByTestId("decision-final-payload");
   await expect(received).toContainText('"orders_2018"');
   await expect(received).not.toContainText("orders_2019");
+  // Side by side first: the proposal on the left, red where it lost; what was received on the right, green where it gained.
   const diff = record.getByTestId("decision-payload-diff");
-  await expect(diff.locator("del")).toContainText(["orders_2019"]);
-  await expect(diff.locator("ins")).toContainText(["orders_2018"]);
-  await expect(diff.locator("del").filter({ hasText: "true" })).toHaveCount(1);
+  const merge = diff.getByTestId("decision-payload-diff-merge");
+  await expect(diff).toHaveAttribute("data-layout", "split");
+  await expect(merge.locator(".cm-merge-a .cm-changedLine")).toContainText(["orders_2019", "true"]);
+  await expect(merge.locator(".cm-merge-b .cm-changedLine")).toContainText(["orders_2018", "false"]);
+  await expect(merge.locator(".cm-merge-a .cm-changedText").last()).toHaveText("true");
+  await expect(merge.locator(".cm-merge-b .cm-changedText").last()).toHaveText("false");
+  const colours = await merge.evaluate((el) => ({
+    removed: getComputedStyle(el.querySelector(".cm-merge-a .cm-changedText")!).backgroundColor,
+    added: getComputedStyle(el.querySelector(".cm-merge-b .cm-changedText")!).backgroundColor,
+  }));
+  expect(colours.removed).not.toBe(colours.added);
+  expect(colours.removed).not.toBe("rgba(0, 0, 0, 0)");
+  // Inline: one text, the removed lines shown above what replaced them; the choice is remembered.
+  await diff.getByTestId("diff-layout-inline").click();
+  await expect(diff).toHaveAttribute("data-layout", "inline");
+  await expect(merge.locator(".cm-deletedChunk")).toContainText("orders_2019");
+  await expect(merge.locator(".cm-changedText").first()).toBeVisible();
+  await expect(merge.locator(".cm-content")).toContainText("orders_2018");
+  expect(await page.evaluate(() => localStorage.getItem("gatehouse.diff-layout"))).toBe("inline");
+  expect(await axeProblems(page), "axe on the inline diff").toEqual([]);
+  await diff.getByTestId("diff-layout-split").click();
+  await expect(merge.locator(".cm-merge-a")).toBeVisible();
+  expect(await axeProblems(page), "axe on the side-by-side diff").toEqual([]);
+  await diff.getByTestId("diff-layout-inline").click();
+  await expect(merge.locator('[contenteditable="true"]')).toHaveCount(0);
+  await expect(merge.locator(".cm-chunkButtons, button")).toHaveCount(0);
   // Nothing to edit or decide on a decided gate.
   await expect(modal.getByTestId("payload-input")).toHaveCount(0);
   await expect(modal.getByRole("button", { name: /Reset/ })).toHaveCount(0);

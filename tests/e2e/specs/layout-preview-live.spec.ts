@@ -1,11 +1,11 @@
 // The preview follows the server: when the selected gate changes (another
 // reviewer's vote, a new turn in its run) the pane shows the new content
-// without a key pressed; when someone else decides it, the pane moves on to
-// a gate still waiting.
+// without a key pressed; when someone else decides it, the pane stays on it
+// and says so, and j moves on to a gate still waiting.
 
 import { expect, signIn, test } from "../support/fixtures";
 
-test("the preview shows another reviewer's vote and the run's new turn live, and drops a gate decided elsewhere", async ({
+test("the preview shows another reviewer's vote and the run's new turn live, and holds a gate decided elsewhere until j", async ({
   page,
   gatehouse,
 }) => {
@@ -35,8 +35,10 @@ test("the preview shows another reviewer's vote and the run's new turn live, and
   await gatehouse.call(agentToken, "POST", `/runs/${runId}/turns?wait=0`, { role: "agent", content: "Canary at 5%, error rate flat." });
   await expect(pane.getByTestId("gate-context")).toContainText("Canary at 5%, error rate flat.");
 
-  // Carol's approval meets the quorum: the gate is decided, and the pane moves on to what still waits.
+  // Carol's approval meets the quorum: the pane stays on the gate and says so; j moves on to what still waits.
   await gatehouse.call(await gatehouse.token("reviewer", "carol"), "POST", `/gates/${gate.id}/resolve`, { action: "approve" });
+  await expect(pane.getByTestId("preview-decided-by")).toHaveText("Approved by carol.");
+  await page.keyboard.press("j");
   await expect(pane.getByTestId("preview-text")).toHaveText("Rotate the logs?");
   await expect(pane.getByTestId("quorum-tally")).toHaveCount(0);
 });

@@ -46,6 +46,16 @@ test("malformed gates of every kind open, say what is wrong, and can still be tu
   expect(accepted.map((a) => a.name)).toContain("a plan whose tasks lack task ids");
 
   await signIn(page, gatehouse, await gatehouse.token("reviewer", "alice"));
+  // The preview reads each one first: its kind's view, or the raw data with a warning.
+  const pane = page.getByTestId("gate-preview-pane");
+  for (const gate of accepted) {
+    await test.step(`preview: ${gate.name}`, async () => {
+      await expect(pane.getByTestId("preview-text")).toContainText(`Malformed: ${gate.name}`);
+      if (gate.warns) await expect(pane.getByTestId("malformed-raw")).toBeVisible();
+      else await expect(pane.getByTestId("preview-kind")).toBeVisible();
+      await page.keyboard.press("j");
+    });
+  }
   const modal = page.getByTestId("resolution-modal");
   for (const gate of accepted) {
     await test.step(gate.name, async () => {

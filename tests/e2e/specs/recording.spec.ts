@@ -56,10 +56,25 @@ test("a run exported from one server and imported into another comes in as histo
     expect(old.gate.status).toBe("resolved");
     expect(old.gate.decision).toMatchObject({ decided_by: "alice", text: "Yes, all of it." });
 
-    // The Runs view marks the run as imported.
+    // The run keeps its recorded status, but never as live work: no live list holds it.
+    const { run: stored } = await second.call<{ run: { status: string } }>(second.adminToken, "GET", `/run/${runId}/state`);
+    expect(stored.status).toBe("awaiting_human");
+    const live = await second.call<{ runs: unknown[] }>(second.adminToken, "GET", "/runs/active");
+    expect(live.runs).toHaveLength(0);
+    const refused = await second.call<{ code: string; message: string }>(second.adminToken, "POST", `/run/${runId}/pause`, {}, [409]);
+    expect(refused.message).toContain("imported from a recording");
+
+    // The Runs view shows it as history: "Imported", not awaiting a reviewer, with no control to resume or steer it.
     await page.keyboard.press("2");
-    await page.locator(`[data-testid="run-row"][data-run-id="${runId}"]`).click();
+    const row = page.locator(`[data-testid="run-row"][data-run-id="${runId}"]`);
+    await row.click();
+    await expect(row.getByTestId("run-status")).toHaveText("Imported");
+    await expect(row.getByTestId("run-row-imported")).toHaveText("recorded as awaiting a reviewer");
     await expect(page.getByTestId("run-imported")).toContainText("Imported");
+    await expect(page.getByTestId("run-history-note")).toContainText("cannot be paused, resumed, retried or steered");
+    for (const control of ["run-pause", "run-resume", "run-step", "run-cancel"]) await expect(page.getByTestId(control)).toBeDisabled();
+    await page.keyboard.press("p");
+    await expect(page.getByTestId("runs-notice")).toHaveCount(0);
   } finally {
     await second.stop();
   }
@@ -99,7 +114,8 @@ test("a reviewer exports a run from the Runs view and imports the file into anot
     await expect(other.getByTestId("runs-notice")).toContainText("Imported 1 run, 1 gate and");
     const importedRow = other.locator(`[data-testid="run-row"][data-run-id="${runId}"]`);
     await expect(importedRow).toBeVisible();
-    await expect(importedRow.getByTestId("run-row-imported")).toHaveText("Imported");
+    await expect(importedRow.getByTestId("run-status")).toHaveText("Imported");
+    await expect(importedRow.getByTestId("run-row-imported")).toHaveText("recorded as awaiting a reviewer");
     await expect(other.getByTestId("run-imported")).toContainText("Imported");
 
     // The same file again: already imported, with the run to show; the notice goes when dismissed.

@@ -201,7 +201,10 @@ fn expire_runs(tx: &mut dyn WriteTx, runs: &[RunId], now: DateTime<Utc>) -> Resu
     let mut ended = Vec::new();
     for id in runs {
         let Some(mut run) = tx.run(id)? else { continue };
-        let Some(at) = run.expires_at.filter(|at| *at <= now && !run.status.is_terminal()) else { continue };
+        let Some(at) = run.expires_at.filter(|at| *at <= now && !run.status.is_terminal() && run.imported.is_none())
+        else {
+            continue;
+        };
         let reason = format!("the run expired at {}", at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
         for mut gate in tx.gates(&GateFilter { run_id: Some(run.id.clone()), ..GateFilter::pending() })? {
             if skip_if_closed(close_pending(tx, &mut gate, Closing::Expired(reason.clone()), now))? {

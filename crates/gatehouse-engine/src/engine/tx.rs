@@ -40,14 +40,24 @@ pub(crate) fn load_run(tx: &dyn WriteTx, id: &RunId) -> Result<Run> {
 }
 
 pub(crate) fn ensure_live(run: &Run, what: &'static str) -> Result<()> {
+    ensure_not_imported(run, what)?;
     if run.status.is_terminal() {
         return Err(EngineError::RunEnded { run_id: run.id.clone(), status: run.status, what });
     }
     Ok(())
 }
 
+/// Refuses any change to an imported run: it is history from another
+/// database, whatever status it was recorded with.
+pub(crate) fn ensure_not_imported(run: &Run, what: &'static str) -> Result<()> {
+    match run.imported {
+        Some(_) => Err(EngineError::RunImported { run_id: run.id.clone(), what }),
+        None => Ok(()),
+    }
+}
+
 /// Moves `run` through `t`, saves it, logs it, and when the run ends
-/// withdraws its pending gates.
+/// withdraws its pending gates. An imported run is refused.
 pub(crate) fn set_status(
     tx: &mut dyn WriteTx,
     run: &mut Run,
@@ -56,6 +66,7 @@ pub(crate) fn set_status(
     reason: Option<String>,
     now: DateTime<Utc>,
 ) -> Result<()> {
+    ensure_not_imported(run, "status changes")?;
     let from = run.status;
     run.status = from.apply(t)?;
     run.updated_at = now;

@@ -10,7 +10,7 @@ use gatehouse_engine::event::EventKind;
 use gatehouse_engine::plan::{PlanOperation, TaskPriority};
 use gatehouse_engine::recording::{Recording, RecordingScope, Replay, IMPORTED_UNDECIDED};
 use gatehouse_engine::{
-    DecisionInput, EngineError, GateFilter, GateStatus, NewGate, NewRun, NewTurn, Role, RunId, RunStatus,
+    DecisionInput, EngineError, GateFilter, GateStatus, NewGate, NewRun, NewTurn, Role, RunFilter, RunId, RunStatus,
 };
 use proptest::prelude::*;
 use serde_json::json;
@@ -216,6 +216,46 @@ fn an_imported_run_is_history_marked_imported_and_its_pending_gates_never_block(
     assert_eq!((kept.status, kept.imported.as_ref()), (GateStatus::Resolved, Some(&mark)));
     assert_eq!(kept.decision.map(|d| d.decided_by), Some("alice".into()));
     assert!(target.engine.verify_audit().unwrap().is_intact(), "the marks and closings are in the log");
+}
+
+#[test]
+fn an_imported_run_keeps_its_recorded_status_but_is_never_live_here() {
+    let source = Fixture::new();
+    let waiting = source.run("deployer");
+    source.engine.open_gate(&waiting.id, NewGate::question("Go?"), "deployer").unwrap();
+    let working = source.run("planner");
+    source.engine.add_turn(&working.id, NewTurn::new(Role::Agent, "step 1"), "planner").unwrap();
+    let target = Fixture::new();
+    target.engine.import(source.engine.export(RecordingScope::All).unwrap(), "bob").unwrap();
+    let here = target.run("local");
+
+    // The status is the recorded one, but no live filter finds it.
+    assert_eq!(target.engine.run(&waiting.id).unwrap().status, RunStatus::AwaitingHuman);
+    let live = RunFilter { statuses: RunStatus::LIVE.to_vec(), ..RunFilter::default() };
+    let found: Vec<RunId> = target.engine.runs(&live).unwrap().into_iter().map(|r| r.id).collect();
+    assert_eq!(found, vec![here.id.clone()], "only the local run is live");
+    let awaiting = RunFilter { statuses: vec![RunStatus::AwaitingHuman], ..RunFilter::default() };
+    assert!(target.engine.runs(&awaiting).unwrap().is_empty());
+    assert_eq!(target.engine.runs(&RunFilter::default()).unwrap().len(), 3, "history is still listed");
+
+    // Nothing resumes, steers or adds to it.
+    for err in [
+        target.engine.pause_run(&waiting.id, "alice").unwrap_err(),
+        target.engine.cancel_run(&waiting.id, "alice", None).unwrap_err(),
+        target.engine.complete_run(&working.id, "planner", None).unwrap_err(),
+        target.engine.add_turn(&working.id, NewTurn::new(Role::Agent, "step 2"), "planner").unwrap_err(),
+        target.engine.open_gate(&working.id, NewGate::question("Again?"), "planner").unwrap_err(),
+    ] {
+        assert!(matches!(err, EngineError::RunImported { .. }), "{err:?}");
+        assert_eq!(err.code(), gatehouse_engine::error::ErrorCode::Conflict);
+    }
+
+    // The sweeps pass it over: an active imported run is not abandoned here.
+    target.clock.advance(chrono::Duration::days(3));
+    let swept = target.engine.sweep_abandoned_runs(chrono::Duration::hours(1), &[]).unwrap();
+    assert_eq!(swept, vec![here.id], "only the local run was abandoned");
+    assert_eq!(target.engine.run(&working.id).unwrap().status, RunStatus::Active);
+    assert!(target.engine.verify_audit().unwrap().is_intact());
 }
 
 #[test]

@@ -64,8 +64,19 @@ async fn a_recording_exported_from_one_server_and_imported_into_another_gives_th
     assert_eq!(here["turns"], there["turns"], "the same turns");
     assert_eq!(here["context"], there["context"], "the same context");
     assert_eq!(here["run"]["imported"]["by"], "root", "the run is marked imported: {here}");
+    assert_eq!(here["run"]["status"], there["run"]["status"], "the recorded status is kept: {here}");
     let (_, listed) = b.get("/runs/active?session_id=s1", &b.reviewer).await;
-    assert_eq!(listed["runs"][0]["pending_gates"], 0, "an imported gate is history, not a blocker");
+    assert_eq!(listed["runs"], json!([]), "an imported run is history, never among the live ones: {listed}");
+    let (_, waiting) = b.get("/runs?status=awaiting_human,active", &b.reviewer).await;
+    assert_eq!(waiting["runs"], json!([]), "nor under a live status: {waiting}");
+    let (_, all) = b.get("/runs", &b.reviewer).await;
+    assert_eq!(all["runs"][0]["imported"]["by"], "root", "it is listed as history: {all}");
+    assert_eq!(all["runs"][0]["pending_gates"], 0, "an imported gate is history, not a blocker");
+    for verb in ["pause", "retry"] {
+        let (status, body) = b.post(&format!("/run/{run}/{verb}"), &b.reviewer, json!({})).await;
+        assert_eq!((status, body["code"].as_str()), (409, Some("conflict")), "{verb}: {body}");
+        assert!(message(&body).contains("imported from a recording"), "{verb}: {body}");
+    }
     let (_, pending) = b.get("/gates", &b.reviewer).await;
     assert_eq!(pending["total"], 0, "{pending}");
 

@@ -55,7 +55,7 @@ function decorate(list: Highlight[], length: number): DecorationSet {
 
 // The editor in the design system's colours (app.css tokens), so it follows
 // the light and dark themes as the page does, with no reconfiguring.
-const designTheme = EditorView.theme({
+export const designTheme = EditorView.theme({
   "&": { color: "var(--text)", backgroundColor: "transparent" },
   ".cm-content": { caretColor: "var(--text)" },
   ".cm-cursor, .cm-dropCursor": { borderLeftColor: "var(--text)" },
@@ -66,7 +66,7 @@ const designTheme = EditorView.theme({
 });
 
 // JSON's colours, from the same tokens (readable on either theme's surface).
-const designHighlight = HighlightStyle.define([
+export const designHighlight = HighlightStyle.define([
   { tag: tags.propertyName, color: "var(--code-property)" },
   { tag: tags.string, color: "var(--code-string)" },
   { tag: [tags.number, tags.bool, tags.null], color: "var(--code-literal)" },

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { cancelled, event, gate, opened, resolved, runSummary } from "../test-fixtures";
-import { applyRunEvents, isTerminal, progressFraction, progressLabel, runControls } from "./runs-logic";
+import { applyRunEvents, isTerminal, progressFraction, progressLabel, runControls, runStatusWords } from "./runs-logic";
 
 describe("the runs list", () => {
   it("offers the controls the engine's transition table allows", () => {
@@ -13,6 +13,13 @@ describe("the runs list", () => {
       expect(isTerminal(s)).toBe(true);
       expect(runControls(s)).toEqual({ start: false, retry: s !== "completed", pause: false, resume: false, cancel: false, step: false, steer: false });
     }
+  });
+
+  it("offers no control over an imported run, and names it history whatever status it was recorded with", () => {
+    const none = { start: false, retry: false, pause: false, resume: false, cancel: false, step: false, steer: false };
+    for (const s of ["created", "active", "awaiting_human", "paused", "failed", "cancelled"] as const) expect(runControls(s, true)).toEqual(none);
+    expect(runStatusWords("awaiting_human", true)).toEqual({ label: "Imported", recorded: "recorded as awaiting a reviewer" });
+    expect(runStatusWords("awaiting_human", false)).toEqual({ label: "Awaiting a reviewer", recorded: null });
   });
 
   it("reads progress as done of all", () => {

@@ -5,6 +5,7 @@
 
 import type { EventType, LogEvent, ProgressState, RunStatus, RunSummary } from "../api/types";
 import { timeKey } from "../format";
+import { lowerWord, word } from "../words";
 
 /** Events that change a run's line or its timeline; the stream listens for these too. */
 export const RUN_EVENTS = [
@@ -42,9 +43,13 @@ export function isTerminal(status: RunStatus): boolean {
 /**
  * The reviewer's controls a run in `status` accepts (the engine's
  * transition table): only a paused run steps; instructions, the next agent
- * and the plan can be changed until the run ends.
+ * and the plan can be changed until the run ends. An imported run is
+ * history from another database: it takes none.
  */
-export function runControls(status: RunStatus): {
+export function runControls(
+  status: RunStatus,
+  imported = false,
+): {
   start: boolean;
   retry: boolean;
   pause: boolean;
@@ -53,7 +58,8 @@ export function runControls(status: RunStatus): {
   step: boolean;
   steer: boolean;
 } {
-  const live = !isTerminal(status);
+  const live = !isTerminal(status) && !imported;
+  if (imported) return { start: false, retry: false, pause: false, resume: false, cancel: false, step: false, steer: false };
   return {
     start: status === "created",
     retry: status === "failed" || status === "cancelled",
@@ -118,4 +124,14 @@ export function applyRunEvents(runs: readonly RunSummary[], events: readonly Log
     }
   }
   return { runs: runs.map((r) => byId.get(r.id)!), stale, touched };
+}
+
+/**
+ * How a run's status reads: an imported run shows as history ("Imported"),
+ * whatever status it was recorded with, which the `recorded` words keep
+ * ("recorded as awaiting a human") for a tooltip or a detail line.
+ */
+export function runStatusWords(status: RunStatus, imported: boolean): { label: string; recorded: string | null } {
+  if (!imported) return { label: word("RunStatus", status), recorded: null };
+  return { label: "Imported", recorded: `recorded as ${lowerWord("RunStatus", status)}` };
 }

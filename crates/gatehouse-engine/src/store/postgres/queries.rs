@@ -175,6 +175,13 @@ fn run_clauses(filter: &RunFilter, clauses: &mut Vec<String>, params: &mut Vec<P
         let marks = vec!["?"; filter.statuses.len()].join(", ");
         clauses.push(format!("status IN ({marks})"));
         params.extend(filter.statuses.iter().map(|s| text(s.as_str())));
+        // An imported run keeps the status it was recorded with, but it is
+        // history: a filter for live statuses never finds it there.
+        if filter.statuses.iter().any(|s| !s.is_terminal()) {
+            clauses.push(
+                "(status IN ('completed', 'failed', 'cancelled') OR (data::jsonb -> 'imported') IS NULL)".to_owned(),
+            );
+        }
     }
     if let Some(user) = &filter.user_id {
         clauses.push("user_id = ?".to_owned());

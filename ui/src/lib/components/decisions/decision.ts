@@ -5,7 +5,8 @@
 
 import type { AllowRuleRequest, DecisionAction, DecisionInput, QualityScore } from "../../api/types";
 import type { Action } from "../../keys";
-import type { Json } from "../payload";
+import type { Json, PayloadState } from "../payload";
+import type { ReviewContribution } from "../review/contribution";
 import type { Choice } from "../batch/batch";
 import type { CriterionDraft, ScoreDraft } from "../review/quality";
 
@@ -67,6 +68,38 @@ export interface Draft {
 }
 
 export const EMPTY_DRAFT: Draft = { text: "", payloadInvalid: false, armed: null };
+
+/** What the modal holds of the reviewer's work, before it is one draft. */
+export interface DraftParts {
+  text: string;
+  armed: DecisionAction | null;
+  /** The gate's kind edits through its own review (its contribution), not the JSON editor (`payload`). */
+  ownEditor: boolean;
+  review: ReviewContribution;
+  payload: PayloadState;
+  formEntries: Record<string, string | boolean> | undefined;
+  choices: ReadonlyMap<string, Choice>;
+  /** A response form's answer (undefined when the gate has no form). */
+  form: { value: Json } | { problem: string } | undefined;
+  allow: { rule: AllowRuleRequest } | { problem: string } | null;
+}
+
+/** The reviewer's work as one draft: the edit from whichever editor the gate uses, and only the parts given. */
+export function draftOf(p: DraftParts): Draft {
+  const edited = p.ownEditor ? p.review.editedPayload : (p.payload.edited as Json | undefined);
+  return {
+    text: p.text,
+    armed: p.armed,
+    payloadInvalid: p.ownEditor ? p.review.invalid : p.payload.invalid,
+    ...(edited !== undefined ? { editedPayload: edited } : {}),
+    ...(p.review.quality ? { quality: p.review.quality } : {}),
+    ...(p.review.criteria ? { criteria: p.review.criteria } : {}),
+    ...(p.formEntries !== undefined ? { formEntries: p.formEntries } : {}),
+    ...(p.choices.size > 0 ? { choices: [...p.choices] } : {}),
+    ...(p.form !== undefined ? { form: p.form } : {}),
+    ...(p.allow !== null ? { allow: p.allow } : {}),
+  };
+}
 
 /**
  * The action Ctrl+Enter submits: the armed one; else edits, when the payload

@@ -16,6 +16,7 @@ describe("a decided gate's record", () => {
     const got = receivedPayload(decided("edit", { payload: { table: "orders_2018", cascade: true } }))!;
     expect(got.changed).toBe(true);
     expect(JSON.parse(got.text)).toEqual({ table: "orders_2018", cascade: true });
+    expect(JSON.parse(got.proposed)).toEqual({ table: "orders_2019", cascade: true });
     expect(got.segments.filter((s) => s.op === "del").map((s) => s.text)).toEqual(["orders_2019"]);
     expect(got.segments.filter((s) => s.op === "ins").map((s) => s.text)).toEqual(["orders_2018"]);
   });

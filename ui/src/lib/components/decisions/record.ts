@@ -11,6 +11,8 @@ import { diffText, type Segment } from "../review/textdiff";
 export interface Received {
   /** What the agent got, as indented JSON. */
   text: string;
+  /** What it proposed, as indented JSON (the left side of the diff). */
+  proposed: string;
   /** Whether it differs from the proposal (approved with edits). */
   changed: boolean;
   /** The proposal against what was received, for a red/green diff; empty when unchanged. */
@@ -29,9 +31,12 @@ export function receivedPayload(gate: Pick<Gate, "payload" | "decision">): Recei
     const before = gate.payload == null ? "" : pretty(gate.payload);
     const text = pretty(decision.payload);
     const changed = before !== text;
-    return { text, changed, segments: changed ? diffText(before, text) : [] };
+    return { text, proposed: before, changed, segments: changed ? diffText(before, text) : [] };
   }
-  if (decision.action === "approve" && gate.payload != null) return { text: pretty(gate.payload), changed: false, segments: [] };
+  if (decision.action === "approve" && gate.payload != null) {
+    const text = pretty(gate.payload);
+    return { text, proposed: text, changed: false, segments: [] };
+  }
   return null;
 }
 

@@ -1,6 +1,7 @@
-// Fuzzing the modal's reviews with malformed agent data: every gate either
-// renders through its kind's review or is named malformed and shown raw;
-// none throws. Rendered on the server (svelte/server), which needs no DOM.
+// Fuzzing the modal's reviews and the preview pane with malformed agent
+// data: every gate either renders through its kind's review (its kind's
+// preview) or is named malformed and shown raw; none throws. Rendered on
+// the server (svelte/server), which needs no DOM.
 
 import { render } from "svelte/server";
 import { describe, expect, it } from "vitest";
@@ -13,6 +14,7 @@ import KindReview from "./KindReview.svelte";
 import { hasOwnReview } from "./kinds";
 import { malformedParts } from "./malformed";
 import RawGateData from "./RawGateData.svelte";
+import PreviewKind from "../preview/PreviewKind.svelte";
 
 const keymap = createKeymap("other");
 const api = {} as Api;
@@ -36,6 +38,11 @@ const CASES: [string, Partial<Gate>][] = [
   ["a quality score without a rubric", { spec: { kind: "quality_score", required_score: 99 } as never }],
   ["a quality score whose rubric is not criteria", { spec: { kind: "quality_score", rubric: [1, null] } as never }],
   ["a question whose payload is a number", { spec: { kind: "question" }, payload: 42 }],
+  ["a question whose options are not objects", { spec: { kind: "question" }, options: [null, "yes", 3] as never }],
+  ["a goal review whose deliverables are a number", { spec: { kind: "goal_review", goal: "g" }, payload: { deliverables: 7 } }],
+  ["a quality score whose weights are strings", { spec: { kind: "quality_score", rubric: ["a"] }, payload: { weights: { a: "heavy" } } }],
+  ["a plan review whose tasks' dependencies are a string", { spec: { kind: "plan_review" }, payload: { tasks: [{ task_id: "a", dependencies: "b" }] } }],
+  ["a payload with a huge field", { spec: { kind: "approval" }, payload: { blob: "x".repeat(100_000) } }],
 ];
 
 /** What the modal puts in the review's place for `g`. */
@@ -56,6 +63,18 @@ describe("malformed gates in the modal's review", () => {
         expect(body).toContain("malformed-warning");
         expect(body).toContain("malformed-raw");
       }
+    });
+  }
+
+  for (const [name, overrides] of CASES) {
+    it(`${name}: the preview renders it, raw with a warning where its kind cannot`, () => {
+      const g = gate({ allowed_actions: ["approve", "reject"], ...overrides });
+      const body = render(PreviewKind, { props: { gate: g } }).body;
+      if (malformedParts(g).length > 0) {
+        expect(body).toContain("malformed-warning");
+        expect(body).toContain("malformed-raw");
+      } else expect(body).toContain(`data-kind="${g.spec.kind === "approval" ? "approval" : g.spec.kind}"`);
+      expect(body.length).toBeLessThan(60_000);
     });
   }
 
