@@ -189,14 +189,16 @@ fn raw_step(entry: &Value, field: &str, agents: &[&str]) -> Result<RawStep, Spec
     let kind = match used.as_slice() {
         [] => StepKind::Work,
         [one] => *one,
-        [a, b, ..] => return Err(bad(
-            field,
-            format!(
+        [a, b, ..] => {
+            return Err(bad(
+                field,
+                format!(
                 "mixes {} with {}: a step is work (success/failure), a review (approve/reject) or a check (pass/fail)",
                 a.fields().join("/"),
                 b.fields().join("/")
             ),
-        )),
+            ))
+        }
     };
     let mut targets = [None, None];
     for (slot, key) in kind.fields().into_iter().enumerate() {
