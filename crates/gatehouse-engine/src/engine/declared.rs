@@ -42,6 +42,13 @@ impl<S: Store> Engine<S> {
     /// The run reached `node_id`: opens the gate it declared there, as
     /// declared. A node the run declared nothing for is refused, naming `node_id`.
     pub fn reach_node(&self, run_id: &RunId, node_id: &str, reached: NodeReached, actor: &str) -> Result<Gate> {
+        let gate = self.node_gate(run_id, node_id, reached)?;
+        self.open_gate(run_id, gate, actor)
+    }
+
+    /// The gate `run_id` declared at `node_id`, to open (the server checks
+    /// it against the review people set, then opens it as any gate).
+    pub fn node_gate(&self, run_id: &RunId, node_id: &str, reached: NodeReached) -> Result<NewGate> {
         let run = self.store().read(|r| r.run(run_id))?.ok_or_else(|| not_found_run(run_id))?;
         let Some(declared) = run.declared_gates.iter().find(|d| d.workflow_node_id == node_id) else {
             return Err(EngineError::invalid("node_id", format!("run {run_id} declares no gate at node `{node_id}`")));
@@ -53,7 +60,7 @@ impl<S: Store> Engine<S> {
         gate.payload = reached.payload;
         gate.context = reached.context.unwrap_or_default();
         gate.idempotency_key = reached.idempotency_key;
-        self.open_gate(run_id, gate, actor)
+        Ok(gate)
     }
 }
 
