@@ -16,4 +16,5 @@ mod collaboration;
 mod control;
 mod flow;
 mod providers;
+mod released;
 mod restart;
