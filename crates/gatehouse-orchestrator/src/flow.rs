@@ -43,6 +43,7 @@ pub(crate) async fn single(d: &mut Driver, spec: &RunSpec) -> Step<Value> {
     let confidence = information_review(d, spec, &mut input).await?;
     let mut attempt = 1;
     loop {
+        crate::injection::inject(d, spec.answer_template.as_deref(), &mut input, attempt).await?;
         let tool = d.tool(&input.tool)?;
         let payload = review_payload(d, &tool, &input, attempt, confidence).await?;
         let (response, payload) = call_until_answered(d, &tool, payload, &format!("call:{attempt}"), "call").await?;

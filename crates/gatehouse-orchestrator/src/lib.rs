@@ -27,6 +27,7 @@ mod collab;
 mod driver;
 mod flow;
 pub mod information;
+pub mod injection;
 pub mod spec;
 pub mod welcome;
 
