@@ -3279,9 +3279,13 @@ export interface components {
              *     Gatehouse drives that provider itself: `prompt` (required),
              *     `system`, `inputs` (further payload fields), `collaborate` (`true`,
              *     or `{"goal": bool, "plan": bool}`: goal and plan review rounds
-             *     first) and `assessment` (your own information step's `confidence`,
-             *     `reasons`, `safety_flags`, `recommended_settings`). Otherwise an
-             *     agent drives the run.
+             *     first), `assessment` (your own information step's `confidence`,
+             *     `reasons`, `safety_flags`, `recommended_settings`) and
+             *     `answer_template` (how an answered blocker, a question gate on the
+             *     run, is put into the next prompt: `{question}`, `{answer}`,
+             *     `{answered_by}`; by default "Previous blocker question: {question}
+             *     / User answer: {answer} / Continue task execution with this
+             *     answer.", one per line). Otherwise an agent drives the run.
              */
             run_input: unknown;
             hitl_config?: null | components["schemas"]["HitlConfig"];

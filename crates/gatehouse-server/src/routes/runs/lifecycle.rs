@@ -37,9 +37,13 @@ pub struct StartRunRequest {
     /// Gatehouse drives that provider itself: `prompt` (required),
     /// `system`, `inputs` (further payload fields), `collaborate` (`true`,
     /// or `{"goal": bool, "plan": bool}`: goal and plan review rounds
-    /// first) and `assessment` (your own information step's `confidence`,
-    /// `reasons`, `safety_flags`, `recommended_settings`). Otherwise an
-    /// agent drives the run.
+    /// first), `assessment` (your own information step's `confidence`,
+    /// `reasons`, `safety_flags`, `recommended_settings`) and
+    /// `answer_template` (how an answered blocker, a question gate on the
+    /// run, is put into the next prompt: `{question}`, `{answer}`,
+    /// `{answered_by}`; by default "Previous blocker question: {question}
+    /// / User answer: {answer} / Continue task execution with this
+    /// answer.", one per line). Otherwise an agent drives the run.
     pub run_input: Value,
     /// Review policy; `null` or absent means the default (`require_human`).
     #[serde(default)]
