@@ -72,6 +72,11 @@ fn an_agent_cannot_lower_the_declared_score_drop_criteria_or_swap_the_kind() {
     assert_eq!(gate.mode, BlockingMode::Sync);
     assert!(gate.requires_human);
 
+    let mut blank = NewGate::question("Which node?");
+    blank.workflow_node_id = Some(" ".into());
+    let err = f.engine.open_gate(&run.id, blank, "writer").unwrap_err();
+    assert!(matches!(&err, EngineError::Invalid { field, .. } if field == "workflow_node_id"), "{err:?}");
+
     let mut swapped = NewGate::question("Can we skip the review?");
     swapped.workflow_node_id = Some("draft-review".into());
     let err = f.engine.open_gate(&run.id, swapped, "writer").unwrap_err();
