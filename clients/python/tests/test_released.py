@@ -35,6 +35,16 @@ def test_a_released_gate_raises_released_and_can_still_be_waited_on(gh: Client, 
     assert decided.decision.decided_by == "py-reviewer"
 
 
+async def test_the_async_client_raises_released_too(server: Server, reviewer: Reviewer) -> None:
+    async with server.aclient() as agh:
+        run = await agh.start_run({}, title="async release")
+        gate = await agh.open_gate(run, "question", "Which region?")
+        assert reviewer.http.post(f"/run/{run}/resume", json={}).status_code == 200
+        with pytest.raises(Released) as caught:
+            await agh.wait_for_decision(gate, timeout=10)
+        assert caught.value.gate.pending and caught.value.gate.released is not None
+
+
 def test_a_declared_gate_opens_at_its_node(gh: Client) -> None:
     node = {"workflow_node_id": "draft-review", "kind": "quality_score", "rubric": ["accuracy"], "required_score": 4}
     run = gh.start_run({}, title="declared", declared_gates=[node])
