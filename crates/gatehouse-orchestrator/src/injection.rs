@@ -1,8 +1,10 @@
 //! Answer injection: a blocker's answer goes into the model's next prompt.
-//! Before each payload-to-response attempt the driver waits while the run
-//! has a blocker open that blocks it (a sync question gate: someone asked a
-//! person something the task depends on), then appends every answered
-//! blocker to the prompt through a visible template, `run_input.answer_template`,
+//! Before each payload-to-response attempt, and before each task of an
+//! approved plan, the driver waits while the run has a blocker open that
+//! blocks it (a sync question gate: someone asked a person something the
+//! task depends on), then appends every answered blocker (for a plan task,
+//! only those whose `context.task_id` is that task: an answer does not
+//! spill into other tasks) to the prompt through a visible template, `run_input.answer_template`,
 //! or [`DEFAULT_TEMPLATE`]. What was injected is journaled as one turn, so
 //! the reviewer sees it on the timeline and a restarted driver injects the
 //! same text again. A released blocker (async now) is not waited for; its
@@ -68,13 +70,23 @@ pub fn render(template: &str, question: &str, answer: &str, answered_by: &str) -
     out
 }
 
-/// Before attempt `attempt`: waits for the run's open sync blockers, then
+/// Where answers go: the journal key of the injection, the key of the step
+/// that follows it (once that is journaled, the point has passed), and the
+/// plan task it is for, if any (then only that task's blockers count: an
+/// answer for one task does not reach another's prompt).
+pub(crate) struct At<'a> {
+    pub key: String,
+    pub next: String,
+    pub task: Option<&'a str>,
+}
+
+/// Before a model request: waits for the run's open sync blockers, then
 /// appends each answered blocker the prompt does not hold yet; journaled
-/// under `inject:{attempt}` when there was something to inject.
-pub(crate) async fn inject(d: &mut Driver, template: Option<&str>, input: &mut RunInput, attempt: u32) -> Step<()> {
-    let key = format!("inject:{attempt}");
-    // Past this point already (a restart): the attempt's prompt is what was journaled.
-    if !d.journaled(&key) && d.journaled(&format!("payload:{attempt}")) {
+/// under `at.key` when there was something to inject.
+pub(crate) async fn inject(d: &mut Driver, template: Option<&str>, input: &mut RunInput, at: At<'_>) -> Step<()> {
+    let key = at.key;
+    // Past this point already (a restart): the request's prompt is what was journaled.
+    if !d.journaled(&key) && d.journaled(&at.next) {
         return Ok(());
     }
     let run_id = d.run_id.clone();
@@ -89,8 +101,10 @@ pub(crate) async fn inject(d: &mut Driver, template: Option<&str>, input: &mut R
         .await?
     };
     let template = template.unwrap_or(DEFAULT_TEMPLATE).to_owned();
+    let task = at.task.map(str::to_owned);
     let fresh: Vec<Injected> = answered
         .iter()
+        .filter(|g| task.is_none() || g.context.task_id == task)
         .filter_map(|g| answer_of(g).map(|(answer, by)| (g, answer, by)))
         .map(|(g, answer, by)| Injected { gate_id: g.id.to_string(), text: render(&template, &g.text, &answer, &by) })
         .filter(|i| !input.prompt.contains(&i.text))

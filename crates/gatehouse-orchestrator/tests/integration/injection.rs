@@ -73,3 +73,30 @@ async fn a_template_without_the_answer_is_refused_naming_the_field() {
     let err = h.orch.start(&input, Default::default(), "alice").await.unwrap_err();
     assert!(err.to_string().contains("run_input.answer_template"), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_plan_execution_a_blockers_answer_reaches_only_its_own_tasks_prompt() {
+    let h = Harness::new();
+    let input =
+        json!({"tool": "scripted:chat", "prompt": "Launch the beta", "collaborate": {"goal": false, "plan": true}});
+    let run = h.start(input, json!({})).await;
+    let plan = h.gate(&run.id, GateKind::PlanReview).await;
+    let tasks = plan.payload.as_ref().unwrap()["tasks"].as_array().unwrap().clone();
+    let first = tasks[0]["task_id"].as_str().unwrap().to_owned();
+
+    let mut ask = NewGate::question("Which region first?");
+    ask.context.task_id = Some(first.clone());
+    let blocker = h.engine.open_gate(&run.id, ask, "planner").unwrap();
+    h.decide(&blocker, DecisionInput::respond("EU"));
+    h.decide(&plan, DecisionInput::approve());
+    h.status(&run.id, RunStatus::Completed).await;
+
+    let injected = render(DEFAULT_TEMPLATE, "Which region first?", "EU", "alice");
+    let sent: Vec<String> = h.scripted.calls().iter().map(|c| serde_json::to_string(&c.payload).unwrap()).collect();
+    let with: Vec<bool> = sent.iter().map(|p| p.contains("User answer: EU")).collect();
+    // The plan's own request, then one per task: only the first task's carries the answer.
+    assert_eq!(with.iter().filter(|w| **w).count(), 1, "{sent:#?}");
+    let shown: Vec<_> = h.turns(&run.id).into_iter().filter(|t| t.metadata["step"] == "answer_injection").collect();
+    assert_eq!(shown.len(), 1);
+    assert!(shown[0].content.contains(&injected.replace('\n', "\n> ")), "{}", shown[0].content);
+}
