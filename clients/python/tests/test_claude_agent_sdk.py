@@ -161,3 +161,23 @@ async def test_a_wait_that_runs_out_denies_without_interrupting_and_leaves_the_g
     assert isinstance(answer, PermissionResultDeny) and not answer.interrupt
     assert "in time" in answer.message
     assert [g["status"] for g in reviewer.gates(reviewer.run_of_session(session), "all")] == ["pending"]
+
+
+async def test_a_released_gate_denies_without_interrupting_and_never_allows(server: Server, reviewer: Reviewer) -> None:
+    conv, session = conversation()
+
+    def release() -> None:
+        run = reviewer.run_of_session(session)
+        reviewer.next_gate(run)
+        reviewer.http.post(f"/run/{run}/resume", json={}).raise_for_status()
+
+    t = threading.Thread(target=release)
+    t.start()
+    async with server.aclient() as gh:
+        answer = await GatehousePermissions(gh, conversation_id=conv, timeout=30)("Bash", RM, context())
+    t.join(10)
+    assert isinstance(answer, PermissionResultDeny) and not answer.interrupt
+    assert "without deciding" in answer.message
+    run = reviewer.run_of_session(session)
+    assert [g["status"] for g in reviewer.gates(run, "all")] == ["pending"]
+    assert reviewer.http.get(f"/run/{run}/status").json()["status"] == "active"

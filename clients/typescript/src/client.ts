@@ -4,7 +4,7 @@
 // OpenAPI document; every call goes through the Transport's retry rule, and
 // every call that opens a gate carries an idempotency key.
 
-import { Cancelled, Expired, GatehouseError, Rejected, WaitTimeout } from "./errors.js";
+import { Cancelled, Expired, GatehouseError, Rejected, Released, WaitTimeout } from "./errors.js";
 import { type EventFilter, type StreamedEvent, follow } from "./events.js";
 import { type Call, Transport, type TransportOptions, newKey, seg } from "./http.js";
 import type { paths } from "./schema.js";
@@ -17,6 +17,7 @@ import type {
   GateList,
   Json,
   NewGate,
+  NodeReached,
   SpecOf,
   StartRunRequest,
   ToolOptions,
@@ -66,6 +67,8 @@ export interface WaitOptions {
   /** Seconds each long poll holds (default 30, at most 60). */
   pollSeconds?: number;
   signal?: AbortSignal;
+  /** Keep waiting on a gate a reviewer released, for its decision (by default a released gate is answered at once). */
+  throughRelease?: boolean;
 }
 
 /** A filter of `GET /gates`. */
@@ -104,6 +107,17 @@ export class Client {
     return started.run_id;
   }
 
+  /** The run reached a workflow node: opens the gate it declared there (`declared_gates`), as declared. */
+  async reachNode(runId: string, nodeId: string, body: NodeReached = {}): Promise<Gate> {
+    const opened = await this.#send<Answer<"/api/hitl/run/{run_id}/nodes/{node_id}", "post">>({
+      method: "POST",
+      path: `/run/${seg(runId)}/nodes/${seg(nodeId)}`,
+      body,
+      idempotent: body.idempotency_key !== undefined && body.idempotency_key !== null,
+    });
+    return opened.gate;
+  }
+
   runStatus(runId: string): Promise<Answer<"/api/hitl/run/{run_id}/status", "get">> {
     return this.#send({ method: "GET", path: `/run/${seg(runId)}/status`, idempotent: true });
   }
@@ -134,6 +148,14 @@ export class Client {
   /** Tries a failed or cancelled run again from its last good step (reviewer tokens only); answers with the run. */
   retryRun(runId: string): Promise<Answer<"/api/hitl/run/{run_id}/retry", "post">> {
     return this.#send({ method: "POST", path: `/run/${seg(runId)}/retry`, idempotent: false });
+  }
+
+  /**
+   * Resumes a run (reviewer tokens only): a paused one goes on; one awaiting a
+   * human goes on without waiting, its sync gates released (still open, undecided).
+   */
+  resumeRun(runId: string): Promise<Answer<"/api/hitl/run/{run_id}/resume", "post">> {
+    return this.#send({ method: "POST", path: `/run/${seg(runId)}/resume`, idempotent: false });
   }
 
   failRun(runId: string, reason: string): Promise<Answer<"/api/hitl/runs/{run_id}/fail", "post">> {
@@ -223,12 +245,16 @@ export class Client {
     return this.#send({ method: "GET", path: "/gates", query: filter, idempotent: true });
   }
 
-  /** One long poll: the gate the moment it closes, or still pending after `seconds` (0 to 60). */
-  wait(gateId: string, seconds = 30, signal?: AbortSignal): Promise<Gate> {
+  /**
+   * One long poll: the gate the moment it closes or a reviewer releases it
+   * (still pending, `released` set; with `throughRelease` the poll holds on),
+   * or still pending after `seconds` (0 to 60).
+   */
+  wait(gateId: string, seconds = 30, signal?: AbortSignal, throughRelease = false): Promise<Gate> {
     const call: Call = {
       method: "GET",
       path: `/gates/${seg(gateId)}/wait`,
-      query: { timeout: seconds },
+      query: throughRelease ? { timeout: seconds, through_release: true } : { timeout: seconds },
       idempotent: true,
       timeoutMs: (seconds + 30) * 1000,
     };
@@ -236,21 +262,26 @@ export class Client {
     return this.#send(call);
   }
 
-  /** Long-polls until the gate closes; the closed gate. WaitTimeout when `timeoutMs` passes first. */
+  /**
+   * Long-polls until the gate closes; the closed gate. A gate a reviewer
+   * released comes back at once, still pending (unless `throughRelease`).
+   * WaitTimeout when `timeoutMs` passes first.
+   */
   async waitClosed(gateId: string, options: WaitOptions = {}): Promise<Gate> {
     const deadline = options.timeoutMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + options.timeoutMs;
     for (;;) {
       const left = (deadline - Date.now()) / 1000;
       if (left <= 0) throw new WaitTimeout(`gate ${gateId} is still pending after ${options.timeoutMs} ms`, gateId);
-      const gate = await this.wait(gateId, Math.min(options.pollSeconds ?? 30, 60, Math.ceil(left)), options.signal);
-      if (gate.status !== "pending") return gate;
+      const poll = Math.min(options.pollSeconds ?? 30, 60, Math.ceil(left));
+      const gate = await this.wait(gateId, poll, options.signal, options.throughRelease ?? false);
+      if (gate.status !== "pending" || (gate.released && !options.throughRelease)) return gate;
     }
   }
 
   /**
    * Long-polls until the gate is decided; the decision when it lets the
-   * agent go ahead (approve, edit, respond, ...). Rejected, Expired or
-   * Cancelled otherwise.
+   * agent go ahead (approve, edit, respond, ...). Rejected, Expired,
+   * Cancelled or Released (a reviewer let the run go on undecided) otherwise.
    */
   async waitForDecision(gateId: string, options: WaitOptions = {}): Promise<Decision> {
     return settle(await this.waitClosed(gateId, options));
@@ -354,9 +385,14 @@ export class Client {
 
 /**
  * The decision of a closed gate when it lets the agent go ahead; Rejected
- * for a rejection, Expired or Cancelled for a gate closed undecided.
+ * for a rejection, Expired or Cancelled for a gate closed undecided, Released
+ * for one a reviewer released undecided (never a go-ahead).
  */
 export function settle(gate: Gate): Decision {
+  if (gate.status === "pending" && gate.released) {
+    const by = gate.released.by;
+    throw new Released(`gate ${gate.id} was released by ${by}: the run goes on without it; nothing was decided`, gate);
+  }
   if (gate.status === "expired") throw new Expired(`gate ${gate.id} expired unanswered`, gate);
   if (gate.status === "cancelled") throw new Cancelled(`gate ${gate.id} was cancelled`, gate);
   const decision = gate.decision;

@@ -77,6 +77,13 @@ export class Expired extends GateOutcome {}
 /** The gate was withdrawn (its run ended, failed or was cancelled). */
 export class Cancelled extends GateOutcome {}
 
+/**
+ * A reviewer released the gate: its run went on without waiting. Nothing was
+ * decided or approved; the gate is still open (`gate.released` says who and
+ * when) and may be decided later (`waitClosed(id, { throughRelease: true })`).
+ */
+export class Released extends GateOutcome {}
+
 /** The caller's own wait ran out while the gate was still pending; the gate stays open. */
 export class WaitTimeout extends GatehouseError {
   constructor(

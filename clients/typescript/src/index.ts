@@ -15,6 +15,7 @@ export {
   InvalidRequest,
   NotFound,
   Rejected,
+  Released,
   ServerError,
   WaitTimeout,
   errorForStatus,

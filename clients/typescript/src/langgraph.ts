@@ -23,7 +23,7 @@ import { Command } from "@langchain/langgraph";
 import type { HumanInterrupt, HumanResponse } from "@langchain/langgraph/prebuilt";
 
 import type { Client, GateOptions, WaitOptions } from "./client.js";
-import { Cancelled, Conflict, Expired, GatehouseError } from "./errors.js";
+import { Cancelled, Conflict, Expired, GatehouseError, Released } from "./errors.js";
 import type { ActionDecision, DecisionAction, Gate, GateKind, Json } from "./types.js";
 
 /** What a pending interrupt looks like in a state snapshot. */
@@ -253,6 +253,7 @@ export function mappingFor(interrupt: PendingInterrupt, mappers: readonly Mapper
 function decided(gate: Gate) {
   if (gate.status === "expired") throw new Expired(`gate ${gate.id} expired unanswered`, gate);
   if (gate.status === "cancelled") throw new Cancelled(`gate ${gate.id} was cancelled`, gate);
+  if (gate.status === "pending" && gate.released) throw new Released(`gate ${gate.id} was released undecided`, gate);
   if (!gate.decision) throw new GatehouseError(`gate ${gate.id} is ${gate.status} without a decision`);
   return gate.decision;
 }

@@ -5,7 +5,18 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 
-import { AuthError, Client, Conflict, InvalidRequest, NotFound, Rejected, WaitTimeout, type Fetch, type GateKind } from "@gatehouse/client";
+import {
+  AuthError,
+  Client,
+  Conflict,
+  InvalidRequest,
+  NotFound,
+  Rejected,
+  Released,
+  WaitTimeout,
+  type Fetch,
+  type GateKind,
+} from "@gatehouse/client";
 import { type Fixture, fixture, pendingGate } from "./server.js";
 
 let f: Fixture;
@@ -109,6 +120,29 @@ describe("gates", () => {
     const gate = await f.agent.requestApproval(run, "drop the table", { table: "users" });
     await f.reviewer.resolveGate(gate.id, { action: "reject", text: "not on a Friday" });
     await assert.rejects(f.agent.waitForDecision(gate.id), (e: unknown) => e instanceof Rejected && e.reason === "not on a Friday");
+  });
+
+  it("a gate a reviewer released throws Released, never an approval, and its decision can still be awaited", async () => {
+    const run = await f.agent.startRun({ task: "release" });
+    const gate = await f.agent.openGate(run, "approval", "deploy?", { spec: { action: "deploy" }, payload: { v: 1 } });
+    const resumed = await f.reviewer.resumeRun(run);
+    assert.equal(resumed.status, "active");
+    await assert.rejects(
+      f.agent.waitForDecision(gate.id),
+      (e: unknown) => e instanceof Released && e.gate.status === "pending" && e.gate.decision == null,
+    );
+    await f.reviewer.resolveGate(gate.id, { action: "approve" });
+    const decided = await f.agent.waitClosed(gate.id, { throughRelease: true });
+    assert.equal(decided.decision?.action, "approve");
+    assert.equal(decided.released?.from_mode, "sync");
+  });
+
+  it("reaching a declared node opens its gate with the declared score", async () => {
+    const declared_gates = [{ workflow_node_id: "review", kind: "quality_score" as const, required_score: 4, rubric: ["accuracy"] }];
+    const run = await f.agent.startRun({ task: "declared" }, { declared_gates });
+    const gate = await f.agent.reachNode(run, "review", { payload: { draft: "text" } });
+    assert.equal(gate.workflow_node_id, "review");
+    assert.deepEqual(gate.spec, { kind: "quality_score", deliverable_id: "review", required_score: 4, rubric: ["accuracy"] });
   });
 
   it("the proposed actions of one gate are decided each on its own", async () => {

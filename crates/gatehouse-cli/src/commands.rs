@@ -177,6 +177,7 @@ fn detail(event: &EventBody, gates: &HashMap<&GateId, &Gate>) -> String {
         EventKind::GateEscalated { gate_id, reason, .. } => {
             format!("{} escalated: {}", about(gate_id), short(reason, 60))
         }
+        EventKind::GateReleased { gate_id, .. } => format!("{} released, still open", about(gate_id)),
         EventKind::GateExpired { gate_id, reason } | EventKind::GateCancelled { gate_id, reason } => {
             format!("{} {}", about(gate_id), short(reason, 60))
         }

@@ -87,6 +87,15 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         notify: Vec<String>,
     },
+    /// A reviewer released a sync gate so its run goes on without waiting:
+    /// the gate is async from now on and still open for a decision. Not a
+    /// decision: an agent waiting on it is told it was released.
+    GateReleased {
+        /// The gate.
+        gate_id: GateId,
+        /// Why, as the release says it.
+        reason: String,
+    },
     /// A reviewer voted on a quorum gate that is still open.
     VoteRecorded {
         /// The gate.
@@ -233,6 +242,7 @@ impl EventKind {
             Self::GateResolved { .. } => "gate_resolved",
             Self::ActionsDecided { .. } => "actions_decided",
             Self::GateEscalated { .. } => "gate_escalated",
+            Self::GateReleased { .. } => "gate_released",
             Self::VoteRecorded { .. } => "vote_recorded",
             Self::ResolutionRefused { .. } => "resolution_refused",
             Self::GateExpired { .. } => "gate_expired",

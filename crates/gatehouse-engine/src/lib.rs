@@ -45,8 +45,8 @@ pub use engine::{AuditReport, Database, Engine, EngineConfig, PurgeReport, Subsc
 pub use error::{EngineError, ErrorCode, Result};
 pub use event::{Event, EventBody, EventKind};
 pub use gate::{
-    ActionDecision, BlockingMode, Decider, Escalation, Gate, GateContext, GateKind, GateSpec, GateStatus, NewGate,
-    PresetOption, Priority, ProposedAction, Quorum, TimeoutFallback,
+    ActionDecision, BlockingMode, Decider, DeclaredGate, Escalation, Gate, GateContext, GateKind, GateSpec, GateStatus,
+    NewGate, PresetOption, Priority, ProposedAction, Quorum, Released, TimeoutFallback,
 };
 pub use ids::{AllowRuleId, Clock, GateId, ManualClock, RunId, SystemClock};
 pub use metrics::Metrics;

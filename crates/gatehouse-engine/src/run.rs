@@ -53,6 +53,9 @@ pub enum RunTransition {
     Resume,
     /// paused → awaiting_human, when blocking gates are still pending.
     ResumeAwaiting,
+    /// awaiting_human → active: a reviewer resumed it without waiting, its
+    /// sync gates released (async, still open for a decision).
+    Release,
     /// active → completed.
     Complete,
     /// any live state → failed.
@@ -94,6 +97,7 @@ impl RunStatus {
             (Active | AwaitingHuman, Pause) => Paused,
             (Paused, Resume) => Active,
             (Paused, ResumeAwaiting) => AwaitingHuman,
+            (AwaitingHuman, Release) => Active,
             (Active, Complete) => Completed,
             (Created | Active | AwaitingHuman | Paused, Fail) => Failed,
             (Created | Active | AwaitingHuman | Paused, Cancel) => Cancelled,
@@ -405,6 +409,9 @@ pub struct Run {
     /// How many times a reviewer retried it after it failed or was cancelled.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub retries: u32,
+    /// Gates declared with the run, each opened when the run reaches its workflow node.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub declared_gates: Vec<crate::gate::DeclaredGate>,
 }
 
 /// What a caller supplies to create a run.
@@ -448,6 +455,10 @@ pub struct NewRun {
     /// expired); must be in the future. None: it never does.
     #[serde(default)]
     pub expires_at: Option<DateTime<Utc>>,
+    /// Gates declared up front, each bound to a workflow node: reaching the
+    /// node opens its gate with the declared kind, rubric and required score.
+    #[serde(default)]
+    pub declared_gates: Vec<crate::gate::DeclaredGate>,
 }
 
 /// What a caller supplies to add a turn.
@@ -519,6 +530,7 @@ mod tests {
             (Active, Pause) | (AwaitingHuman, Pause) => Paused,
             (Paused, Resume) => Active,
             (Paused, ResumeAwaiting) => AwaitingHuman,
+            (AwaitingHuman, Release) => Active,
             (Active, Complete) => Completed,
             (s, Fail) if !s.is_terminal() => Failed,
             (s, Cancel) if !s.is_terminal() => Cancelled,

@@ -13,6 +13,7 @@ use serde_json::{json, Map, Value};
 
 use crate::driver::{decision_of, Driver, Halt, Step};
 use crate::flow::{call_until_answered, recover_payload, rejected};
+use crate::injection::{inject, At};
 use crate::spec::{Collaboration, RunSpec};
 use crate::AGENT;
 
@@ -170,7 +171,10 @@ async fn execute(d: &mut Driver, spec: &RunSpec, tool: &Tool, goal: &str) -> Ste
                 update_task(d, &task.task_id, TaskStatus::InProgress, Map::new()).await?;
                 let prompt = task_request(goal, Some(&plan), &task.description, &done);
                 let key = format!("task:{}", task.task_id);
-                let output = generate(d, tool, &key, "task", request(spec, TASK_SYSTEM, prompt)).await?;
+                let mut input = request(spec, TASK_SYSTEM, prompt);
+                let at = At { key: format!("inject:{key}"), next: key.clone(), task: Some(&task.task_id) };
+                inject(d, spec.answer_template.as_deref(), &mut input, at).await?;
+                let output = generate(d, tool, &key, "task", input).await?;
                 let mut metadata = Map::new();
                 metadata.insert("output".into(), Value::String(output.clone()));
                 update_task(d, &task.task_id, TaskStatus::Completed, metadata).await?;

@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 
 use crate::driver::{decision_of, Driver, Halt, Record, Step};
 use crate::information::{assess, Assessment};
+use crate::injection::{inject, At};
 use crate::spec::{known_tool, RunSpec};
 
 /// The answer a run ends with.
@@ -43,6 +44,8 @@ pub(crate) async fn single(d: &mut Driver, spec: &RunSpec) -> Step<Value> {
     let confidence = information_review(d, spec, &mut input).await?;
     let mut attempt = 1;
     loop {
+        let at = At { key: format!("inject:{attempt}"), next: format!("payload:{attempt}"), task: None };
+        inject(d, spec.answer_template.as_deref(), &mut input, at).await?;
         let tool = d.tool(&input.tool)?;
         let payload = review_payload(d, &tool, &input, attempt, confidence).await?;
         let (response, payload) = call_until_answered(d, &tool, payload, &format!("call:{attempt}"), "call").await?;

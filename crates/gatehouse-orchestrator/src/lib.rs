@@ -30,6 +30,7 @@ mod driver;
 mod flow;
 pub mod import;
 pub mod information;
+pub mod injection;
 pub mod mcp_tools;
 pub mod pattern;
 pub mod spec;

@@ -34,6 +34,10 @@ pub struct RunSpec {
     /// started (`POST /run/{run_id}/start`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub wait_for_start: bool,
+    /// How a blocker's answer is put into the next prompt (`{question}`,
+    /// `{answer}`, `{answered_by}`); `injection::DEFAULT_TEMPLATE` when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer_template: Option<String>,
 }
 
 impl RunSpec {
@@ -139,7 +143,9 @@ pub fn parse(input: &Value, registry: &ProviderRegistry) -> Result<RunSpec, Spec
         Some(Value::Bool(b)) => *b,
         Some(_) => return Err(bad("wait_for_start", "must be true or false")),
     };
-    Ok(RunSpec { tool, prompt, system, inputs, collaborate, assessment, wait_for_start })
+    let answer_template = crate::injection::check_template(obj.get("answer_template").unwrap_or(&Value::Null))
+        .map_err(|m| bad("answer_template", m))?;
+    Ok(RunSpec { tool, prompt, system, inputs, collaborate, assessment, wait_for_start, answer_template })
 }
 
 /// The tool named `name`: a registry tool's name, or a model id exactly one tool serves.

@@ -1,5 +1,6 @@
 //! Long-poll waits. One dispatcher follows the engine's event broadcast and
-//! wakes the agents waiting on a gate the moment it closes, and those held
+//! wakes the agents waiting on a gate the moment it closes (or a reviewer
+//! releases it), and those held
 //! on a paused run the moment its status changes; a waiter registers
 //! before it checks, so a change landing in between is never missed. Once
 //! asked to ([`Waiters::remember_gate_waits`]), it also remembers when an
@@ -170,6 +171,7 @@ impl Waiters {
                         EventKind::GateResolved { gate_id, .. }
                         | EventKind::GateExpired { gate_id, .. }
                         | EventKind::GateCancelled { gate_id, .. }
+                        | EventKind::GateReleased { gate_id, .. }
                         | EventKind::VoteRecorded { gate_id, .. } => Some(gate_id),
                         EventKind::GateAutoPassed { gate, .. } => Some(&gate.id),
                         _ => None,

@@ -61,6 +61,7 @@ export const WORDS = {
     gate_resolved: "Gate decided",
     actions_decided: "Actions decided",
     gate_escalated: "Gate escalated",
+    gate_released: "Gate released",
     vote_recorded: "Vote recorded",
     resolution_refused: "Decision refused",
     gate_expired: "Gate expired",

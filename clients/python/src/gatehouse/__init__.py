@@ -34,6 +34,7 @@ from .errors import (
     InvalidRequest,
     NotFound,
     Rejected,
+    Released,
     ServerError,
     Timeout,
 )
@@ -55,6 +56,7 @@ __all__ = [
     "InvalidRequest",
     "NotFound",
     "Rejected",
+    "Released",
     "Retry",
     "ServerError",
     "Timeout",

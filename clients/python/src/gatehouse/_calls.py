@@ -33,6 +33,10 @@ class RunOptions(TypedDict, total=False):
     """When the run expires (RFC 3339): the server then cancels it and its pending gates expire."""
     expires_in_secs: int
     """Seconds from now until the run expires (1 to a year); at most one of this and ``expires_at``."""
+    declared_gates: list[dict[str, Any]]
+    """Gates declared up front, each ``{workflow_node_id, kind, text, rubric,
+    required_score, requires_human, mode}``: reaching the node (``reach_node``)
+    opens it as declared; the agent may raise the score, never lower it."""
 
 
 class GateOptions(TypedDict, total=False):
@@ -74,6 +78,8 @@ class GateOptions(TypedDict, total=False):
     agent_state: JSON
     """Opaque state (at most 64 KiB of JSON) returned with the gate and its
     decision, so a stateless agent can pick up where it stopped."""
+    workflow_node_id: str
+    """The workflow node the gate belongs to: a gate the run declared there applies."""
     idempotency_key: str
 
 
@@ -197,9 +203,20 @@ def get_gate(gate_id: str) -> Call[Gate]:
     return Call("GET", _path("gates", quote(gate_id)), _gate, idempotent=True)
 
 
-def wait_gate(gate_id: str, seconds: float) -> Call[Gate]:
+def wait_gate(gate_id: str, seconds: float, through_release: bool = False) -> Call[Gate]:
+    """A long poll: answers when the gate closes, or at once when a reviewer
+    released it (unless ``through_release``), or when ``seconds`` pass."""
     path = _path("gates", quote(gate_id), "wait")
-    return Call("GET", path, _gate, params={"timeout": seconds}, idempotent=True, read_timeout=seconds + 30)
+    params: dict[str, Any] = {"timeout": seconds}
+    if through_release:
+        params["through_release"] = "true"
+    return Call("GET", path, _gate, params=params, idempotent=True, read_timeout=seconds + 30)
+
+
+def reach_node(run_id: str, node_id: str, body: dict[str, Any]) -> Call[Gate]:
+    """The run reached a workflow node: opens the gate the run declared there."""
+    path = _path("run", quote(run_id), "nodes", quote(node_id))
+    return Call("POST", path, _gate, body=body)
 
 
 def list_gates(filters: dict[str, Any]) -> Call[dict[str, Any]]:

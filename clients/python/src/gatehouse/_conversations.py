@@ -12,7 +12,7 @@ import hashlib
 from typing import Any
 
 from .aio import AsyncClient
-from .errors import Conflict, GatehouseError, Timeout
+from .errors import Conflict, GatehouseError, Released, Timeout
 
 
 def gate_key(prefix: str, *parts: str) -> str:
@@ -60,8 +60,9 @@ class ConversationRuns:
             pass  # already ended by an earlier process
 
     async def fail(self, conversation: str, failure: BaseException, adapter: str) -> None:
-        """Fails the conversation's own run with the reason; a :class:`Timeout` leaves it waiting."""
-        if isinstance(failure, Timeout):
+        """Fails the conversation's own run with the reason; a :class:`Timeout` leaves it waiting,
+        and a :class:`Released` gate (a reviewer let the run go on) leaves it going."""
+        if isinstance(failure, (Timeout, Released)):
             return
         run_id = self._runs.pop(conversation, None)
         if run_id is None:

@@ -17,7 +17,16 @@ from typing import Any, Generic, TypeVar
 
 import httpx
 
-from .errors import Cancelled, ConnectionFailed, Expired, GatehouseError, Rejected, ServerError, error_for_status
+from .errors import (
+    Cancelled,
+    ConnectionFailed,
+    Expired,
+    GatehouseError,
+    Rejected,
+    Released,
+    ServerError,
+    error_for_status,
+)
 from .models import Decision, Event, Gate
 
 T = TypeVar("T")
@@ -203,7 +212,11 @@ def parse_events(lines: Iterable[str]) -> Iterable[Event]:
 
 
 def settle_closed(gate: Gate) -> Decision:
-    """The decision of a closed gate; :class:`Expired` or :class:`Cancelled` when it has none."""
+    """The decision of a closed gate; :class:`Expired` or :class:`Cancelled` when it has none,
+    :class:`Released` for a gate a reviewer released undecided (never a go-ahead)."""
+    if gate.pending and gate.released is not None:
+        by = gate.released.get("by", "a reviewer")
+        raise Released(f"gate {gate.id} was released by {by}: the run goes on without it; nothing was decided", gate)
     if gate.status == "expired":
         raise Expired(f"gate {gate.id} expired unanswered ({gate.status_reason or 'no reason given'})", gate)
     if gate.status == "cancelled":
@@ -217,7 +230,7 @@ def settle(gate: Gate) -> Decision:
     """The decision of a closed gate that lets the agent go ahead, else the exception.
 
     A rejection raises :class:`Rejected`; an expired or cancelled gate
-    raises :class:`Expired` or :class:`Cancelled`. Every other decision
+    raises :class:`Expired` or :class:`Cancelled`; a released one :class:`Released`. Every other decision
     (approve, edit, respond, defer, needs_revision, retry) is returned for
     the caller to act on.
     """

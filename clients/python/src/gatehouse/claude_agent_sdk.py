@@ -36,7 +36,7 @@ from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny, ToolPe
 from ._conversations import ConversationRuns, gate_key
 from ._http import settle_closed
 from .aio import AsyncClient
-from .errors import Cancelled, Expired, GatehouseError, Timeout
+from .errors import Cancelled, Expired, GatehouseError, Released, Timeout
 from .models import Gate
 
 __all__ = ["GatehousePermissions"]
@@ -79,6 +79,9 @@ class GatehousePermissions:
             return PermissionResultDeny(message=f"No reviewer decided in time: {gone}")
         except Cancelled as gone:
             return PermissionResultDeny(message=f"The reviewer withdrew the request: {gone}", interrupt=True)
+        except Released:
+            # The run goes on without this call: it does not run, the session is not stopped.
+            return PermissionResultDeny(message="A reviewer let the run go on without deciding this tool call; it did not run.")
         except GatehouseError as unreachable:
             # Fail closed: without a decision the tool does not run.
             return PermissionResultDeny(message=f"Gatehouse could not be asked: {unreachable}", interrupt=True)

@@ -188,6 +188,16 @@ class Client:
         """
         return self.send(calls.open_gate(run_id, kind, text, options, wait))
 
+    def reach_node(self, run_id: str, node_id: str, *, payload: Any = None, text: str | None = None) -> Gate:
+        """The run reached ``node_id`` of its workflow: opens the gate the run declared
+        there (``declared_gates`` when it started), with its declared rubric and score."""
+        body: dict[str, Any] = {}
+        if payload is not None:
+            body["payload"] = payload
+        if text is not None:
+            body["text"] = text
+        return self.send(calls.reach_node(run_id, node_id, body))
+
     def gate(self, gate_id: str) -> Gate:
         """A gate as it is now."""
         return self.send(calls.get_gate(gate_id))
@@ -197,21 +207,28 @@ class Client:
         ``kind``, ``mode``, ``run_id``, ``agent``, ``limit``, ``offset``. Agents see only their own."""
         return self.send(calls.list_gates(filters))
 
-    def wait(self, gate: Gate | str, *, timeout: float | None = None) -> Gate:
-        """Blocks until the gate closes and returns it; :class:`Timeout` after ``timeout`` seconds."""
+    def wait(
+        self, gate: Gate | str, *, timeout: float | None = None, through_release: bool = False
+    ) -> Gate:
+        """Blocks until the gate closes and returns it; :class:`Timeout` after ``timeout`` seconds.
+
+        A gate a reviewer released (its run went on without it) is returned at
+        once, still pending with ``released`` set; ``through_release=True``
+        waits on for its decision instead.
+        """
         gate_id = gate.id if isinstance(gate, Gate) else gate
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             left = POLL_SECONDS if deadline is None else max(0.0, min(POLL_SECONDS, deadline - time.monotonic()))
-            current = self.send(calls.wait_gate(gate_id, round(left, 3)))
-            if not current.pending:
+            current = self.send(calls.wait_gate(gate_id, round(left, 3), through_release))
+            if not current.pending or (current.released is not None and not through_release):
                 return current
             if deadline is not None and time.monotonic() >= deadline:
                 raise Timeout(f"gate {gate_id} is still pending after {timeout} s", gate_id)
 
     def wait_for_decision(self, gate: Gate | str, *, timeout: float | None = None) -> Decision:
         """Waits, then returns the decision; raises :class:`Rejected`, :class:`Expired`,
-        :class:`Cancelled` or :class:`Timeout`."""
+        :class:`Cancelled`, :class:`Released` (a reviewer let the run go on undecided) or :class:`Timeout`."""
         return settle(self.wait(gate, timeout=timeout))
 
     def resolve_gate(

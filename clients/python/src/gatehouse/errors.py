@@ -96,6 +96,15 @@ class Cancelled(GateOutcome):
     """The gate was withdrawn (its run ended, failed or was cancelled)."""
 
 
+class Released(GateOutcome):
+    """A reviewer released the gate: its run went on without waiting for it.
+
+    Nothing was decided, and nothing proposed was approved. The gate is
+    still open (``gate.pending``, ``gate.released`` says who and when) and
+    may be decided later: ``wait(gate, through_release=True)`` waits for that.
+    """
+
+
 class Timeout(GatehouseError, TimeoutError):
     """The caller's own wait ran out while the gate was still pending.
 

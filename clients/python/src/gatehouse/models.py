@@ -100,6 +100,11 @@ class Gate:
     """Several proposed actions, each with its decision once taken."""
     agent_state: JSON = field(default=None, repr=False)
     """The opaque state the agent attached when opening the gate."""
+    released: dict[str, Any] | None = None
+    """Set when a reviewer released the gate (``by``, ``at``, ``from_mode``): the
+    run went on without waiting; the gate is still open and was not decided."""
+    workflow_node_id: str | None = None
+    """The workflow node the gate belongs to, when the run declared one."""
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -134,6 +139,8 @@ class Gate:
             spec=spec,
             agent_state=d.get("agent_state"),
             actions=tuple(d.get("actions") or ()),
+            released=d.get("released"),
+            workflow_node_id=d.get("workflow_node_id"),
             raw=d,
         )
 

@@ -38,7 +38,7 @@ from agents.items import ToolApprovalItem
 from ._conversations import ConversationRuns, gate_key
 from ._http import settle_closed
 from .aio import AsyncClient
-from .errors import Timeout
+from .errors import Released, Timeout
 from .models import Gate
 
 __all__ = ["GatehouseApprovals"]
@@ -103,7 +103,7 @@ class GatehouseApprovals:
                 state, pending = result.to_state(), result.interruptions
         except Exception as failure:
             await self.runs.fail(conversation_id, failure, "OpenAI Agents")
-            if not isinstance(failure, Timeout):
+            if not isinstance(failure, (Timeout, Released)):
                 saved.unlink(missing_ok=True)
             raise
         saved.unlink(missing_ok=True)

@@ -11,7 +11,7 @@ use chrono::{DateTime, Utc};
 use crate::allow_rule::AllowRule;
 use crate::decision::Decision;
 use crate::event::{EventBody, EventKind};
-use crate::gate::{ActionDecision, Gate, GateStatus, Priority, TimeoutFallback};
+use crate::gate::{ActionDecision, BlockingMode, Gate, GateStatus, Priority, Released, TimeoutFallback};
 use crate::plan::PlanRevision;
 use crate::recording::Imported;
 use crate::run::{Run, Turn};
@@ -142,6 +142,12 @@ impl Implied {
                             }
                         }
                     }
+                }
+            }
+            EventKind::GateReleased { gate_id, .. } => {
+                if let Some(gate) = self.gate(seq, gate_id.as_str()) {
+                    gate.released = Some(Released { by: body.actor.clone(), at, from_mode: gate.mode });
+                    gate.mode = BlockingMode::Async;
                 }
             }
             EventKind::GateExpired { gate_id, reason } => {

@@ -5,6 +5,8 @@
 use chrono::{DateTime, Utc};
 
 use crate::engine::control::{check_breakpoints, deliver, pause_if_stopped_here};
+use crate::engine::declared::check_declared;
+use crate::engine::release::release_sync_gates;
 use crate::engine::tx::{emit, ensure_live, load_run, not_found_run, record_score, set_status, MAX_DEPTH};
 use crate::engine::Engine;
 use crate::error::{EngineError, Result};
@@ -21,6 +23,7 @@ impl<S: Store> Engine<S> {
         let new = self.redacted(new)?;
         new.hitl_config.validate()?;
         check_breakpoints(&new.breakpoints)?;
+        check_declared(&new.declared_gates)?;
         if let Some(t) = new.protocol.auto_approve_threshold {
             if !(1.0..=5.0).contains(&t) {
                 return Err(EngineError::invalid(
@@ -58,6 +61,7 @@ impl<S: Store> Engine<S> {
             imported: None,
             expires_at: new.expires_at,
             retries: 0,
+            declared_gates: new.declared_gates,
         };
         let actor = actor.to_owned();
         self.store().write(move |tx| {
@@ -126,11 +130,16 @@ impl<S: Store> Engine<S> {
 
     /// Resumes a paused run (back to waiting if blocking gates are
     /// pending), and the sub-agents' runs that were paused with it; one a
-    /// reviewer paused on its own stays paused.
+    /// reviewer paused on its own stays paused. A run awaiting a human goes
+    /// on without waiting: its sync gates are released (`release.rs`).
     pub fn resume_run(&self, id: &RunId, actor: &str) -> Result<Run> {
         let (id, actor, now) = (id.clone(), actor.to_owned(), self.now());
         self.store().write(move |tx| {
             let mut run = load_run(tx, &id)?;
+            if run.status == RunStatus::AwaitingHuman {
+                release_sync_gates(tx, &mut run, &actor, now)?;
+                return Ok(run);
+            }
             resume(tx, &mut run, &actor, now)?;
             for mut child in descendants(tx, &run.id)? {
                 let with_parent = child.status_reason.as_deref().is_some_and(|r| r.starts_with(PAUSED_WITH_PARENT));

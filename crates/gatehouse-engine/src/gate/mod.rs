@@ -12,9 +12,13 @@ pub use crate::decision::ActionDecision;
 use crate::decision::{Decision, DecisionAction};
 use crate::ids::{GateId, RunId};
 
+mod declared;
+mod released;
 mod request;
 mod vocabulary;
 
+pub use declared::{DeclaredGate, KindMismatch};
+pub use released::Released;
 pub use request::NewGate;
 pub use vocabulary::{BlockingMode, GateKind, GateStatus, GateTransitionError, Priority};
 
@@ -363,6 +367,14 @@ pub struct Gate {
     /// it, from the first parent's down to its own run's (empty otherwise).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub agent_chain: Vec<String>,
+    /// The workflow node it belongs to; a gate the run declared for that
+    /// node opens with the declared kind, rubric and required score.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workflow_node_id: Option<String>,
+    /// Set once a reviewer released it (it was sync; its run went on
+    /// without waiting): still pending and answerable, never a decision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub released: Option<Released>,
     /// Where it is.
     pub status: GateStatus,
     /// The decision that resolved it.

@@ -92,6 +92,11 @@ pub struct NewGate {
     /// Reviewers (`alice`) or roles (`role:sre`) an escalation brings in.
     #[serde(default)]
     pub escalate_to: Vec<String>,
+    /// The workflow node this gate belongs to. When the run declared a gate
+    /// for it, the declared kind, rubric, required score and review apply;
+    /// what is sent here may only add to them.
+    #[serde(default)]
+    pub workflow_node_id: Option<String>,
     /// The agent's idempotency key: a retry with the same key returns the
     /// first gate instead of opening a second.
     #[serde(default)]
@@ -129,6 +134,7 @@ impl NewGate {
             deciders: Vec::new(),
             escalate_after_secs: None,
             escalate_to: Vec::new(),
+            workflow_node_id: None,
             idempotency_key: None,
             opened_by: None,
         }

@@ -15,5 +15,7 @@ mod wire;
 mod collaboration;
 mod control;
 mod flow;
+mod injection;
 mod providers;
+mod released;
 mod restart;

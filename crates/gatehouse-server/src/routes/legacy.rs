@@ -133,6 +133,7 @@ pub async fn run_team(
         start: None,
         expires_at: None,
         expires_in_secs: None,
+        declared_gates: Vec::new(),
     };
     let public = state.public_url();
     let (_, Json(started)) = start_run(state, caller, ApiJson(start)).await.map_err(|e| {

@@ -254,7 +254,8 @@ export interface paths {
         };
         /**
          * Long-polls a gate: returns the moment it is decided, expired or
-         *     cancelled, or the still-pending gate when the timeout passes.
+         *     cancelled, or released by a reviewer (still pending, `released` set:
+         *     not a decision), or the still-pending gate when the timeout passes.
          */
         get: operations["wait_gate"];
         put?: never;
@@ -417,6 +418,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/hitl/run/{run_id}/nodes/{node_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The run reached a workflow node: opens the gate declared there. A node
+         *     the run declared nothing for is 422 naming `node_id`.
+         */
+        post: operations["reach_node"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/hitl/run/{run_id}/pause": {
         parameters: {
             query?: never;
@@ -444,8 +465,13 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Resumes a paused run: back to `awaiting_human` while blocking gates are
-         *     pending, otherwise `active`. Reviewers and admins only.
+         * Resumes a run. A paused one goes back to `awaiting_human` while
+         *     blocking gates are pending, otherwise `active`. One awaiting a human
+         *     goes on without waiting: its pending sync gates are released (async
+         *     from now on, marked `released`, a `gate_released` event each) and stay
+         *     open for a decision; agents waiting on them are told they were released,
+         *     never that they passed. Reviewers and admins only: an agent may not
+         *     release its own review.
          */
         post: operations["resume_run"];
         delete?: never;
@@ -1605,6 +1631,26 @@ export interface components {
              */
             avg_latency_ms?: number | null;
         };
+        /** @description A gate declared with its run, opened when the run reaches its node. */
+        DeclaredGate: {
+            /** @description The workflow node it is bound to (unique in the run). */
+            workflow_node_id: string;
+            /** @description Its kind. */
+            kind: components["schemas"]["GateKind"];
+            /** @description What the reviewer is asked, markdown; a default naming the node when absent. */
+            text?: string | null;
+            /** @description Criteria to score (quality gates only). */
+            rubric?: string[];
+            /**
+             * Format: double
+             * @description Minimum passing score, 1 to 5 (quality gates only; 3 when absent).
+             */
+            required_score?: number | null;
+            /** @description Never passed by a policy or protocol. */
+            requires_human?: boolean;
+            /** @description Sync (the default), async or advisory. */
+            mode?: components["schemas"]["BlockingMode"];
+        };
         /** @description The answer to an agent's turn: whether to go on, and what reviewers said. */
         Directive: {
             /** @description What to do. */
@@ -1741,6 +1787,13 @@ export interface components {
             notify?: string[];
             /** @enum {string} */
             type: "gate_escalated";
+        } | {
+            /** @description The gate. */
+            gate_id: components["schemas"]["GateId"];
+            /** @description Why, as the release says it. */
+            reason: string;
+            /** @enum {string} */
+            type: "gate_released";
         } | {
             /** @description The gate. */
             gate_id: components["schemas"]["GateId"];
@@ -2000,6 +2053,12 @@ export interface components {
              *     it, from the first parent's down to its own run's (empty otherwise).
              */
             agent_chain?: string[];
+            /**
+             * @description The workflow node it belongs to; a gate the run declared for that
+             *     node opens with the declared kind, rubric and required score.
+             */
+            workflow_node_id?: string | null;
+            released?: null | components["schemas"]["Released"];
             /** @description Where it is. */
             status: components["schemas"]["GateStatus"];
             decision?: null | components["schemas"]["Decision"];
@@ -2553,6 +2612,12 @@ export interface components {
             /** @description Reviewers (`alice`) or roles (`role:sre`) an escalation brings in. */
             escalate_to?: string[];
             /**
+             * @description The workflow node this gate belongs to. When the run declared a gate
+             *     for it, the declared kind, rubric, required score and review apply;
+             *     what is sent here may only add to them.
+             */
+            workflow_node_id?: string | null;
+            /**
              * @description The agent's idempotency key: a retry with the same key returns the
              *     first gate instead of opening a second.
              */
@@ -2583,6 +2648,22 @@ export interface components {
         NextAgentRequest: {
             /** @description The agent; `null` withdraws an earlier choice. */
             agent?: string | null;
+        };
+        /**
+         * @description What an agent may add when its run reaches a node: the declared gate
+         *     opens with these beside what the run declared.
+         */
+        NodeReached: {
+            /** @description The text, when the declaration has none. */
+            text?: string | null;
+            /** @description The deliverable or proposed payload. */
+            payload?: unknown;
+            context?: null | components["schemas"]["GateContext"];
+            /**
+             * @description A retry with the same key returns the first gate instead of opening a
+             *     second; without one, each arrival at the node opens its gate anew.
+             */
+            idempotency_key?: string | null;
         };
         /** @description Answer to opening a gate. */
         OpenedGate: {
@@ -2883,6 +2964,18 @@ export interface components {
             /** @enum {string} */
             scope: "all";
         };
+        /** @description Who released a gate, when, and how it blocked before. */
+        Released: {
+            /** @description The reviewer who released it. */
+            by: string;
+            /**
+             * Format: date-time
+             * @description When.
+             */
+            at: string;
+            /** @description Its blocking mode before (always `sync` today). */
+            from_mode: components["schemas"]["BlockingMode"];
+        };
         /** @description An agent's `request_approval(action, context, timeout)`. */
         RequestApproval: components["schemas"]["ToolOptions"] & {
             /** @description The action to approve, e.g. `deploy build 42 to prod`. */
@@ -3002,6 +3095,8 @@ export interface components {
              * @description How many times a reviewer retried it after it failed or was cancelled.
              */
             retries?: number;
+            /** @description Gates declared with the run, each opened when the run reaches its workflow node. */
+            declared_gates?: components["schemas"]["DeclaredGate"][];
         };
         /** @description A run's intervention state: what is kept between turns. */
         RunControl: {
@@ -3184,9 +3279,13 @@ export interface components {
              *     Gatehouse drives that provider itself: `prompt` (required),
              *     `system`, `inputs` (further payload fields), `collaborate` (`true`,
              *     or `{"goal": bool, "plan": bool}`: goal and plan review rounds
-             *     first) and `assessment` (your own information step's `confidence`,
-             *     `reasons`, `safety_flags`, `recommended_settings`). Otherwise an
-             *     agent drives the run.
+             *     first), `assessment` (your own information step's `confidence`,
+             *     `reasons`, `safety_flags`, `recommended_settings`) and
+             *     `answer_template` (how an answered blocker, a question gate on the
+             *     run, is put into the next prompt: `{question}`, `{answer}`,
+             *     `{answered_by}`; by default "Previous blocker question: {question}
+             *     / User answer: {answer} / Continue task execution with this
+             *     answer.", one per line). Otherwise an agent drives the run.
              */
             run_input: unknown;
             hitl_config?: null | components["schemas"]["HitlConfig"];
@@ -3230,6 +3329,13 @@ export interface components {
              * @description Seconds from now until the run expires (1 to 31536000, a year).
              */
             expires_in_secs?: number | null;
+            /**
+             * @description Gates declared up front, each bound to a workflow node (unique):
+             *     reaching the node (`POST /run/{run_id}/nodes/{node_id}`, or a gate
+             *     naming its `workflow_node_id`) opens it with the declared kind,
+             *     rubric and required score, which the agent may raise, never lower.
+             */
+            declared_gates?: components["schemas"]["DeclaredGate"][];
         };
         /** @description The answer to starting a run. */
         StartRunResponse: {
@@ -4114,6 +4220,12 @@ export interface operations {
             query?: {
                 /** @description Seconds to wait for a decision, 0 to 60 (default 30). */
                 timeout?: number;
+                /**
+                 * @description `true` keeps waiting on a gate a reviewer released, for its decision;
+                 *     by default a released gate is answered at once (still pending, with
+                 *     `released` set: the run went on without it, nothing was decided).
+                 */
+                through_release?: boolean;
             };
             header?: never;
             path: {
@@ -4462,6 +4574,75 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Gate"];
+                };
+            };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    reach_node: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The run */
+                run_id: string;
+                /** @description The workflow node reached */
+                node_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NodeReached"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenedGate"];
                 };
             };
             /** @description No bearer token, or one that is unknown or revoked */

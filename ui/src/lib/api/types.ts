@@ -43,6 +43,7 @@ export type QualityScore = Schemas["QualityScore"];
 export type Recording = Schemas["Recording"];
 export type Role = Schemas["Role"];
 export type Run = Schemas["Run"];
+export type DeclaredGate = Schemas["DeclaredGate"];
 export type RunState = Schemas["RunStateResponse"];
 export type RunStatus = Schemas["RunStatus"];
 export type RunSummary = Schemas["RunSummary"];

@@ -73,6 +73,17 @@ describe("live updates", () => {
     expect(applyEvents(queue, [resolved("b"), escalated]).queue.map((g) => g.id)).toEqual(["a"]);
   });
 
+  it("keeps a released gate open, moved down among the async ones", () => {
+    const queue = [summary({ id: "a", mode: "sync" }), summary({ id: "b", mode: "async" })];
+    const released = event({ type: "gate_released", gate_id: "a", reason: "released by alice" });
+    const { queue: next, closed } = applyEvents(queue, [released]);
+    expect(next.map((g) => [g.id, g.mode])).toEqual([
+      ["a", "async"],
+      ["b", "async"],
+    ]);
+    expect(closed).toEqual([]);
+  });
+
   it("reports who closed each gate and when", () => {
     const { closed } = applyEvents([summary({ id: "g1" })], [resolved("g1", "bob", "2026-01-01T00:07:00Z"), expired("g2")]);
     expect(closed).toEqual([

@@ -17,6 +17,7 @@ export const QUEUE_EVENTS = [
   "gate_cancelled",
   "gate_auto_passed",
   "gate_escalated",
+  "gate_released",
 ] as const satisfies readonly EventType[];
 
 const keys = new WeakMap<GateSummary, number>();
@@ -71,11 +72,12 @@ export interface Closed {
   reason?: string;
 }
 
-/** What one event does to the queue: a gate added, a gate closed, a gate escalated, or nothing. */
+/** What one event does to the queue: a gate added, a gate closed, a gate escalated or released, or nothing. */
 export type QueueChange =
   | { add: GateSummary }
   | { remove: Closed }
   | { escalate: { gateId: string; priority: Priority; expiresAt: string | null } }
+  | { release: { gateId: string } }
   | null;
 
 export function changeOf(event: LogEvent): QueueChange {
@@ -108,6 +110,8 @@ export function changeOf(event: LogEvent): QueueChange {
       };
     case "gate_escalated":
       return { escalate: { gateId: event.gate_id, priority: event.priority, expiresAt: event.expires_at ?? null } };
+    case "gate_released":
+      return { release: { gateId: event.gate_id } };
     default:
       return null;
   }
@@ -137,6 +141,11 @@ export function applyEvents(queue: readonly GateSummary[], events: readonly LogE
       const { gateId, priority, expiresAt } = change.escalate;
       const current = touched.has(gateId) ? touched.get(gateId) : queue.find((g) => g.id === gateId);
       if (current) touched.set(gateId, { ...current, priority, expires_at: expiresAt });
+    } else if ("release" in change) {
+      // Still open, no longer blocking its run: it moves down among the async gates.
+      const { gateId } = change.release;
+      const current = touched.has(gateId) ? touched.get(gateId) : queue.find((g) => g.id === gateId);
+      if (current) touched.set(gateId, { ...current, mode: "async" });
     } else {
       touched.set(change.remove.gateId, null);
       closed.push(change.remove);

@@ -6,6 +6,7 @@ describe("the runs list", () => {
   it("offers the controls the engine's transition table allows", () => {
     expect(runControls("active")).toEqual({ start: false, retry: false, pause: true, resume: false, cancel: true, step: false, steer: true });
     expect(runControls("awaiting_human").pause).toBe(true);
+    expect(runControls("awaiting_human").resume).toBe(true);
     expect(runControls("paused")).toEqual({ start: false, retry: false, pause: false, resume: true, cancel: true, step: true, steer: true });
     expect(runControls("created").pause).toBe(false);
     expect(runControls("created").start).toBe(true);

@@ -19,6 +19,7 @@ export const RUN_EVENTS = [
   "vote_recorded",
   "actions_decided",
   "gate_escalated",
+  "gate_released",
   "resolution_refused",
   "gate_expired",
   "gate_cancelled",
@@ -64,7 +65,8 @@ export function runControls(
     start: status === "created",
     retry: status === "failed" || status === "cancelled",
     pause: status === "active" || status === "awaiting_human",
-    resume: status === "paused",
+    // Awaiting a human, resuming goes on without waiting: its sync gates are released, still open.
+    resume: status === "paused" || status === "awaiting_human",
     cancel: live,
     step: status === "paused",
     steer: live,

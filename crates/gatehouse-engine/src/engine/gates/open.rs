@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 
 use crate::decision::{Decision, DecisionAction, DecisionOrigin};
 use crate::diff::count_changes;
+use crate::engine::declared::apply_declared;
 use crate::engine::gates::actions::proposed_actions;
 use crate::engine::gates::decision::{action_decisions, settle_open_actions};
 use crate::engine::gates::validate::{check_fallback, check_options, names, validate_new_gate};
@@ -44,6 +45,7 @@ impl<S: Store> Engine<S> {
                     return Ok(existing);
                 }
             }
+            let new = apply_declared(&run, new)?;
             let gate = build_gate(tx, &run, new, now)?;
             if run.status == RunStatus::Created {
                 set_status(tx, &mut run, RunTransition::Start, &actor, None, now)?;
@@ -139,6 +141,8 @@ fn build_gate(tx: &mut dyn WriteTx, run: &Run, mut new: NewGate, now: DateTime<U
         expires_at,
         closed_at: None,
         imported: None,
+        workflow_node_id: new.workflow_node_id,
+        released: None,
         spec: new.spec,
     })
 }

@@ -115,6 +115,9 @@ pub(super) fn validate_new_gate(new: &NewGate) -> Result<()> {
         }
         _ => {}
     }
+    if new.workflow_node_id.as_ref().is_some_and(|n| n.trim().is_empty() || n.len() > 200) {
+        return Err(EngineError::invalid("workflow_node_id", "must be 1 to 200 characters"));
+    }
     if new.idempotency_key.as_ref().is_some_and(|k| k.is_empty() || k.len() > 255) {
         return Err(EngineError::invalid("idempotency_key", "must be 1 to 255 characters"));
     }

@@ -627,7 +627,7 @@ impl WriteTx for PgDb<'_, &mut WriteState> {
     fn update_gate_if(&mut self, gate: &Gate, expected: GateStatus) -> Result<bool> {
         let n = exec(
             self.conn,
-            "UPDATE gates SET status = $1, priority = $2, expires_at = $3, data = $4, escalate_at = $5
+            "UPDATE gates SET status = $1, priority = $2, expires_at = $3, data = $4, escalate_at = $5, mode_rank = $8
              WHERE id = $6 AND status = $7",
             &[
                 &gate.status.as_str(),
@@ -637,6 +637,7 @@ impl WriteTx for PgDb<'_, &mut WriteState> {
                 &gate.escalate_at().map(micros),
                 &gate.id.as_str(),
                 &expected.as_str(),
+                &gate.mode.rank(),
             ],
         )?;
         Ok(n == 1)

@@ -540,7 +540,7 @@ impl WriteTx for Db<'_, &mut WriteState> {
         let n = self
             .conn
             .prepare_cached(
-                "UPDATE gates SET status = ?, priority = ?, expires_at = ?, data = ?, escalate_at = ?
+                "UPDATE gates SET status = ?, priority = ?, expires_at = ?, data = ?, escalate_at = ?, mode_rank = ?
                  WHERE id = ? AND status = ?",
             )?
             .execute(params![
@@ -549,6 +549,7 @@ impl WriteTx for Db<'_, &mut WriteState> {
                 gate.expires_at.map(micros),
                 to_json(gate)?,
                 gate.escalate_at().map(micros),
+                gate.mode.rank(),
                 gate.id.as_str(),
                 expected.as_str()
             ])?;

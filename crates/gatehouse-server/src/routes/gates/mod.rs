@@ -57,12 +57,24 @@ pub(crate) async fn open_gate_for(state: &AppState, caller: &Caller, run_id: Run
         .await
 }
 
-/// Waits until `gate_id` closes or `deadline` passes, answering with the
-/// gate as it is then.
+/// Waits until `gate_id` closes, a reviewer releases it, or `deadline`
+/// passes, answering with the gate as it is then. A released gate is still
+/// pending, with `released` set: it was not decided.
 pub(crate) async fn wait_for_gate(
     state: &AppState,
     gate_id: &GateId,
     deadline: tokio::time::Instant,
+) -> ApiResult<Gate> {
+    wait_for_gate_until(state, gate_id, deadline, false).await
+}
+
+/// [`wait_for_gate`]; with `through_release`, a released gate is waited on
+/// further, until it closes or `deadline` passes.
+pub(crate) async fn wait_for_gate_until(
+    state: &AppState,
+    gate_id: &GateId,
+    deadline: tokio::time::Instant,
+    through_release: bool,
 ) -> ApiResult<Gate> {
     let ticket = state.waiters.register(gate_id);
     loop {
@@ -72,7 +84,7 @@ pub(crate) async fn wait_for_gate(
         notified.as_mut().enable();
         let id = gate_id.clone();
         let gate = state.engine(move |e| e.gate(&id)).await?;
-        if gate.status.is_terminal() {
+        if gate.status.is_terminal() || (!through_release && gate.released.is_some()) {
             return Ok(gate);
         }
         if tokio::time::Instant::now() >= deadline {

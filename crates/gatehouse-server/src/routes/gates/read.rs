@@ -23,7 +23,7 @@ use crate::auth::Caller;
 use crate::error::{ApiError, ApiErrorBody, ApiResult};
 use crate::markdown;
 use crate::params::{non_empty, parse_limit, ApiPath, ApiQuery};
-use crate::routes::gates::wait_for_gate;
+use crate::routes::gates::wait_for_gate_until;
 use crate::state::AppState;
 
 /// How long to wait.
@@ -32,10 +32,15 @@ use crate::state::AppState;
 pub struct WaitQuery {
     /// Seconds to wait for a decision, 0 to 60 (default 30).
     pub timeout: Option<f64>,
+    /// `true` keeps waiting on a gate a reviewer released, for its decision;
+    /// by default a released gate is answered at once (still pending, with
+    /// `released` set: the run went on without it, nothing was decided).
+    pub through_release: Option<bool>,
 }
 
 /// Long-polls a gate: returns the moment it is decided, expired or
-/// cancelled, or the still-pending gate when the timeout passes.
+/// cancelled, or released by a reviewer (still pending, `released` set:
+/// not a decision), or the still-pending gate when the timeout passes.
 #[utoipa::path(get, path = "/gates/{gate_id}/wait", tag = "agents",
     params(("gate_id" = String, Path, description = "The gate"), WaitQuery),
     responses((status = 200, body = Gate), (status = 404, body = ApiErrorBody), (status = 422, body = ApiErrorBody)))]
@@ -54,10 +59,11 @@ pub async fn wait_gate(
     // The caller must see the gate's run; checked once, before waiting.
     let id = gate_id.clone();
     let gate = state.engine_checked(move |e| Ok(caller.gate(e, &id)?.0)).await?;
-    if gate.status.is_terminal() || timeout == 0.0 {
+    let through_release = q.through_release.unwrap_or(false);
+    if gate.status.is_terminal() || timeout == 0.0 || (!through_release && gate.released.is_some()) {
         return Ok(Json(gate));
     }
-    Ok(Json(wait_for_gate(&state, &gate_id, deadline).await?))
+    Ok(Json(wait_for_gate_until(&state, &gate_id, deadline, through_release).await?))
 }
 
 /// Filters for the queue.

@@ -15,7 +15,7 @@ use gatehouse_engine::engine::RunState;
 use gatehouse_engine::plan::{PlanRevision, ProgressState, TaskProgress, TaskStatus};
 use gatehouse_engine::policy::HitlConfig;
 use gatehouse_engine::run::{Breakpoint, HandoffProtocol, Participant, Role, StepMode};
-use gatehouse_engine::{EngineError, Gate, NewRun, Run, RunId, RunStatus, TokenRole, Turn};
+use gatehouse_engine::{DeclaredGate, EngineError, Gate, NewRun, Run, RunId, RunStatus, TokenRole, Turn};
 use gatehouse_orchestrator::StartError;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -37,9 +37,13 @@ pub struct StartRunRequest {
     /// Gatehouse drives that provider itself: `prompt` (required),
     /// `system`, `inputs` (further payload fields), `collaborate` (`true`,
     /// or `{"goal": bool, "plan": bool}`: goal and plan review rounds
-    /// first) and `assessment` (your own information step's `confidence`,
-    /// `reasons`, `safety_flags`, `recommended_settings`). Otherwise an
-    /// agent drives the run.
+    /// first), `assessment` (your own information step's `confidence`,
+    /// `reasons`, `safety_flags`, `recommended_settings`) and
+    /// `answer_template` (how an answered blocker, a question gate on the
+    /// run, is put into the next prompt: `{question}`, `{answer}`,
+    /// `{answered_by}`; by default "Previous blocker question: {question}
+    /// / User answer: {answer} / Continue task execution with this
+    /// answer.", one per line). Otherwise an agent drives the run.
     pub run_input: Value,
     /// Review policy; `null` or absent means the default (`require_human`).
     #[serde(default)]
@@ -86,6 +90,12 @@ pub struct StartRunRequest {
     /// Seconds from now until the run expires (1 to 31536000, a year).
     #[serde(default)]
     pub expires_in_secs: Option<u64>,
+    /// Gates declared up front, each bound to a workflow node (unique):
+    /// reaching the node (`POST /run/{run_id}/nodes/{node_id}`, or a gate
+    /// naming its `workflow_node_id`) opens it with the declared kind,
+    /// rubric and required score, which the agent may raise, never lower.
+    #[serde(default)]
+    pub declared_gates: Vec<DeclaredGate>,
 }
 
 /// The answer to starting a run.
@@ -169,6 +179,7 @@ pub async fn start_run(
         breakpoints: req.breakpoints,
         input: req.run_input,
         expires_at,
+        declared_gates: req.declared_gates,
     };
     if let Some(floor) = caller.floor(&state.config.oversight) {
         // A malformed policy is named as such (422) before it is compared.
@@ -283,8 +294,13 @@ pub async fn pause_run(
     Ok(Json(state.engine(move |e| e.pause_run(&id, &caller.name)).await?))
 }
 
-/// Resumes a paused run: back to `awaiting_human` while blocking gates are
-/// pending, otherwise `active`. Reviewers and admins only.
+/// Resumes a run. A paused one goes back to `awaiting_human` while
+/// blocking gates are pending, otherwise `active`. One awaiting a human
+/// goes on without waiting: its pending sync gates are released (async
+/// from now on, marked `released`, a `gate_released` event each) and stay
+/// open for a decision; agents waiting on them are told they were released,
+/// never that they passed. Reviewers and admins only: an agent may not
+/// release its own review.
 #[utoipa::path(post, path = "/run/{run_id}/resume", tag = "hitl", params(("run_id" = String, Path, description = "The run")),
     responses((status = 200, body = Run), (status = 403, body = ApiErrorBody), (status = 404, body = ApiErrorBody),
         (status = 409, body = ApiErrorBody)))]

@@ -2,7 +2,8 @@
 //! state, pause, resume, cancel, complete and fail ([`lifecycle`]); an
 //! agent's turns and the directive it gets back ([`turns`]); a reviewer's
 //! step-through control ([`control`]); the listings ([`listing`]); a run's
-//! event log as JSON ([`events`]). The HITL run API's `/run/...` paths sit
+//! event log as JSON ([`events`]); reaching a workflow node opens the gate
+//! the run declared there ([`nodes`]). The HITL run API's `/run/...` paths sit
 //! beside the `/runs/...` ones. A run's plan and shared context are
 //! `routes/collab.rs`, its recordings `routes/recordings.rs`.
 
@@ -18,6 +19,7 @@ pub mod control;
 pub mod events;
 pub mod lifecycle;
 pub mod listing;
+pub mod nodes;
 pub mod turns;
 
 /// The runs' routes.
@@ -33,6 +35,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(lifecycle::cancel_run))
         .routes(routes!(lifecycle::complete_run))
         .routes(routes!(lifecycle::fail_run))
+        .routes(routes!(nodes::reach_node))
         .routes(routes!(turns::add_turn))
         .routes(routes!(turns::directive))
         .routes(routes!(control::step_run))

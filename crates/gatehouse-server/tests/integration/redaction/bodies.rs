@@ -143,6 +143,12 @@ pub(super) fn fit(op: &str, body: &mut Value, canary: &str, ctx: &Ids) {
                 config.insert("webhook_url".into(), json!(format!("{}?note={canary}", ctx.hook)));
             }
             obj.insert("protocol".into(), json!({}));
+            // A gate declared for a node: a quality gate, with its free text.
+            obj.insert(
+                "declared_gates".into(),
+                json!([{"workflow_node_id": canary, "kind": "quality_score", "text": canary, "rubric": [canary],
+                    "required_score": 4, "mode": "sync"}]),
+            );
             // One way of saying when it expires, an hour away.
             obj.remove("expires_at");
             obj.insert("expires_in_secs".into(), json!(3600));
@@ -282,6 +288,18 @@ pub(super) fn caller<'s>(s: &'s TestServer, op: &str) -> &'s str {
         | "POST /../teams/run" => &s.admin,
         _ => &s.agent,
     }
+}
+
+/// The node a run made by [`node_run`] declares a gate at.
+pub(super) const NODE: &str = "review";
+
+/// A run declaring a gate at [`NODE`], for reaching it.
+pub(super) async fn node_run(s: &TestServer) -> String {
+    let body =
+        json!({"run_input": {"prompt": "write"}, "declared_gates": [{"workflow_node_id": NODE, "kind": "approval"}]});
+    let (status, started) = s.post("/run", &s.agent, body).await;
+    assert_eq!(status, 201, "{started}");
+    started["run_id"].as_str().expect("run_id").to_owned()
 }
 
 /// A gate of the kind the call decides.

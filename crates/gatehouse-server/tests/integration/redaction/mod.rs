@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use crate::common;
 
-use bodies::{caller, canary_paths, fit, gate_for, recording_with, string_fields, Generator, Ids};
+use bodies::{caller, canary_paths, fit, gate_for, node_run, recording_with, string_fields, Generator, Ids, NODE};
 use common::sse::Sse;
 use common::TestServer;
 use gatehouse_server::ServerConfig;
@@ -71,10 +71,16 @@ async fn no_secret_sent_in_any_field_of_any_operation_is_stored_streamed_exporte
                 let own = ["/complete", "/fail", "/control", "/approve", "/recordings", "/plan", "/resolve", "/score"]
                     .iter()
                     .any(|o| op.ends_with(o));
-                let run = if own { s.run().await } else { shared.clone() };
+                let run = if op.contains("/nodes/") {
+                    node_run(&s).await
+                } else if own {
+                    s.run().await
+                } else {
+                    shared.clone()
+                };
                 // A gate also starts the run.
                 let gate = if own { gate_for(&s, op, &run, pick).await } else { String::new() };
-                if own {
+                if own || op.contains("/nodes/") {
                     runs.push(run.clone());
                 }
                 let ids = Ids { run: run.clone(), gate: gate.clone(), hook: hook.clone(), pick };
@@ -88,7 +94,11 @@ async fn no_secret_sent_in_any_field_of_any_operation_is_stored_streamed_exporte
                     assert_eq!(status, 200, "{answer}");
                 }
                 let (method, template) = op.split_once(' ').expect("method and path");
-                let path = template.replace("{run_id}", &run).replace("{gate_id}", &gate).replace("{key}", "notes");
+                let path = template
+                    .replace("{run_id}", &run)
+                    .replace("{gate_id}", &gate)
+                    .replace("{key}", "notes")
+                    .replace("{node_id}", NODE);
                 let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
                 let (status, answer) = s.call(method, &path, caller(&s, op), Some(body.clone())).await;
                 responses.push(format!("{op} ({family}): {status} {answer}"));

@@ -169,6 +169,14 @@ export function entryOf(e: TimelineEvent, roles: ReadonlyMap<string, Role>): Ent
     }
     case "gate_escalated":
       return { ...base, group: "gate", summary: `Gate escalated to ${lowerWord("Priority", e.priority)}: ${short(e.reason)}`, gateId: e.gate_id };
+    case "gate_released":
+      return {
+        ...base,
+        who: "human",
+        group: "gate",
+        summary: "Gate released: the run went on without waiting; still open for a decision",
+        gateId: e.gate_id,
+      };
     case "actions_decided": {
       const each = e.decisions.map((d) => `${d.id} ${DECIDED[d.action]}`).join(", ");
       return { ...base, actor: e.decisions[0]?.decided_by ?? e.actor, who: "human", group: "decision", summary: `Actions decided: ${short(each)}`, gateId: e.gate_id };

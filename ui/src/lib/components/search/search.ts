@@ -66,6 +66,7 @@ const GATE_EVENTS: ReadonlySet<LogEvent["type"]> = new Set([
   "gate_resolved",
   "actions_decided",
   "gate_escalated",
+  "gate_released",
   "vote_recorded",
   "gate_expired",
   "gate_cancelled",
