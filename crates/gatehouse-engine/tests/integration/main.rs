@@ -19,6 +19,7 @@ mod gates;
 mod instances;
 mod metrics;
 mod payload_schema;
+mod postgres_tls;
 mod recordings;
 mod response_forms;
 mod search;

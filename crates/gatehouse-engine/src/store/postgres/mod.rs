@@ -33,8 +33,9 @@ use std::time::Duration;
 
 use futures_util::{FutureExt, StreamExt};
 use tokio::sync::broadcast;
+use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
-use tokio_postgres::{AsyncMessage, Config, NoTls, Row, Statement};
+use tokio_postgres::{AsyncMessage, Config, Row, Statement};
 
 use crate::error::{EngineError, Result};
 use crate::event::{AuditKey, Event};
@@ -44,6 +45,7 @@ use crate::store::{EventFilter, ReadTx, StatsSnapshot, Store, StoreStats, WriteT
 mod queries;
 mod schema;
 mod search;
+mod tls;
 
 use queries::PgDb;
 
@@ -76,8 +78,12 @@ const LOCK_MIGRATE: i32 = 0x4761_7466;
 /// database server); a team's database must allow this many, plus the
 /// writer and the listener, per instance.
 const IDLE_READERS: usize = 16;
-/// How long the writer keeps trying to reconnect before failing a group.
-const RECONNECT_FOR: Duration = Duration::from_secs(10);
+/// How long the writer keeps trying to reconnect before answering a
+/// group's writes that the database is unavailable: long enough to ride out
+/// a fast restart, short enough that no caller waits long.
+const RECONNECT_FOR: Duration = Duration::from_secs(3);
+/// How long a new connection may take when the connection string says nothing.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How often an idle listener reads the log anyway (a notification lost
 /// while it reconnected is picked up here).
 const LISTEN_POLL: Duration = Duration::from_secs(2);
@@ -85,14 +91,49 @@ const LISTEN_POLL: Duration = Duration::from_secs(2);
 fn describe(e: &tokio_postgres::Error) -> String {
     match e.as_db_error() {
         Some(db) => format!("PostgreSQL: {} ({})", db.message(), db.code().code()),
-        None => format!("PostgreSQL: {e}"),
+        // The error's own text leaves out its cause (a TLS refusal, say).
+        None => match std::error::Error::source(e) {
+            Some(cause) if !e.to_string().ends_with(&cause.to_string()) => format!("PostgreSQL: {e}: {cause}"),
+            _ => format!("PostgreSQL: {e}"),
+        },
     }
 }
 
 impl From<tokio_postgres::Error> for EngineError {
     fn from(e: tokio_postgres::Error) -> Self {
-        Self::Storage(describe(&e))
+        if is_unavailable(&e) {
+            Self::Unavailable(describe(&e))
+        } else {
+            Self::Storage(describe(&e))
+        }
     }
+}
+
+/// Whether `e` says the database cannot be reached now rather than that a
+/// statement failed: the connection closed or could not be made (a network
+/// error, a timeout), or the server is shutting down, starting up or full.
+fn is_unavailable(e: &tokio_postgres::Error) -> bool {
+    if e.is_closed() {
+        return true;
+    }
+    if let Some(code) = e.code() {
+        let unreachable = [
+            SqlState::ADMIN_SHUTDOWN,
+            SqlState::CRASH_SHUTDOWN,
+            SqlState::CANNOT_CONNECT_NOW,
+            SqlState::TOO_MANY_CONNECTIONS,
+        ];
+        return code.code().starts_with("08") || unreachable.contains(code);
+    }
+    // A TLS refusal is `Other`: a setting to fix, not an outage.
+    let mut source = std::error::Error::source(e);
+    while let Some(cause) = source {
+        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+            return io.kind() != std::io::ErrorKind::Other;
+        }
+        source = cause.source();
+    }
+    false
 }
 
 /// One connection, with its prepared statements. Used by one thread at a time.
@@ -208,6 +249,8 @@ enum Signal {
 #[derive(Clone)]
 struct Target {
     config: Config,
+    /// The TLS `sslmode` and `sslrootcert` ask for.
+    tls: tls::PgTls,
     /// `SET search_path` for every connection, when a schema was chosen.
     search_path: Option<String>,
     runtime: tokio::runtime::Handle,
@@ -216,9 +259,9 @@ struct Target {
 impl Target {
     /// A new connection; with `signals`, its notifications are forwarded there.
     fn connect(&self, signals: Option<Sender<Signal>>) -> Result<Conn> {
-        let config = self.config.clone();
+        let (config, tls) = (self.config.clone(), self.tls.clone());
         let task = self.runtime.spawn(async move {
-            let (client, mut connection) = config.connect(NoTls).await?;
+            let (client, mut connection) = config.connect(tls).await?;
             tokio::spawn(async move {
                 let mut messages = futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
                 while let Some(message) = messages.next().await {
@@ -252,9 +295,9 @@ impl Target {
             .enable_all()
             .build()
             .map_err(|e| EngineError::Storage(format!("cannot start a PostgreSQL connection's runtime: {e}")))?;
-        let config = self.config.clone();
+        let (config, tls) = (self.config.clone(), self.tls.clone());
         let client = runtime.block_on(async move {
-            let (client, connection) = config.connect(NoTls).await?;
+            let (client, connection) = config.connect(tls).await?;
             tokio::spawn(async move {
                 if let Err(e) = connection.await {
                     tracing::warn!(error = %describe(&e), "a PostgreSQL connection failed");
@@ -366,7 +409,33 @@ impl Publisher {
     }
 }
 
-type Finish = Box<dyn FnOnce(std::result::Result<(), String>) + Send>;
+/// Why a group's writes were not committed, for each of its callers.
+#[derive(Debug, Clone)]
+enum Refusal {
+    /// The database could not be reached: the caller may try again shortly.
+    Unavailable(String),
+    /// The database refused the group.
+    Failed(String),
+}
+
+impl Refusal {
+    /// `what` failed with `error`.
+    fn of(what: &str, error: &EngineError) -> Self {
+        match error {
+            EngineError::Unavailable(why) => Self::Unavailable(format!("{what}: {why}")),
+            other => Self::Failed(format!("{what}: {other}")),
+        }
+    }
+
+    fn error(self) -> EngineError {
+        match self {
+            Self::Unavailable(why) => EngineError::Unavailable(why),
+            Self::Failed(why) => EngineError::Storage(why),
+        }
+    }
+}
+
+type Finish = Box<dyn FnOnce(std::result::Result<(), Refusal>) + Send>;
 
 /// A job's work inside the group's transaction; it returns what to do once the group commits.
 type Work = Box<dyn FnOnce(&mut PgDb<'_, &mut WriteState>) -> Finish + Send>;
@@ -375,7 +444,7 @@ type Work = Box<dyn FnOnce(&mut PgDb<'_, &mut WriteState>) -> Finish + Send>;
 /// transaction (its reply is sent once the group has committed), or abort it.
 struct Job {
     run: Work,
-    abort: Box<dyn FnOnce(String) + Send>,
+    abort: Box<dyn FnOnce(Refusal) + Send>,
 }
 
 /// The PostgreSQL store.
@@ -395,22 +464,33 @@ pub struct PgStore {
 impl PgStore {
     /// Connects to the database at `url` (`postgres://user:password@host:port/db`),
     /// creating and migrating Gatehouse's tables if needed.
+    /// TLS as libpq's `sslmode` and `sslrootcert` say (see [`tls`]).
     pub fn connect(url: &str, options: PgOptions) -> Result<Self> {
-        let config: Config = url.parse().map_err(|e| {
+        let (url, tls) = tls::TlsSettings::split(url)?;
+        let mut config: Config = url.parse().map_err(|e| {
             EngineError::Storage(format!(
                 "the PostgreSQL URL is not valid ({e}); expected postgres://USER@HOST:PORT/DATABASE"
             ))
         })?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
         let description = describe_target(&config);
+        let tls = tls.connector()?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("gatehouse-postgres")
             .enable_all()
             .build()
             .map_err(|e| EngineError::Storage(format!("cannot start the PostgreSQL driver: {e}")))?;
-        let mut target = Target { config, search_path: None, runtime: runtime.handle().clone() };
-        let first =
-            target.connect(None).map_err(|e| EngineError::Storage(format!("cannot connect to {description}: {e}")))?;
+        let mut target = Target { config, tls, search_path: None, runtime: runtime.handle().clone() };
+        let first = target.connect(None).map_err(|e| {
+            let why = match e {
+                EngineError::Storage(why) | EngineError::Unavailable(why) => why,
+                other => other.to_string(),
+            };
+            EngineError::Storage(format!("cannot connect to {description}: {why}"))
+        })?;
         if let Some(schema) = &options.schema {
             first.batch(&format!("CREATE SCHEMA IF NOT EXISTS {}", quote_ident(schema)))?;
             target.search_path = Some(quote_ident(schema));
@@ -606,25 +686,41 @@ impl Writer {
                     Err(_) => break,
                 }
             }
-            if self.conn.is_closed() {
-                match self.target.reconnect_own() {
-                    Ok(conn) => self.conn = conn,
-                    Err(e) => {
-                        for job in batch {
-                            (job.abort)(format!("the database is unreachable: {e}"));
-                        }
-                        continue;
+            self.commit(batch);
+        }
+    }
+
+    /// Commits `batch` as one group, on a new connection if the last one
+    /// ended; a group whose connection proves closed before any job ran
+    /// (the database restarted since the last group) is begun once more.
+    fn commit(&mut self, batch: Vec<Job>) {
+        let mut batch = Some(batch);
+        let mut lost = self.conn.is_closed();
+        for _ in 0..2 {
+            if lost {
+                if let Err(e) = self.target.reconnect_own().map(|conn| self.conn = conn) {
+                    let refusal = Refusal::of("cannot reconnect to the database", &e);
+                    for job in batch.take().into_iter().flatten() {
+                        (job.abort)(refusal.clone());
                     }
+                    return;
                 }
             }
-            self.group(batch);
+            match self.group(batch.take().unwrap_or_default()) {
+                Ok(()) => return,
+                Err(unbegun) => (batch, lost) = (Some(unbegun), true),
+            }
+        }
+        for job in batch.into_iter().flatten() {
+            (job.abort)(Refusal::Unavailable("the database connection closed twice in a row".into()));
         }
     }
 
     /// Runs one group of jobs in one transaction: one request begins it
     /// (the chain's lock, the chain's head, the first job's savepoint), one
-    /// between jobs, one ends it (the notification and the commit).
-    fn group(&mut self, batch: Vec<Job>) {
+    /// between jobs, one ends it (the notification and the commit). Gives
+    /// the jobs back, none run, if the connection closed before it began.
+    fn group(&mut self, batch: Vec<Job>) -> std::result::Result<(), Vec<Job>> {
         let begin = format!(
             "BEGIN; SELECT pg_advisory_xact_lock({}, {}); {}; SAVEPOINT job",
             self.lock.0,
@@ -637,12 +733,14 @@ impl Writer {
             .and_then(|rows| queries::chain_head_of_text(rows.iter().rfind(|row| row.len() == 2)));
         let head = match begun {
             Ok(head) => head,
+            Err(e) if self.conn.is_closed() || matches!(e, EngineError::Unavailable(_)) => return Err(batch),
             Err(e) => {
                 let _ = self.conn.batch("ROLLBACK");
+                let refusal = Refusal::of("cannot begin a transaction", &e);
                 for job in batch {
-                    (job.abort)(format!("cannot begin a transaction: {e}"));
+                    (job.abort)(refusal.clone());
                 }
-                return;
+                return Ok(());
             }
         };
         let mut state = WriteState { head, key: self.key.clone(), events: Vec::new() };
@@ -674,12 +772,17 @@ impl Writer {
                 }
             }
             Err(e) => {
+                // A connection lost at `COMMIT` may have committed: its
+                // callers hear "unavailable", never success, and the
+                // listener publishes whatever the log then holds.
                 let _ = self.conn.batch("ROLLBACK");
+                let refusal = Refusal::of("the commit failed", &e);
                 for finish in finishes {
-                    finish(Err(format!("commit failed: {e}")));
+                    finish(Err(refusal.clone()));
                 }
             }
         }
+        Ok(())
     }
 }
 
@@ -712,13 +815,13 @@ impl Store for PgStore {
                 Box::new(move |commit| {
                     let outcome = match commit {
                         Ok(()) => result,
-                        Err(e) => Err(EngineError::Storage(e)),
+                        Err(refusal) => Err(refusal.error()),
                     };
                     let _ = reply.send(outcome);
                 })
             }),
-            abort: Box::new(move |error| {
-                let _ = abort_reply.send(Err(EngineError::Storage(error)));
+            abort: Box::new(move |refusal: Refusal| {
+                let _ = abort_reply.send(Err(refusal.error()));
             }),
         };
         let closed = || EngineError::Storage("the store is closed".into());
@@ -738,11 +841,12 @@ impl Store for PgStore {
         let result = op(&PgDb { conn: &conn, state: () });
         // Ends before the connection's next use begins: requests run in order.
         conn.send(if result.is_ok() { "COMMIT" } else { "ROLLBACK" });
-        if !conn.is_closed() {
-            if let Ok(mut pool) = self.readers.lock() {
-                if pool.len() < IDLE_READERS {
-                    pool.push(conn);
-                }
+        if let Ok(mut pool) = self.readers.lock() {
+            if matches!(result, Err(EngineError::Unavailable(_))) {
+                // The database went away: the idle connections went with it.
+                pool.clear();
+            } else if !conn.is_closed() && pool.len() < IDLE_READERS {
+                pool.push(conn);
             }
         }
         result
