@@ -7,13 +7,15 @@
 #                                   `localhost` from a certificate authority made for it (keys only
 #                                   in DIR), and it prints `export GATEHOUSE_TEST_POSTGRES_CA=DIR/tls/ca.crt`
 #   scripts/postgres.sh restart DIR restarts it as an operator would (`pg_ctl restart -m fast`)
+#   scripts/postgres.sh down DIR    stops the server (`pg_ctl stop -m fast`), keeping DIR
+#   scripts/postgres.sh up DIR      starts it again as it was started (an outage's end)
 #   scripts/postgres.sh stop DIR    stops it and removes DIR
 # As root the server runs as the `postgres` user (PostgreSQL refuses to run as root).
 # The Rust tests run this themselves when GATEHOUSE_TEST_POSTGRES is unset
 # (tests/support/postgres.rs); without a terminal, sudo is never asked for a password.
 set -euo pipefail
-action=${1:?usage: scripts/postgres.sh start|restart|stop DIR}
-dir=${2:?usage: scripts/postgres.sh start|restart|stop DIR}
+action=${1:?usage: scripts/postgres.sh start|restart|down|up|stop DIR}
+dir=${2:?usage: scripts/postgres.sh start|restart|down|up|stop DIR}
 
 # The directory holding initdb and pg_ctl: Debian's versioned one, else the PATH's.
 bindir() {
@@ -104,10 +106,15 @@ start)
   echo "export GATEHOUSE_TEST_POSTGRES=postgres://gatehouse@127.0.0.1:$port/gatehouse"
   if [ -n "$tls_settings" ]; then echo "export GATEHOUSE_TEST_POSTGRES_CA=$dir/tls/ca.crt"; fi
   ;;
-restart)
+restart | up)
+  # On a stopped server, `restart` starts it with the options it last had (postmaster.opts).
   bin=$(bindir) || cannot_install "pg_ctl was not found"
-  as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 -m fast restart >&2 \
+  as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 -m fast restart >&2 2>/dev/null \
     || { cat "$dir/server.log" >&2; exit 1; }
+  ;;
+down)
+  bin=$(bindir) || cannot_install "pg_ctl was not found"
+  as_owner "$bin/pg_ctl" -D "$dir/data" -w -t 60 -m fast stop >&2 || { cat "$dir/server.log" >&2; exit 1; }
   ;;
 stop)
   if bin=$(bindir) && [ -d "$dir/data" ]; then
@@ -116,7 +123,7 @@ stop)
   rm -rf "$dir"
   ;;
 *)
-  echo "usage: scripts/postgres.sh start|restart|stop DIR" >&2
+  echo "usage: scripts/postgres.sh start|restart|down|up|stop DIR" >&2
   exit 2
   ;;
 esac

@@ -87,8 +87,22 @@ impl Private {
     /// every connection is closed, and the call returns once it accepts
     /// connections again.
     pub fn restart(&self) {
-        let out = Command::new(SCRIPT).arg("restart").arg(&self.dir).output().expect("run scripts/postgres.sh restart");
-        assert!(out.status.success(), "the restart failed: {}", String::from_utf8_lossy(&out.stderr));
+        self.script("restart");
+    }
+
+    /// Stops PostgreSQL (`pg_ctl stop -m fast`) until [`Private::up`].
+    pub fn down(&self) {
+        self.script("down");
+    }
+
+    /// Starts PostgreSQL again after [`Private::down`].
+    pub fn up(&self) {
+        self.script("up");
+    }
+
+    fn script(&self, action: &str) {
+        let out = Command::new(SCRIPT).arg(action).arg(&self.dir).output().expect("run scripts/postgres.sh");
+        assert!(out.status.success(), "postgres.sh {action} failed: {}", String::from_utf8_lossy(&out.stderr));
     }
 }
 
