@@ -756,9 +756,13 @@ impl Writer {
                 finishes.push((job.run)(&mut db));
             }
         }
+        // `COMMIT` in a transaction an error left aborted rolls back without
+        // an error; the statement before it fails there instead (and the
+        // rest of the request is skipped), so no caller hears success for a
+        // group that did not commit.
         let end = match state.events.last() {
             Some(last) => format!("SELECT pg_notify({}, '{}'); COMMIT", quote_literal(&self.channel), last.seq),
-            None => "COMMIT".to_owned(),
+            None => "SELECT 1; COMMIT".to_owned(),
         };
         match self.conn.batch(&end) {
             Ok(()) => {
