@@ -20,6 +20,11 @@
 //! executor, so the store may be used from any thread, inside an async
 //! runtime or not, exactly like the SQLite one.
 //!
+//! - **Restarts**: no connection is assumed alive. The writer, the
+//!   listener and the read pool each reconnect on their own; what counts as
+//!   the database being unreachable, and how a group's callers hear it, is
+//!   in `failure.rs`; TLS (`sslmode`, `sslrootcert`) in `tls.rs`.
+//!
 //! Over 600 lines: the writer, the listener, the publisher and the read
 //! pool share one connection setup; the writer is to move to its own file
 //! when writes on different runs stop sharing one lock.
@@ -33,7 +38,6 @@ use std::time::Duration;
 
 use futures_util::{FutureExt, StreamExt};
 use tokio::sync::broadcast;
-use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{AsyncMessage, Config, Row, Statement};
 
@@ -42,11 +46,13 @@ use crate::event::{AuditKey, Event};
 use crate::store::chain::WriteState;
 use crate::store::{EventFilter, ReadTx, StatsSnapshot, Store, StoreStats, WriteTx};
 
+mod failure;
 mod queries;
 mod schema;
 mod search;
 mod tls;
 
+use failure::{describe, Refusal};
 use queries::PgDb;
 
 /// How to connect to PostgreSQL.
@@ -87,54 +93,6 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How often an idle listener reads the log anyway (a notification lost
 /// while it reconnected is picked up here).
 const LISTEN_POLL: Duration = Duration::from_secs(2);
-
-fn describe(e: &tokio_postgres::Error) -> String {
-    match e.as_db_error() {
-        Some(db) => format!("PostgreSQL: {} ({})", db.message(), db.code().code()),
-        // The error's own text leaves out its cause (a TLS refusal, say).
-        None => match std::error::Error::source(e) {
-            Some(cause) if !e.to_string().ends_with(&cause.to_string()) => format!("PostgreSQL: {e}: {cause}"),
-            _ => format!("PostgreSQL: {e}"),
-        },
-    }
-}
-
-impl From<tokio_postgres::Error> for EngineError {
-    fn from(e: tokio_postgres::Error) -> Self {
-        if is_unavailable(&e) {
-            Self::Unavailable(describe(&e))
-        } else {
-            Self::Storage(describe(&e))
-        }
-    }
-}
-
-/// Whether `e` says the database cannot be reached now rather than that a
-/// statement failed: the connection closed or could not be made (a network
-/// error, a timeout), or the server is shutting down, starting up or full.
-fn is_unavailable(e: &tokio_postgres::Error) -> bool {
-    if e.is_closed() {
-        return true;
-    }
-    if let Some(code) = e.code() {
-        let unreachable = [
-            SqlState::ADMIN_SHUTDOWN,
-            SqlState::CRASH_SHUTDOWN,
-            SqlState::CANNOT_CONNECT_NOW,
-            SqlState::TOO_MANY_CONNECTIONS,
-        ];
-        return code.code().starts_with("08") || unreachable.contains(code);
-    }
-    // A TLS refusal is `Other`: a setting to fix, not an outage.
-    let mut source = std::error::Error::source(e);
-    while let Some(cause) = source {
-        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
-            return io.kind() != std::io::ErrorKind::Other;
-        }
-        source = cause.source();
-    }
-    false
-}
 
 /// One connection, with its prepared statements. Used by one thread at a time.
 pub(crate) struct Conn {
@@ -406,32 +364,6 @@ impl Publisher {
     fn catch_up(&self, conn: &Conn) -> Result<()> {
         let mut published = self.lock()?;
         self.send_from_log(conn, &mut published, None)
-    }
-}
-
-/// Why a group's writes were not committed, for each of its callers.
-#[derive(Debug, Clone)]
-enum Refusal {
-    /// The database could not be reached: the caller may try again shortly.
-    Unavailable(String),
-    /// The database refused the group.
-    Failed(String),
-}
-
-impl Refusal {
-    /// `what` failed with `error`.
-    fn of(what: &str, error: &EngineError) -> Self {
-        match error {
-            EngineError::Unavailable(why) => Self::Unavailable(format!("{what}: {why}")),
-            other => Self::Failed(format!("{what}: {other}")),
-        }
-    }
-
-    fn error(self) -> EngineError {
-        match self {
-            Self::Unavailable(why) => EngineError::Unavailable(why),
-            Self::Failed(why) => EngineError::Storage(why),
-        }
     }
 }
 
