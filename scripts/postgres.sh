@@ -2,14 +2,20 @@
 # A throwaway PostgreSQL cluster on loopback for the tests and benchmarks.
 #   scripts/postgres.sh start DIR   installs PostgreSQL from the system packages when missing,
 #                                   creates a cluster in DIR, starts it on a free loopback port and
-#                                   prints `export GATEHOUSE_TEST_POSTGRES=postgres://...`
+#                                   prints `export GATEHOUSE_TEST_POSTGRES=postgres://...`; with
+#                                   openssl, the cluster also offers TLS with a certificate for
+#                                   `localhost` from a certificate authority made for it (keys only
+#                                   in DIR), and it prints `export GATEHOUSE_TEST_POSTGRES_CA=DIR/tls/ca.crt`
+#   scripts/postgres.sh restart DIR restarts it as an operator would (`pg_ctl restart -m fast`)
+#   scripts/postgres.sh down DIR    stops the server (`pg_ctl stop -m fast`), keeping DIR
+#   scripts/postgres.sh up DIR      starts it again as it was started (an outage's end)
 #   scripts/postgres.sh stop DIR    stops it and removes DIR
 # As root the server runs as the `postgres` user (PostgreSQL refuses to run as root).
 # The Rust tests run this themselves when GATEHOUSE_TEST_POSTGRES is unset
 # (tests/support/postgres.rs); without a terminal, sudo is never asked for a password.
 set -euo pipefail
-action=${1:?usage: scripts/postgres.sh start|stop DIR}
-dir=${2:?usage: scripts/postgres.sh start|stop DIR}
+action=${1:?usage: scripts/postgres.sh start|restart|down|up|stop DIR}
+dir=${2:?usage: scripts/postgres.sh start|restart|down|up|stop DIR}
 
 # The directory holding initdb and pg_ctl: Debian's versioned one, else the PATH's.
 bindir() {
@@ -57,6 +63,26 @@ free_port() {
   done
 }
 
+# A certificate authority and a server certificate for `localhost` it
+# signed, in $1 (ECDSA P-256, valid two days); prints the server's settings.
+make_certificates() {
+  local tls=$1
+  mkdir -p "$tls"
+  openssl req -x509 -new -nodes -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -days 2 \
+    -subj "/CN=Gatehouse test CA" -addext "basicConstraints=critical,CA:TRUE" \
+    -addext "keyUsage=critical,keyCertSign,cRLSign" -keyout "$tls/ca.key" -out "$tls/ca.crt" 2>/dev/null
+  openssl req -new -nodes -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -subj "/CN=localhost" \
+    -keyout "$tls/server.key" -out "$tls/server.csr" 2>/dev/null
+  printf '%s\n' "subjectAltName=DNS:localhost" "basicConstraints=CA:FALSE" \
+    "keyUsage=critical,digitalSignature" "extendedKeyUsage=serverAuth" >"$tls/server.ext"
+  openssl x509 -req -in "$tls/server.csr" -CA "$tls/ca.crt" -CAkey "$tls/ca.key" -CAcreateserial -days 2 \
+    -extfile "$tls/server.ext" -out "$tls/server.crt" 2>/dev/null
+  rm -f "$tls/ca.key" "$tls/server.csr" "$tls/server.ext"
+  chmod 600 "$tls/server.key"
+  [ "$(id -u)" -eq 0 ] && chown -R postgres "$tls"
+  echo "-c ssl=on -c ssl_cert_file=$tls/server.crt -c ssl_key_file=$tls/server.key"
+}
+
 case "$action" in
 start)
   if ! bin=$(bindir); then
@@ -67,13 +93,28 @@ start)
   mkdir -p "$dir"
   [ "$(id -u)" -eq 0 ] && chown postgres "$dir"
   port=$(free_port)
+  tls_settings=""
+  if command -v openssl >/dev/null 2>&1; then
+    tls_settings=$(make_certificates "$dir/tls") || { echo "error: openssl could not make the test certificates" >&2; exit 1; }
+  fi
   as_owner "$bin/initdb" -D "$dir/data" -U gatehouse -A trust -E UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 \
     || { cat "$dir/initdb.log" >&2; exit 1; }
   as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-    -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$dir -c max_connections=400" \
+    -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$dir -c max_connections=400 $tls_settings" \
     start >&2 || { cat "$dir/server.log" >&2; exit 1; }
   as_owner "$bin/createdb" -h 127.0.0.1 -p "$port" -U gatehouse gatehouse >&2
   echo "export GATEHOUSE_TEST_POSTGRES=postgres://gatehouse@127.0.0.1:$port/gatehouse"
+  if [ -n "$tls_settings" ]; then echo "export GATEHOUSE_TEST_POSTGRES_CA=$dir/tls/ca.crt"; fi
+  ;;
+restart | up)
+  # On a stopped server, `restart` starts it with the options it last had (postmaster.opts).
+  bin=$(bindir) || cannot_install "pg_ctl was not found"
+  as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 -m fast restart >&2 2>/dev/null \
+    || { cat "$dir/server.log" >&2; exit 1; }
+  ;;
+down)
+  bin=$(bindir) || cannot_install "pg_ctl was not found"
+  as_owner "$bin/pg_ctl" -D "$dir/data" -w -t 60 -m fast stop >&2 || { cat "$dir/server.log" >&2; exit 1; }
   ;;
 stop)
   if bin=$(bindir) && [ -d "$dir/data" ]; then
@@ -82,7 +123,7 @@ stop)
   rm -rf "$dir"
   ;;
 *)
-  echo "usage: scripts/postgres.sh start|stop DIR" >&2
+  echo "usage: scripts/postgres.sh start|restart|down|up|stop DIR" >&2
   exit 2
   ;;
 esac

@@ -5,7 +5,9 @@
 #            desktop app, the headless engine alone on SQLite, the whole
 #            workspace (its team-server tests start their own PostgreSQL)
 #   pg       the engine's and the server's tests again on PostgreSQL (a
-#            throwaway cluster on loopback)
+#            throwaway cluster on loopback offering TLS with a certificate
+#            made for it, so the TLS tests run; the restart tests start a
+#            cluster of their own to restart)
 #   python   the Python client and its LangGraph adapter (real langgraph and
 #            langchain), the MCP interop tests (the official Python mcp SDK),
 #            schema-driven fuzzing (schemathesis), each against a real
@@ -136,7 +138,9 @@ test_rust() {
 
 test_pg() {
   prepare_rust
-  echo "==> a throwaway PostgreSQL cluster on loopback (installed from the system packages when missing)"
+  need openssl openssl
+  install_missing
+  echo "==> a throwaway PostgreSQL cluster on loopback with TLS (installed from the system packages when missing)"
   local pg_dir
   pg_dir=$(mktemp -d /tmp/gatehouse-pg.XXXXXX)
   # shellcheck disable=SC2064 # the directory is fixed now
@@ -148,7 +152,7 @@ test_pg() {
   GATEHOUSE_TEST_BACKEND=postgres cargo test -p gatehouse-server --locked
   scripts/postgres.sh stop "$pg_dir"
   trap - EXIT
-  unset GATEHOUSE_TEST_POSTGRES
+  unset GATEHOUSE_TEST_POSTGRES GATEHOUSE_TEST_POSTGRES_CA
 }
 
 test_python() {

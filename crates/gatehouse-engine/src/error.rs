@@ -29,6 +29,9 @@ pub enum ErrorCode {
     Forbidden,
     /// The database is unusable or newer than this binary.
     Storage,
+    /// The database cannot be reached for now (restarting, or the network);
+    /// the same request may succeed shortly.
+    Unavailable,
 }
 
 /// Everything that can go wrong in the engine.
@@ -188,6 +191,11 @@ pub enum EngineError {
     /// SQLite or the file system failed.
     #[error("storage error: {0}")]
     Storage(String),
+    /// The database server cannot be reached for now (it is restarting, or
+    /// the connection to it broke): nothing of the operation was
+    /// acknowledged, and trying again shortly may succeed.
+    #[error("the database is unavailable for now ({0}); try again shortly")]
+    Unavailable(String),
 }
 
 fn conflict_message(gate_id: &GateId, status: &GateStatus, by: Option<&str>, at: Option<&DateTime<Utc>>) -> String {
@@ -231,6 +239,7 @@ impl EngineError {
             | Self::Recording(_) => ErrorCode::Invalid,
             Self::NotADecider { .. } | Self::Weakens { .. } | Self::SelfDecision { .. } => ErrorCode::Forbidden,
             Self::NewerDatabase { .. } | Self::Storage(_) => ErrorCode::Storage,
+            Self::Unavailable(_) => ErrorCode::Unavailable,
         }
     }
 

@@ -4,7 +4,8 @@
 //! conflicts) so clients branch on codes and fields, not on text. The codes
 //! themselves (`ApiErrorCode`) are the engine's, shared with the clients. A
 //! 500 says only that Gatehouse failed, with an error id: what failed is
-//! logged under that id, never sent.
+//! logged under that id, never sent. A database that cannot be reached
+//! for now (restarting) is a 503 with `Retry-After`, never a 500.
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -40,7 +41,13 @@ pub struct ApiErrorBody {
 pub struct ApiError {
     status: StatusCode,
     body: ApiErrorBody,
+    /// Seconds for `Retry-After`, for a 503.
+    retry_after: Option<u32>,
 }
+
+/// What a 503 for an unreachable database asks the client to wait: a fast
+/// restart of PostgreSQL takes a second or two.
+const DATABASE_RETRY_AFTER_SECONDS: u32 = 2;
 
 impl ApiError {
     /// An error with a status, a code and a message.
@@ -48,7 +55,23 @@ impl ApiError {
         Self {
             status,
             body: ApiErrorBody { code, message: message.into(), field: None, resolved_by: None, resolved_at: None },
+            retry_after: None,
         }
+    }
+    /// 503 with `Retry-After`: the database cannot be reached for now (what
+    /// failed, which may name its host, goes to the log only).
+    pub fn database_unavailable(detail: impl std::fmt::Display) -> Self {
+        tracing::warn!(%detail, "the database is unavailable");
+        let mut error = Self::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            ApiErrorCode::Unavailable,
+            format!(
+                "Gatehouse's database cannot be reached for now (it may be restarting); nothing was changed by \
+                 this request that was not already done; retry in {DATABASE_RETRY_AFTER_SECONDS} s"
+            ),
+        );
+        error.retry_after = Some(DATABASE_RETRY_AFTER_SECONDS);
+        error
     }
     /// 422 about `field`, whose `message` starts with the field's name.
     pub fn invalid_field(field: impl Into<String>, message: impl std::fmt::Display) -> Self {
@@ -110,6 +133,7 @@ impl From<EngineError> for ApiError {
         let field = e.field();
         let mut error = match (&e, e.code()) {
             (EngineError::GateClosed { resolved_by, resolved_at, .. }, _) => Self {
+                retry_after: None,
                 status: StatusCode::CONFLICT,
                 body: ApiErrorBody {
                     code: ApiErrorCode::Conflict,
@@ -120,6 +144,7 @@ impl From<EngineError> for ApiError {
                 },
             },
             (EngineError::ActionDecided { decided_by, decided_at, .. }, _) => Self {
+                retry_after: None,
                 status: StatusCode::CONFLICT,
                 body: ApiErrorBody {
                     code: ApiErrorCode::Conflict,
@@ -134,6 +159,7 @@ impl From<EngineError> for ApiError {
             (_, ErrorCode::Invalid) => Self::invalid(message),
             (_, ErrorCode::Forbidden) => Self::forbidden(message),
             (_, ErrorCode::Storage) => Self::internal(message),
+            (_, ErrorCode::Unavailable) => Self::database_unavailable(message),
         };
         error.body.field = field;
         error
@@ -171,7 +197,11 @@ impl IntoResponse for ApiError {
         if let std::borrow::Cow::Owned(clean) = MESSAGE_REDACTOR.redact_str(&self.body.message) {
             self.body.message = clean;
         }
-        (self.status, Json(self.body)).into_response()
+        let mut response = (self.status, Json(self.body)).into_response();
+        if let Some(seconds) = self.retry_after {
+            response.headers_mut().insert(axum::http::header::RETRY_AFTER, axum::http::HeaderValue::from(seconds));
+        }
+        response
     }
 }
 
@@ -195,6 +225,25 @@ mod tests {
         fn flush(&mut self) -> std::io::Result<()> {
             Ok(())
         }
+    }
+
+    #[test]
+    fn an_unreachable_database_is_a_503_with_retry_after_naming_no_host() {
+        let error =
+            ApiError::from(EngineError::Unavailable("PostgreSQL: connection refused (db.internal:5432)".into()));
+        assert_eq!(error.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(error.body.code, ApiErrorCode::Unavailable);
+        assert!(error.message().contains("retry in 2 s"), "{}", error.message());
+        assert!(!error.message().contains("db.internal"), "{}", error.message());
+        let response = error.into_response();
+        assert_eq!(response.headers().get(axum::http::header::RETRY_AFTER).map(|v| v.as_bytes()), Some(&b"2"[..]));
+    }
+
+    #[test]
+    fn other_errors_carry_no_retry_after() {
+        let response = ApiError::from(EngineError::Storage("disk full".into())).into_response();
+        assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert!(response.headers().get(axum::http::header::RETRY_AFTER).is_none());
     }
 
     #[test]

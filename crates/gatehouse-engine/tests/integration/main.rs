@@ -20,6 +20,7 @@ mod gates;
 mod instances;
 mod metrics;
 mod payload_schema;
+mod postgres_tls;
 mod recordings;
 mod released_gates;
 mod response_forms;

@@ -10,6 +10,7 @@ mod abandoned_runs;
 mod admin;
 mod agents;
 mod allow_rules;
+mod database_restart;
 mod deciders;
 mod declared_gates;
 mod events;

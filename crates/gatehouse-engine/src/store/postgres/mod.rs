@@ -20,6 +20,11 @@
 //! executor, so the store may be used from any thread, inside an async
 //! runtime or not, exactly like the SQLite one.
 //!
+//! - **Restarts**: no connection is assumed alive. The writer, the
+//!   listener and the read pool each reconnect on their own; what counts as
+//!   the database being unreachable, and how a group's callers hear it, is
+//!   in `failure.rs`; TLS (`sslmode`, `sslrootcert`) in `tls.rs`.
+//!
 //! Over 600 lines: the writer, the listener, the publisher and the read
 //! pool share one connection setup; the writer is to move to its own file
 //! when writes on different runs stop sharing one lock.
@@ -34,17 +39,20 @@ use std::time::Duration;
 use futures_util::{FutureExt, StreamExt};
 use tokio::sync::broadcast;
 use tokio_postgres::types::ToSql;
-use tokio_postgres::{AsyncMessage, Config, NoTls, Row, Statement};
+use tokio_postgres::{AsyncMessage, Config, Row, Statement};
 
 use crate::error::{EngineError, Result};
 use crate::event::{AuditKey, Event};
 use crate::store::chain::WriteState;
 use crate::store::{EventFilter, ReadTx, StatsSnapshot, Store, StoreStats, WriteTx};
 
+mod failure;
 mod queries;
 mod schema;
 mod search;
+mod tls;
 
+use failure::{describe, Refusal};
 use queries::PgDb;
 
 /// How to connect to PostgreSQL.
@@ -76,24 +84,15 @@ const LOCK_MIGRATE: i32 = 0x4761_7466;
 /// database server); a team's database must allow this many, plus the
 /// writer and the listener, per instance.
 const IDLE_READERS: usize = 16;
-/// How long the writer keeps trying to reconnect before failing a group.
-const RECONNECT_FOR: Duration = Duration::from_secs(10);
+/// How long the writer keeps trying to reconnect before answering a
+/// group's writes that the database is unavailable: long enough to ride out
+/// a fast restart, short enough that no caller waits long.
+const RECONNECT_FOR: Duration = Duration::from_secs(3);
+/// How long a new connection may take when the connection string says nothing.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How often an idle listener reads the log anyway (a notification lost
 /// while it reconnected is picked up here).
 const LISTEN_POLL: Duration = Duration::from_secs(2);
-
-fn describe(e: &tokio_postgres::Error) -> String {
-    match e.as_db_error() {
-        Some(db) => format!("PostgreSQL: {} ({})", db.message(), db.code().code()),
-        None => format!("PostgreSQL: {e}"),
-    }
-}
-
-impl From<tokio_postgres::Error> for EngineError {
-    fn from(e: tokio_postgres::Error) -> Self {
-        Self::Storage(describe(&e))
-    }
-}
 
 /// One connection, with its prepared statements. Used by one thread at a time.
 pub(crate) struct Conn {
@@ -208,6 +207,8 @@ enum Signal {
 #[derive(Clone)]
 struct Target {
     config: Config,
+    /// The TLS `sslmode` and `sslrootcert` ask for.
+    tls: tls::PgTls,
     /// `SET search_path` for every connection, when a schema was chosen.
     search_path: Option<String>,
     runtime: tokio::runtime::Handle,
@@ -216,9 +217,9 @@ struct Target {
 impl Target {
     /// A new connection; with `signals`, its notifications are forwarded there.
     fn connect(&self, signals: Option<Sender<Signal>>) -> Result<Conn> {
-        let config = self.config.clone();
+        let (config, tls) = (self.config.clone(), self.tls.clone());
         let task = self.runtime.spawn(async move {
-            let (client, mut connection) = config.connect(NoTls).await?;
+            let (client, mut connection) = config.connect(tls).await?;
             tokio::spawn(async move {
                 let mut messages = futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
                 while let Some(message) = messages.next().await {
@@ -252,9 +253,9 @@ impl Target {
             .enable_all()
             .build()
             .map_err(|e| EngineError::Storage(format!("cannot start a PostgreSQL connection's runtime: {e}")))?;
-        let config = self.config.clone();
+        let (config, tls) = (self.config.clone(), self.tls.clone());
         let client = runtime.block_on(async move {
-            let (client, connection) = config.connect(NoTls).await?;
+            let (client, connection) = config.connect(tls).await?;
             tokio::spawn(async move {
                 if let Err(e) = connection.await {
                     tracing::warn!(error = %describe(&e), "a PostgreSQL connection failed");
@@ -366,7 +367,7 @@ impl Publisher {
     }
 }
 
-type Finish = Box<dyn FnOnce(std::result::Result<(), String>) + Send>;
+type Finish = Box<dyn FnOnce(std::result::Result<(), Refusal>) + Send>;
 
 /// A job's work inside the group's transaction; it returns what to do once the group commits.
 type Work = Box<dyn FnOnce(&mut PgDb<'_, &mut WriteState>) -> Finish + Send>;
@@ -375,7 +376,7 @@ type Work = Box<dyn FnOnce(&mut PgDb<'_, &mut WriteState>) -> Finish + Send>;
 /// transaction (its reply is sent once the group has committed), or abort it.
 struct Job {
     run: Work,
-    abort: Box<dyn FnOnce(String) + Send>,
+    abort: Box<dyn FnOnce(Refusal) + Send>,
 }
 
 /// The PostgreSQL store.
@@ -395,22 +396,33 @@ pub struct PgStore {
 impl PgStore {
     /// Connects to the database at `url` (`postgres://user:password@host:port/db`),
     /// creating and migrating Gatehouse's tables if needed.
+    /// TLS as libpq's `sslmode` and `sslrootcert` say (see [`tls`]).
     pub fn connect(url: &str, options: PgOptions) -> Result<Self> {
-        let config: Config = url.parse().map_err(|e| {
+        let (url, tls) = tls::TlsSettings::split(url)?;
+        let mut config: Config = url.parse().map_err(|e| {
             EngineError::Storage(format!(
                 "the PostgreSQL URL is not valid ({e}); expected postgres://USER@HOST:PORT/DATABASE"
             ))
         })?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
         let description = describe_target(&config);
+        let tls = tls.connector()?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("gatehouse-postgres")
             .enable_all()
             .build()
             .map_err(|e| EngineError::Storage(format!("cannot start the PostgreSQL driver: {e}")))?;
-        let mut target = Target { config, search_path: None, runtime: runtime.handle().clone() };
-        let first =
-            target.connect(None).map_err(|e| EngineError::Storage(format!("cannot connect to {description}: {e}")))?;
+        let mut target = Target { config, tls, search_path: None, runtime: runtime.handle().clone() };
+        let first = target.connect(None).map_err(|e| {
+            let why = match e {
+                EngineError::Storage(why) | EngineError::Unavailable(why) => why,
+                other => other.to_string(),
+            };
+            EngineError::Storage(format!("cannot connect to {description}: {why}"))
+        })?;
         if let Some(schema) = &options.schema {
             first.batch(&format!("CREATE SCHEMA IF NOT EXISTS {}", quote_ident(schema)))?;
             target.search_path = Some(quote_ident(schema));
@@ -606,25 +618,41 @@ impl Writer {
                     Err(_) => break,
                 }
             }
-            if self.conn.is_closed() {
-                match self.target.reconnect_own() {
-                    Ok(conn) => self.conn = conn,
-                    Err(e) => {
-                        for job in batch {
-                            (job.abort)(format!("the database is unreachable: {e}"));
-                        }
-                        continue;
+            self.commit(batch);
+        }
+    }
+
+    /// Commits `batch` as one group, on a new connection if the last one
+    /// ended; a group whose connection proves closed before any job ran
+    /// (the database restarted since the last group) is begun once more.
+    fn commit(&mut self, batch: Vec<Job>) {
+        let mut batch = Some(batch);
+        let mut lost = self.conn.is_closed();
+        for _ in 0..2 {
+            if lost {
+                if let Err(e) = self.target.reconnect_own().map(|conn| self.conn = conn) {
+                    let refusal = Refusal::of("cannot reconnect to the database", &e);
+                    for job in batch.take().into_iter().flatten() {
+                        (job.abort)(refusal.clone());
                     }
+                    return;
                 }
             }
-            self.group(batch);
+            match self.group(batch.take().unwrap_or_default()) {
+                Ok(()) => return,
+                Err(unbegun) => (batch, lost) = (Some(unbegun), true),
+            }
+        }
+        for job in batch.into_iter().flatten() {
+            (job.abort)(Refusal::Unavailable("the database connection closed twice in a row".into()));
         }
     }
 
     /// Runs one group of jobs in one transaction: one request begins it
     /// (the chain's lock, the chain's head, the first job's savepoint), one
-    /// between jobs, one ends it (the notification and the commit).
-    fn group(&mut self, batch: Vec<Job>) {
+    /// between jobs, one ends it (the notification and the commit). Gives
+    /// the jobs back, none run, if the connection closed before it began.
+    fn group(&mut self, batch: Vec<Job>) -> std::result::Result<(), Vec<Job>> {
         let begin = format!(
             "BEGIN; SELECT pg_advisory_xact_lock({}, {}); {}; SAVEPOINT job",
             self.lock.0,
@@ -637,12 +665,14 @@ impl Writer {
             .and_then(|rows| queries::chain_head_of_text(rows.iter().rfind(|row| row.len() == 2)));
         let head = match begun {
             Ok(head) => head,
+            Err(e) if self.conn.is_closed() || matches!(e, EngineError::Unavailable(_)) => return Err(batch),
             Err(e) => {
                 let _ = self.conn.batch("ROLLBACK");
+                let refusal = Refusal::of("cannot begin a transaction", &e);
                 for job in batch {
-                    (job.abort)(format!("cannot begin a transaction: {e}"));
+                    (job.abort)(refusal.clone());
                 }
-                return;
+                return Ok(());
             }
         };
         let mut state = WriteState { head, key: self.key.clone(), events: Vec::new() };
@@ -658,9 +688,13 @@ impl Writer {
                 finishes.push((job.run)(&mut db));
             }
         }
+        // `COMMIT` in a transaction an error left aborted rolls back without
+        // an error; the statement before it fails there instead (and the
+        // rest of the request is skipped), so no caller hears success for a
+        // group that did not commit.
         let end = match state.events.last() {
             Some(last) => format!("SELECT pg_notify({}, '{}'); COMMIT", quote_literal(&self.channel), last.seq),
-            None => "COMMIT".to_owned(),
+            None => "SELECT 1; COMMIT".to_owned(),
         };
         match self.conn.batch(&end) {
             Ok(()) => {
@@ -674,12 +708,17 @@ impl Writer {
                 }
             }
             Err(e) => {
+                // A connection lost at `COMMIT` may have committed: its
+                // callers hear "unavailable", never success, and the
+                // listener publishes whatever the log then holds.
                 let _ = self.conn.batch("ROLLBACK");
+                let refusal = Refusal::of("the commit failed", &e);
                 for finish in finishes {
-                    finish(Err(format!("commit failed: {e}")));
+                    finish(Err(refusal.clone()));
                 }
             }
         }
+        Ok(())
     }
 }
 
@@ -712,13 +751,13 @@ impl Store for PgStore {
                 Box::new(move |commit| {
                     let outcome = match commit {
                         Ok(()) => result,
-                        Err(e) => Err(EngineError::Storage(e)),
+                        Err(refusal) => Err(refusal.error()),
                     };
                     let _ = reply.send(outcome);
                 })
             }),
-            abort: Box::new(move |error| {
-                let _ = abort_reply.send(Err(EngineError::Storage(error)));
+            abort: Box::new(move |refusal: Refusal| {
+                let _ = abort_reply.send(Err(refusal.error()));
             }),
         };
         let closed = || EngineError::Storage("the store is closed".into());
@@ -738,11 +777,12 @@ impl Store for PgStore {
         let result = op(&PgDb { conn: &conn, state: () });
         // Ends before the connection's next use begins: requests run in order.
         conn.send(if result.is_ok() { "COMMIT" } else { "ROLLBACK" });
-        if !conn.is_closed() {
-            if let Ok(mut pool) = self.readers.lock() {
-                if pool.len() < IDLE_READERS {
-                    pool.push(conn);
-                }
+        if let Ok(mut pool) = self.readers.lock() {
+            if matches!(result, Err(EngineError::Unavailable(_))) {
+                // The database went away: the idle connections went with it.
+                pool.clear();
+            } else if !conn.is_closed() && pool.len() < IDLE_READERS {
+                pool.push(conn);
             }
         }
         result

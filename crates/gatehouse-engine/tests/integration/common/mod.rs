@@ -33,6 +33,11 @@ pub fn postgres_url() -> Option<String> {
     }
 }
 
+/// The certificate authority that signed the test cluster's certificate, when it offers TLS.
+pub fn postgres_ca() -> Option<std::path::PathBuf> {
+    cluster::ca()
+}
+
 fn open(database: &Database, schema: &Option<String>, clock: &ManualClock) -> Engine {
     open_keyed(database, schema, clock, None)
 }

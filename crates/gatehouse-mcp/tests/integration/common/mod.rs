@@ -36,6 +36,7 @@ fn refused(e: gatehouse_engine::EngineError) -> BackendError {
         gatehouse_engine::ErrorCode::Invalid => Failure::Invalid,
         gatehouse_engine::ErrorCode::Forbidden => Failure::Forbidden,
         gatehouse_engine::ErrorCode::Storage => Failure::Internal,
+        gatehouse_engine::ErrorCode::Unavailable => Failure::Unreachable,
     };
     BackendError::new(failure, e.to_string())
 }

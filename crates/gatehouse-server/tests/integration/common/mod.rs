@@ -30,7 +30,7 @@ pub struct TestServer {
 }
 
 #[path = "../../../../../tests/support/postgres.rs"]
-mod cluster;
+pub mod cluster;
 
 /// The test cluster's URL (`GATEHOUSE_TEST_POSTGRES`, else a throwaway
 /// cluster this test binary starts once), for the team-server tests.
@@ -65,6 +65,13 @@ impl TestServer {
     /// On PostgreSQL, whatever the backend of the other tests.
     pub async fn start_postgres() -> Self {
         Self::start_postgres_with(ServerConfig::default()).await
+    }
+
+    /// On the PostgreSQL cluster at `url` (one a test started for itself).
+    pub async fn start_postgres_at(url: &str) -> Self {
+        let schema = Some(format!("test_{}", uuid::Uuid::new_v4().simple()));
+        let dir = tempfile::tempdir().expect("temp dir");
+        Self::start_on(Database::Postgres(url.to_owned()), schema, dir, ServerConfig::default()).await
     }
 
     pub async fn start_postgres_with(config: ServerConfig) -> Self {
