@@ -213,6 +213,7 @@ fn detail(event: &EventBody, gates: &HashMap<&GateId, &Gate>) -> String {
         EventKind::RetentionPurged { runs, older_than } => {
             format!("{} runs older than {}", runs.len(), older_than.format("%Y-%m-%d"))
         }
+        EventKind::AlertRaised { alert } | EventKind::AlertCleared { alert } => alert.message.clone(),
     }
 }
 

@@ -41,6 +41,7 @@ use crate::event::{AuditKey, Event};
 use crate::store::chain::WriteState;
 use crate::store::{EventFilter, ReadTx, StatsSnapshot, Store, StoreStats, WriteTx};
 
+mod alerts;
 mod queries;
 mod schema;
 mod search;
