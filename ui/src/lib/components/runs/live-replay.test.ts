@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Api } from "../../api/client";
 import type { ReplayFrame, ReplayStatus } from "../../api/types";
-import { followReplay, offsetLabel } from "./live-replay";
+import { followReplay, fresher, offsetLabel } from "./live-replay";
 
 function streamOf(text: string): ReadableStream<Uint8Array> {
   const bytes = new TextEncoder().encode(text);
@@ -38,5 +38,15 @@ describe("following a replay", () => {
 describe("offsets", () => {
   it("read as time from the recording's start", () => {
     expect([offsetLabel(250), offsetLabel(1500), offsetLabel(95_000)]).toEqual(["+250 ms", "+1.5 s", "+1 min 35 s"]);
+  });
+});
+
+describe("the replay's state", () => {
+  const at = (state: ReplayStatus["state"], sent: number) => ({ id: "r", state, sent, total: 6, speed: 10, run_ids: [], started_by: "alice" }) as ReplayStatus;
+  it("keeps what the stream told when a control's answer comes later", () => {
+    expect(fresher(at("finished", 6), at("playing", 2)).state).toBe("finished");
+    expect(fresher(at("playing", 4), at("playing", 2)).sent).toBe(4);
+    expect(fresher(at("playing", 2), at("paused", 2)).state).toBe("paused");
+    expect(fresher(null, at("paused", 0)).state).toBe("paused");
   });
 });

@@ -14,9 +14,9 @@ export const SPEEDS = [1, 2, 10] as const;
 
 export type ReplayControl = "pause" | "resume" | "step" | "stop";
 
-/** Starts replaying the stored run `runId` at `speed`. */
-export function startReplay(api: Api, runId: string, speed: number): Promise<Answer<ReplayStatus>> {
-  return attempt("start the replay", () => api.POST("/api/hitl/replays", { body: { run_id: runId, speed } }));
+/** Starts replaying the stored run `runId` at `speed` (held at its start when `paused`). */
+export function startReplay(api: Api, runId: string, speed: number, paused = false): Promise<Answer<ReplayStatus>> {
+  return attempt("start the replay", () => api.POST("/api/hitl/replays", { body: { run_id: runId, speed, paused } }));
 }
 
 /** Pauses, resumes, steps or stops a replay, or sets its speed. */
@@ -71,6 +71,17 @@ function parse(text: string): unknown {
   } catch {
     return null;
   }
+}
+
+/**
+ * The later of two states of a replay: an answer to a control may arrive
+ * after the stream already told of events sent since, or of the end.
+ */
+export function fresher(current: ReplayStatus | null, incoming: ReplayStatus): ReplayStatus {
+  if (!current || current.id !== incoming.id) return incoming;
+  const ended = (s: ReplayStatus) => s.state === "finished" || s.state === "stopped";
+  if (current.sent > incoming.sent || (ended(current) && !ended(incoming))) return current;
+  return incoming;
 }
 
 /** "+1.5 s" from the recording's start, as the frame list shows it. */
