@@ -8,6 +8,7 @@
 //! restart one still over its threshold is raised afresh.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
 use gatehouse_engine::{Alert, AlertFigures, AlertKind, SlaTargets};
@@ -242,7 +243,9 @@ pub async fn sweep_once(state: &AppState) -> gatehouse_engine::Result<Vec<Change
     for change in &changes {
         let (alert, raised) = (change.alert.clone(), change.raised);
         state.engine(move |e| e.record_alert(alert, raised)).await.map_err(api_to_engine)?;
-        state.webhooks.deliver_alert(&change.alert, raised, &state.public_url()).await;
+        // Posted beside the sweep: a slow receiver must not hold up expiry and escalation.
+        let (webhooks, alert, public_url) = (Arc::clone(&state.webhooks), change.alert.clone(), state.public_url());
+        tokio::spawn(async move { webhooks.deliver_alert(&alert, raised, &public_url).await });
     }
     Ok(changes)
 }

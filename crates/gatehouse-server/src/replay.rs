@@ -20,8 +20,10 @@ use utoipa::ToSchema;
 
 /// The fastest a replay may run.
 pub const MAX_SPEED: f64 = 1000.0;
-/// Replays held at once (ended ones are forgotten first).
+/// Replays held at once (ended and idle ones are forgotten first).
 pub const MAX_REPLAYS: usize = 16;
+/// A replay nobody has controlled for this long may be stopped to make room.
+pub const IDLE_AFTER: Duration = Duration::from_secs(60 * 60);
 
 /// Where a replay stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -224,6 +226,8 @@ pub struct Session {
     wake: Notify,
     out: broadcast::Sender<ReplayMessage>,
     epoch: tokio::time::Instant,
+    /// The clock reading of the last control (or the start).
+    touched: Mutex<Duration>,
 }
 
 struct SessionInner {
@@ -260,6 +264,12 @@ impl Session {
         self.status_of(&inner.player)
     }
 
+    /// Ended, or left alone for [`IDLE_AFTER`].
+    fn forgettable(&self) -> bool {
+        let touched = *self.touched.lock().unwrap_or_else(|p| p.into_inner());
+        self.status().state.ended() || self.now().saturating_sub(touched) >= IDLE_AFTER
+    }
+
     fn status_of(&self, player: &Player) -> ReplayStatus {
         ReplayStatus {
             id: self.id.clone(),
@@ -282,6 +292,7 @@ impl Session {
     /// Applies a person's control (and a new speed, if given) and wakes the driver.
     pub fn control(&self, action: Option<ReplayAction>, speed: Option<f64>) -> ReplayStatus {
         let now = self.now();
+        *self.touched.lock().unwrap_or_else(|p| p.into_inner()) = now;
         let mut inner = self.lock();
         if let Some(speed) = speed {
             inner.player.set_speed(speed, now);
@@ -387,10 +398,12 @@ impl Replays {
     pub fn start(&self, new: NewReplay) -> Option<Arc<Session>> {
         let mut sessions = self.lock();
         if sessions.len() >= MAX_REPLAYS {
-            let ended: Vec<String> =
-                sessions.iter().filter(|(_, s)| s.status().state.ended()).map(|(id, _)| id.clone()).collect();
-            for id in ended {
-                sessions.remove(&id);
+            let gone: Vec<String> =
+                sessions.iter().filter(|(_, s)| s.forgettable()).map(|(id, _)| id.clone()).collect();
+            for id in gone {
+                if let Some(session) = sessions.remove(&id) {
+                    session.control(Some(ReplayAction::Stop), None);
+                }
             }
         }
         if sessions.len() >= MAX_REPLAYS {
@@ -408,6 +421,7 @@ impl Replays {
             wake: Notify::new(),
             out: broadcast::channel(1024).0,
             epoch,
+            touched: Mutex::new(Duration::ZERO),
         });
         sessions.insert(session.id.clone(), Arc::clone(&session));
         tokio::spawn(Arc::clone(&session).drive());
