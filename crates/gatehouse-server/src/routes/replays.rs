@@ -205,16 +205,14 @@ fn messages(
         if done {
             return None;
         }
-        {
-            match live.recv().await {
-                Ok(ReplayMessage::Frame(frame)) => return Some((Ok(frame_event(&frame)), (live, false))),
-                Ok(ReplayMessage::Status(status)) => {
-                    let end = status.state.ended();
-                    return Some((Ok(state_event(&status)), (live, end)));
-                }
-                // Too far behind to keep the order: end, and a reconnect gets the whole backlog.
-                Err(RecvError::Lagged(_)) | Err(RecvError::Closed) => return None,
+        match live.recv().await {
+            Ok(ReplayMessage::Frame(frame)) => Some((Ok(frame_event(&frame)), (live, false))),
+            Ok(ReplayMessage::Status(status)) => {
+                let end = status.state.ended();
+                Some((Ok(state_event(&status)), (live, end)))
             }
+            // Too far behind to keep the order: end, and a reconnect gets the whole backlog.
+            Err(RecvError::Lagged(_)) | Err(RecvError::Closed) => None,
         }
     });
     futures_util::StreamExt::chain(backlog, follow)
