@@ -115,7 +115,7 @@ pub fn evaluate(config: &AlertConfig, m: &Measured) -> Vec<(AlertKind, Option<Al
             kind: AlertKind::SyncGateWaiting,
             value: w.floor(),
             threshold: f64::from(limit),
-            message: format!("a sync gate has waited {} minutes (alert over {limit})", w.floor()),
+            message: format!("a sync gate has waited {} (alert over {limit})", minutes(w.floor())),
         });
         out.push((AlertKind::SyncGateWaiting, alert));
     }
@@ -124,7 +124,7 @@ pub fn evaluate(config: &AlertConfig, m: &Measured) -> Vec<(AlertKind, Option<Al
             kind: AlertKind::PendingQueue,
             value: m.figures.pending as f64,
             threshold: limit as f64,
-            message: format!("{} gates pending (alert over {limit})", m.figures.pending),
+            message: format!("{} pending (alert over {limit})", gates(m.figures.pending)),
         });
         out.push((AlertKind::PendingQueue, alert));
     }
@@ -136,8 +136,9 @@ pub fn evaluate(config: &AlertConfig, m: &Measured) -> Vec<(AlertKind, Option<Al
             value: (r * 10.0).round() / 10.0,
             threshold: limit,
             message: format!(
-                "{:.0}% of the {opened} gates opened in the last {window} minutes passed without a person (alert over {limit}%)",
-                r
+                "{r:.0}% of the {} opened in the last {} passed without a person (alert over {limit}%)",
+                gates(opened),
+                minutes(f64::from(window))
             ),
         });
         out.push((AlertKind::AutoPassRate, alert));
@@ -148,13 +149,30 @@ pub fn evaluate(config: &AlertConfig, m: &Measured) -> Vec<(AlertKind, Option<Al
             value: m.webhook_failures as f64,
             threshold: limit as f64,
             message: format!(
-                "{} webhook deliveries failed in the last {window} minutes (alert over {limit})",
-                m.webhook_failures
+                "{} failed in the last {} (alert over {limit})",
+                plural(m.webhook_failures, "webhook delivery", "webhook deliveries"),
+                minutes(f64::from(window))
             ),
         });
         out.push((AlertKind::WebhookFailures, alert));
     }
     out
+}
+
+fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+fn gates(n: u64) -> String {
+    plural(n, "gate", "gates")
+}
+
+fn minutes(m: f64) -> String {
+    if m == 1.0 {
+        "1 minute".to_owned()
+    } else {
+        format!("{m} minutes")
+    }
 }
 
 /// A change to record: an alert raised, or one cleared.
@@ -281,6 +299,9 @@ mod tests {
             webhook_failures: 0,
             at: at(0),
         };
+        let zero = AlertConfig { pending_queue: Some(0), ..AlertConfig::default() };
+        let one = AlertBook::default().apply(evaluate(&zero, &measure(1)), &zero);
+        assert_eq!(one[0].alert.message, "1 gate pending (alert over 0)");
         let raised = book.apply(evaluate(&config, &measure(3)), &config);
         assert_eq!(raised.len(), 1);
         assert!(raised[0].raised);
