@@ -118,7 +118,13 @@ async fn a_sync_gate_waiting_past_its_minutes_raises_an_alert() {
     let run = engine.create_run(NewRun { agent: "ops".into(), ..NewRun::default() }, "ops").unwrap();
     let gate = engine.open_gate(&run.id, NewGate::question("Roll back?"), "ops").unwrap();
     let alerts = AlertConfig { sync_gate_waiting_minutes: Some(30), ..AlertConfig::default() };
-    let config = ServerConfig { bind: "127.0.0.1:0".parse().unwrap(), alerts, ..ServerConfig::default() };
+    let (url, mut got) = receiver().await;
+    let config = ServerConfig {
+        bind: "127.0.0.1:0".parse().unwrap(),
+        webhook_url: Some(url),
+        alerts,
+        ..ServerConfig::default()
+    };
     let server = gatehouse_server::start(engine.clone(), config).await.unwrap();
 
     sweep_once(&server.state).await.unwrap();
@@ -140,12 +146,16 @@ async fn a_sync_gate_waiting_past_its_minutes_raises_an_alert() {
         .await
         .unwrap();
     assert_eq!(body["active"][0]["value"], 31.0);
+    let post = next_alert(&mut got).await;
+    assert_eq!((post["alert"].as_str(), post["state"].as_str()), (Some("sync_gate_waiting"), Some("raised")));
+    assert_eq!(post["message"], "a sync gate has waited 31 minutes (alert over 30)");
 
     let e = engine.clone();
     blocking(move || e.resolve_gate(&gate.id, gatehouse_engine::DecisionInput::respond("yes"), "alice").unwrap()).await;
     sweep_once(&server.state).await.unwrap();
     let e = engine.clone();
     assert_eq!(blocking(move || alert_events(&e)).await.last().unwrap().0, "alert_cleared");
+    assert_eq!(next_alert(&mut got).await["state"], "cleared");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -169,6 +179,18 @@ async fn a_high_auto_pass_rate_over_the_window_raises_an_alert() {
     assert_eq!(blocking(move || alert_events(&e)).await, [("alert_raised".into(), "auto_pass_rate".into())]);
     let post = next_alert(&mut got).await;
     assert_eq!((post["alert"].as_str(), post["value"].as_f64()), (Some("auto_pass_rate"), Some(100.0)));
+
+    // Four gates that wait for a person bring the rate to 3 of 7, under half: cleared once.
+    let run = s.run().await;
+    for i in 0..4 {
+        s.gate(&run, json!({"kind": "question", "text": format!("Ask {i}?"), "mode": "async"})).await;
+    }
+    sweep(&s).await;
+    sweep(&s).await;
+    let e = engine_of(&s);
+    let kinds: Vec<String> = blocking(move || alert_events(&e)).await.into_iter().map(|(t, _)| t).collect();
+    assert_eq!(kinds, ["alert_raised", "alert_cleared"]);
+    assert_eq!(next_alert(&mut got).await["state"], "cleared");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
