@@ -4,8 +4,9 @@
 //! in the log (so event streams, the UI's and the desktop's notifications
 //! and the audit see it) and a POST to the server's webhook; it is cleared
 //! (`alert_cleared`) when the figure is back within, and not raised again
-//! until it crosses again. Which alerts are up lives in this process: after a
-//! restart one still over its threshold is raised afresh.
+//! until it crosses again. Which alerts are up is kept in this process and
+//! read back from the log when the server starts ([`take_up`]), so a restart
+//! neither raises an alert still up again nor forgets to clear it.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
@@ -197,6 +198,13 @@ impl AlertBook {
         self.up.values().cloned().collect()
     }
 
+    /// Takes `alerts` as up (read back from the log at start).
+    pub fn seed(&mut self, alerts: Vec<Alert>) {
+        for alert in alerts {
+            self.up.insert(alert.kind, alert);
+        }
+    }
+
     /// Gate webhook failures over `window` ending `now`, given the running
     /// total `failed` (the first call counts every failure since the start).
     pub fn failures_over(&mut self, window: Duration, now: DateTime<Utc>, failed: u64) -> u64 {
@@ -241,6 +249,16 @@ fn cleared(was: Alert, config: &AlertConfig) -> Alert {
         AlertKind::WebhookFailures => format!("webhook failures over {} minutes are", config.window_minutes),
     };
     Alert { message: format!("cleared: {what} within the threshold ({})", was.threshold), ..was }
+}
+
+/// Takes up the alerts the log says are up, before the first sweep.
+pub async fn take_up(state: &AppState) -> gatehouse_engine::Result<()> {
+    if !state.config.alerts.any() {
+        return Ok(());
+    }
+    let up = state.engine(|e| e.alerts_up()).await.map_err(api_to_engine)?;
+    state.alerts.lock().await.seed(up);
+    Ok(())
 }
 
 /// One evaluation: measures, raises and clears, records each change as an

@@ -188,6 +188,9 @@ pub async fn start(engine: Engine, mut config: ServerConfig) -> std::io::Result<
     if let Some(days) = state.config.retention_days {
         tokio::spawn(retention::purge_daily(engine.clone(), days));
     }
+    if let Err(e) = alerts::take_up(&state).await {
+        tracing::error!(error = %e, "cannot read which alerts are up; those still over their thresholds are raised again");
+    }
     tokio::spawn(sweep_forever(engine, state.clone()));
     let orchestrator = std::sync::Arc::clone(&state.orchestrator);
     tokio::spawn(async move {

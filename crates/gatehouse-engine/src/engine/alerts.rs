@@ -27,6 +27,25 @@ impl<S: Store> Engine<S> {
         Ok(sla_compliance(&tallies, targets))
     }
 
+    /// The alerts the log says are up: for each kind, its newest event, when
+    /// that raised it (a server taking up where the last one left off).
+    pub fn alerts_up(&self) -> Result<Vec<Alert>> {
+        let events = self.store().read(|r| r.latest_alert_events(64))?;
+        let mut seen = std::collections::HashSet::new();
+        let mut up = Vec::new();
+        for body in events {
+            let (alert, raised) = match body.kind {
+                EventKind::AlertRaised { alert } => (alert, true),
+                EventKind::AlertCleared { alert } => (alert, false),
+                _ => continue,
+            };
+            if seen.insert(alert.kind) && raised {
+                up.push(alert);
+            }
+        }
+        Ok(up)
+    }
+
     /// Records that `alert` was raised (`raised`) or cleared, as an event of
     /// no run by `alerts`, and returns it as logged.
     pub fn record_alert(&self, alert: Alert, raised: bool) -> Result<Event> {

@@ -234,6 +234,8 @@ pub trait ReadTx {
     /// What the alert sweep measures: the oldest pending sync gate, the
     /// pending count, and gates opened and auto-passed since `since`.
     fn alert_figures(&self, since: chrono::DateTime<chrono::Utc>) -> Result<crate::alert::AlertFigures>;
+    /// The newest `limit` alert events (raised or cleared), newest first.
+    fn latest_alert_events(&self, limit: u32) -> Result<Vec<EventBody>>;
     /// Gates that waited for a person, per priority rank, against the
     /// decision targets (ms, by rank) at `now` (one grouped scan).
     fn sla_tallies(

@@ -90,3 +90,15 @@ fn an_alert_is_an_event_of_no_run_and_the_chain_still_verifies() {
     assert!(!events[0].body.kind.is_recordable(), "alerts are bookkeeping, never part of a recording");
     assert_eq!(f.engine.verify_audit().unwrap().problems, Vec::<String>::new());
 }
+
+#[test]
+fn the_alerts_up_are_those_whose_newest_event_raised_them() {
+    let f = Fixture::new();
+    let alert = |kind, value| Alert { kind, value, threshold: 1.0, message: format!("{value}") };
+    f.engine.record_alert(alert(AlertKind::PendingQueue, 5.0), true).unwrap();
+    f.engine.record_alert(alert(AlertKind::AutoPassRate, 90.0), true).unwrap();
+    f.engine.record_alert(alert(AlertKind::AutoPassRate, 10.0), false).unwrap();
+    f.engine.record_alert(alert(AlertKind::WebhookFailures, 3.0), false).unwrap();
+    let up = f.engine.alerts_up().unwrap();
+    assert_eq!(up, [alert(AlertKind::PendingQueue, 5.0)]);
+}

@@ -15,7 +15,7 @@ use axum::Json;
 use common::TestServer;
 use gatehouse_engine::policy::{HitlConfig, RunPolicy};
 use gatehouse_engine::store::EventFilter;
-use gatehouse_engine::{Database, Engine, EngineConfig, ManualClock, NewGate, NewRun, TokenRole};
+use gatehouse_engine::{AlertKind, Database, Engine, EngineConfig, ManualClock, NewGate, NewRun, TokenRole};
 use gatehouse_server::alerts::{sweep_once, AlertConfig};
 use gatehouse_server::ServerConfig;
 use serde_json::{json, Value};
@@ -244,4 +244,33 @@ async fn the_metrics_show_sla_compliance_per_priority_with_the_configured_target
     assert_eq!((urgent["target_ms"].as_u64(), urgent["gates"].as_u64()), (Some(3_600_000), Some(1)));
     assert_eq!(urgent["compliance"], 1.0);
     assert_eq!(s.get("/alerts", &s.agent).await.0, 403, "agents do not read the alerts");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_server_takes_up_the_alerts_the_log_says_are_up() {
+    // What a previous server left: a pending gate and the alert it raised.
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::open(dir.path().join("g.db"), EngineConfig::default()).unwrap();
+    let run = engine.create_run(NewRun { agent: "ops".into(), ..NewRun::default() }, "ops").unwrap();
+    let mut question = NewGate::question("One?");
+    question.mode = gatehouse_engine::BlockingMode::Async;
+    let gate = engine.open_gate(&run.id, question, "ops").unwrap();
+    let message = "1 gate pending (alert over 0)".to_owned();
+    let alert = gatehouse_engine::Alert { kind: AlertKind::PendingQueue, value: 1.0, threshold: 0.0, message };
+    engine.record_alert(alert, true).unwrap();
+
+    // The next server neither raises it again nor forgets to clear it.
+    let alerts = AlertConfig { pending_queue: Some(0), ..AlertConfig::default() };
+    let config = ServerConfig { bind: "127.0.0.1:0".parse().unwrap(), alerts, ..ServerConfig::default() };
+    let server = gatehouse_server::start(engine.clone(), config).await.unwrap();
+    assert_eq!(server.state.alerts.lock().await.active().len(), 1);
+    sweep_once(&server.state).await.unwrap();
+    let e = engine.clone();
+    assert_eq!(blocking(move || alert_events(&e)).await.len(), 1, "not raised twice");
+    let e = engine.clone();
+    blocking(move || e.resolve_gate(&gate.id, gatehouse_engine::DecisionInput::respond("ok"), "alice").unwrap()).await;
+    sweep_once(&server.state).await.unwrap();
+    let e = engine.clone();
+    let kinds: Vec<String> = blocking(move || alert_events(&e)).await.into_iter().map(|(t, _)| t).collect();
+    assert_eq!(kinds, ["alert_raised", "alert_cleared"], "the new server clears what the old one raised");
 }

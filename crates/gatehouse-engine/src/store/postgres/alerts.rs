@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 use super::Conn;
 use crate::alert::{AlertFigures, SlaTally};
 use crate::error::{EngineError, Result};
+use crate::event::EventBody;
 
 fn column<'a, T: tokio_postgres::types::FromSql<'a>>(row: &'a tokio_postgres::Row, i: usize) -> Result<T> {
     row.try_get(i).map_err(|e| EngineError::Storage(format!("unexpected column {i}: {e}")))
@@ -30,6 +31,21 @@ pub(super) fn alert_figures(conn: &Conn, since: DateTime<Utc>) -> Result<AlertFi
         opened_in_window: column::<i64>(row, 2)? as u64,
         auto_passed_in_window: column::<i64>(row, 3)? as u64,
     })
+}
+
+/// The newest `limit` alert events (raised or cleared), newest first.
+pub(super) fn latest_alert_events(conn: &Conn, limit: u32) -> Result<Vec<EventBody>> {
+    let rows = conn.query(
+        "SELECT body FROM events WHERE run_id IS NULL AND kind IN ('alert_raised', 'alert_cleared')
+           AND body IS NOT NULL ORDER BY seq DESC LIMIT $1",
+        &[&i64::from(limit)],
+    )?;
+    rows.iter()
+        .map(|r| {
+            let body: String = column(r, 0)?;
+            serde_json::from_str(&body).map_err(|e| EngineError::Storage(format!("an alert event: {e}")))
+        })
+        .collect()
 }
 
 /// Gates that waited for a person, per priority rank (see the SQLite twin).

@@ -7,7 +7,8 @@ use chrono::{DateTime, Utc};
 use rusqlite::{params, Connection};
 
 use crate::alert::{AlertFigures, SlaTally};
-use crate::error::Result;
+use crate::error::{EngineError, Result};
+use crate::event::EventBody;
 
 /// What the alert sweep compares with its thresholds; the window starts at `since`.
 pub(super) fn alert_figures(conn: &Connection, since: DateTime<Utc>) -> Result<AlertFigures> {
@@ -27,6 +28,19 @@ pub(super) fn alert_figures(conn: &Connection, since: DateTime<Utc>) -> Result<A
         })
     })?;
     Ok(figures)
+}
+
+/// The newest `limit` alert events (raised or cleared), newest first: read
+/// backwards along the log from its head, once when a server starts.
+pub(super) fn latest_alert_events(conn: &Connection, limit: u32) -> Result<Vec<EventBody>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT body FROM events WHERE run_id IS NULL AND kind IN ('alert_raised', 'alert_cleared')
+           AND body IS NOT NULL ORDER BY seq DESC LIMIT ?",
+    )?;
+    let bodies = stmt.query_map([limit], |r| r.get::<_, String>(0))?;
+    bodies
+        .map(|body| serde_json::from_str(&body?).map_err(|e| EngineError::Storage(format!("an alert event: {e}"))))
+        .collect()
 }
 
 /// Gates that waited for a person, per priority rank: decided by a person
