@@ -1,7 +1,9 @@
 //! Follows the reviewed server's events (this computer's or a team
 //! server's, over the same HTTP API): after each burst of gate events the
 //! tray shows the new pending count, and each new sync gate raises a native
-//! notification whose click opens that gate in the window. A dropped stream
+//! notification whose click opens that gate in the window; each alert the
+//! server raises (a threshold crossed) raises one over its message, whose
+//! click brings the window up. A dropped stream
 //! is opened again where it left off, after a growing pause. The server is
 //! read through `gatehouse-client`, as the CLI and `gatehouse mcp` read it.
 
@@ -130,6 +132,7 @@ async fn follow_once<R: Runtime>(
             }
         }
         notify(app, &escalated.iter().collect::<Vec<_>>(), "escalated: still waiting for you");
+        notify_alerts(app, &burst);
         // A burst this app could not read may still have moved the count.
         if burst.is_empty() || burst.iter().any(touches_gates) {
             show_count(app, server, client.pending().await?.total);
@@ -196,6 +199,26 @@ fn notify<R: Runtime>(app: &AppHandle<R>, gates: &[&Gate], what: &str) {
     }
 }
 
+/// One notification per alert raised in `burst`, over its message.
+fn notify_alerts<R: Runtime>(app: &AppHandle<R>, burst: &[Event]) {
+    for (title, body) in alert_notes(burst) {
+        if let Err(e) = app.notification().builder().title(title).body(body).show() {
+            tracing::warn!(error = %e, "cannot show a notification");
+        }
+    }
+}
+
+/// The notifications the alerts raised in `events` call for: title and body.
+fn alert_notes(events: &[Event]) -> Vec<(String, String)> {
+    events
+        .iter()
+        .filter_map(|e| match &e.body.kind {
+            EventKind::AlertRaised { alert } => Some(("Gatehouse alert".to_owned(), plain(&alert.message))),
+            _ => None,
+        })
+        .collect()
+}
+
 /// What one notification says, and the gate its click opens.
 #[derive(Debug, PartialEq)]
 struct Note {
@@ -228,7 +251,7 @@ fn plain(text: &str) -> String {
 
 #[cfg(all(test, unix, not(target_os = "macos")))]
 mod tests {
-    use super::{notes, plain};
+    use super::{alert_notes, notes, plain};
     use gatehouse_engine::{Engine, EngineConfig, NewGate, NewRun};
 
     #[test]
@@ -247,6 +270,22 @@ mod tests {
         assert_eq!(ids, gates.iter().map(|g| g.id.as_str()).collect::<Vec<_>>());
         assert_eq!(shown[5].title, "ops is waiting for you");
         assert_eq!(shown[5].body, "Restart &lt;b&gt;worker&lt;/b&gt; 6?");
+    }
+
+    #[test]
+    fn each_alert_raised_gets_a_notification_and_a_cleared_one_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = Engine::open(dir.path().join("g.db"), EngineConfig::default()).unwrap();
+        let alert = gatehouse_engine::Alert {
+            kind: gatehouse_engine::AlertKind::PendingQueue,
+            value: 12.0,
+            threshold: 10.0,
+            message: "12 gates pending (alert over 10)".into(),
+        };
+        let raised = engine.record_alert(alert.clone(), true).unwrap();
+        let cleared = engine.record_alert(alert, false).unwrap();
+        let shown = alert_notes(&[raised, cleared]);
+        assert_eq!(shown, [("Gatehouse alert".to_owned(), "12 gates pending (alert over 10)".to_owned())]);
     }
 
     #[test]

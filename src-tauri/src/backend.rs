@@ -40,13 +40,15 @@ impl Backend {
     /// then creates the window's reviewer token. On first start (no
     /// database yet) and with `welcome`, starts the welcome runs. With
     /// `audit_key` (from the keychain) the event log's chain is keyed. With
-    /// `retention_days`, ended runs older than that are purged daily.
+    /// `retention_days`, ended runs older than that are purged daily; `alerts`
+    /// are the thresholds the server raises alerts at (from `connection.json`).
     pub fn start(
         db: PathBuf,
         ui_dir: Option<PathBuf>,
         welcome: bool,
         audit_key: Option<AuditKey>,
         retention_days: Option<u32>,
+        alerts: gatehouse_server::alerts::AlertConfig,
     ) -> Result<Self> {
         let first_start = !db.exists();
         let providers = ProviderRegistry::from_env()
@@ -56,6 +58,7 @@ impl Backend {
             ui_dir,
             providers,
             retention_days,
+            alerts,
             ..ServerConfig::default()
         };
         // The store makes the database's directory readable only by this user.
@@ -149,18 +152,18 @@ mod tests {
     fn a_first_start_brings_two_welcome_runs_and_a_later_start_none() {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("new.db");
-        let first = Backend::start(db.clone(), None, true, None, None).unwrap();
+        let first = Backend::start(db.clone(), None, true, None, None, Default::default()).unwrap();
         assert_eq!(welcome_runs(&first, 2), 2);
         let kinds: Vec<String> =
             first.engine.gates(&GateFilter::pending()).unwrap().iter().map(|g| g.kind().as_str().to_owned()).collect();
         assert!(kinds.contains(&"payload_review".to_owned()) && kinds.contains(&"goal_review".to_owned()), "{kinds:?}");
         first.stop();
-        let again = Backend::start(db, None, true, None, None).unwrap();
+        let again = Backend::start(db, None, true, None, None, Default::default()).unwrap();
         std::thread::sleep(Duration::from_millis(300));
         assert_eq!(again.engine.runs(&RunFilter::default()).unwrap().len(), 2, "no second welcome");
         again.stop();
 
-        let quiet = Backend::start(dir.path().join("quiet.db"), None, false, None, None).unwrap();
+        let quiet = Backend::start(dir.path().join("quiet.db"), None, false, None, None, Default::default()).unwrap();
         std::thread::sleep(Duration::from_millis(300));
         assert!(quiet.engine.runs(&RunFilter::default()).unwrap().is_empty());
         quiet.stop();

@@ -136,6 +136,18 @@ pub fn replay(path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// `replay --live`: plays the recording on the running server, where the
+/// Runs view (and any follower of the replay's stream) watches it unfold.
+pub fn replay_live(api: &crate::client::Api, path: &Path, speed: f64) -> Result<()> {
+    let recording = read_recording(path)?;
+    let body = serde_json::json!({"recording": recording, "speed": speed});
+    let started: serde_json::Value = api.post(&["replays"], &body)?;
+    let id = started["id"].as_str().unwrap_or_default();
+    outln!("replaying {} events at {speed}x on {} as replay {id}", started["total"], api.server());
+    outln!("watch it in the Runs view, or follow {}/api/hitl/replays/{id}/events", api.server().trim_end_matches('/'));
+    Ok(())
+}
+
 /// A short description of an event for the replay listing.
 fn detail(event: &EventBody, gates: &HashMap<&GateId, &Gate>) -> String {
     let about = |id: &GateId| match gates.get(id) {
@@ -214,6 +226,7 @@ fn detail(event: &EventBody, gates: &HashMap<&GateId, &Gate>) -> String {
         EventKind::RetentionPurged { runs, older_than } => {
             format!("{} runs older than {}", runs.len(), older_than.format("%Y-%m-%d"))
         }
+        EventKind::AlertRaised { alert } | EventKind::AlertCleared { alert } => alert.message.clone(),
     }
 }
 

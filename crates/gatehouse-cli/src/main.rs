@@ -9,6 +9,7 @@
 //! `runs`, `mcp`): deciding a gate must wake the agent waiting on it, which
 //! only the server can do. `serve` and `demo` run that server.
 
+mod alert_flags;
 mod ask;
 mod audit;
 mod client;
@@ -127,10 +128,19 @@ enum Command {
         /// The recording file.
         file: PathBuf,
     },
-    /// Print a recording's events in order and the state they lead to.
+    /// Print a recording's events in order and the state they lead to; with --live, play it on a
+    /// running server instead, into a replay's event stream the Runs view shows (needs a reviewer token).
     Replay {
         /// The recording file.
         file: PathBuf,
+        /// Send it to the running server (--url) to play live, its gaps divided by --speed.
+        #[arg(long)]
+        live: bool,
+        /// How many times faster than it happened (with --live; above 0, at most 1000).
+        #[arg(long, default_value_t = 1.0, requires = "live", value_name = "X")]
+        speed: f64,
+        #[command(flatten)]
+        client: client::ClientArgs,
     },
     /// Expire gates whose deadline has passed.
     Sweep,
@@ -233,7 +243,8 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
     // The server-facing commands find their fallback token beside the database, never opening it.
     let api = |client: &client::ClientArgs| client::Api::connect(client, &db);
     match cli.command {
-        Command::Replay { file } => commands::replay(&file)?,
+        Command::Replay { file, live: false, .. } => commands::replay(&file)?,
+        Command::Replay { file, live: true, speed, client } => commands::replay_live(&api(&client)?, &file, speed)?,
         Command::Team { command } => team_import::run(&command)?,
         Command::Openapi => {
             let document = serde_json::to_string_pretty(&gatehouse_server::openapi())

@@ -95,6 +95,9 @@ pub struct ServeArgs {
     /// A time such as 30m, 24h or 7d, or `off`. Runs waiting for a reviewer or paused are never closed.
     #[arg(long, default_value = "24h", value_name = "DURATION", value_parser = abandoned::parse_gone_after)]
     pub abandoned_run_after: abandoned::GoneAfter,
+    /// Alert thresholds and SLA targets.
+    #[command(flatten)]
+    pub alerts: crate::alert_flags::AlertArgs,
 }
 
 /// What a task running beside the server is given.
@@ -143,6 +146,7 @@ where
         allow_query_token: args.allow_query_token,
         retention_days: args.retention_days,
         metrics_public: args.metrics_public,
+        alerts: args.alerts.config(),
         oversight: match &args.oversight {
             Some(path) => read_oversight(path)?,
             None => gatehouse_engine::Oversight::default(),

@@ -228,6 +228,17 @@ pub enum EventKind {
         /// The cutoff.
         older_than: DateTime<Utc>,
     },
+    /// A configured alert threshold was crossed (bookkeeping; not part of
+    /// recordings). Raised once per crossing, until cleared.
+    AlertRaised {
+        /// The figure, its threshold and what it means.
+        alert: crate::alert::Alert,
+    },
+    /// An alert's figure went back within its threshold (bookkeeping).
+    AlertCleared {
+        /// The figure now, its threshold and what it means.
+        alert: crate::alert::Alert,
+    },
 }
 
 impl EventKind {
@@ -261,6 +272,8 @@ impl EventKind {
             Self::TokenCreated { .. } => "token_created",
             Self::TokenRevoked { .. } => "token_revoked",
             Self::RetentionPurged { .. } => "retention_purged",
+            Self::AlertRaised { .. } => "alert_raised",
+            Self::AlertCleared { .. } => "alert_cleared",
         }
     }
 
@@ -271,6 +284,8 @@ impl EventKind {
             self,
             Self::RecordingImported { .. }
                 | Self::RetentionPurged { .. }
+                | Self::AlertRaised { .. }
+                | Self::AlertCleared { .. }
                 | Self::TokenCreated { .. }
                 | Self::TokenRevoked { .. }
                 | Self::AllowRuleRevoked { .. }

@@ -15,6 +15,7 @@
 //! # Ok::<(), gatehouse_engine::EngineError>(())
 //! ```
 
+pub mod alert;
 pub mod allow_rule;
 pub mod api_error;
 pub mod decision;
@@ -39,6 +40,7 @@ pub mod store;
 pub mod token;
 pub mod tool_gates;
 
+pub use alert::{Alert, AlertFigures, AlertKind, SlaCompliance, SlaTargets};
 pub use allow_rule::{AllowRule, AllowRuleFilter, AllowRuleRequest, AllowRuleStatus, NewAllowRule};
 pub use decision::{ActionChoice, Decision, DecisionAction, DecisionInput, DecisionOrigin};
 pub use engine::{AuditReport, Database, Engine, EngineConfig, PurgeReport, Subscription};

@@ -15,6 +15,7 @@ use utoipa_axum::router::OpenApiRouter;
 
 pub mod abandoned;
 pub mod admission;
+pub mod alerts;
 pub mod auth;
 pub mod connections;
 pub mod error;
@@ -24,6 +25,7 @@ pub mod markdown;
 pub mod mcp;
 pub mod operations;
 pub mod params;
+pub mod replay;
 pub mod retention;
 pub mod routes;
 pub mod state;
@@ -186,7 +188,10 @@ pub async fn start(engine: Engine, mut config: ServerConfig) -> std::io::Result<
     if let Some(days) = state.config.retention_days {
         tokio::spawn(retention::purge_daily(engine.clone(), days));
     }
-    tokio::spawn(sweep_forever(engine));
+    if let Err(e) = alerts::take_up(&state).await {
+        tracing::error!(error = %e, "cannot read which alerts are up; those still over their thresholds are raised again");
+    }
+    tokio::spawn(sweep_forever(engine, state.clone()));
     let orchestrator = std::sync::Arc::clone(&state.orchestrator);
     tokio::spawn(async move {
         if let Err(e) = orchestrator.resume_all().await {
@@ -221,8 +226,9 @@ async fn forget_revoked_tokens(state: AppState) {
 /// Housekeeping beside the server: every half second, publish events other
 /// processes (the CLI) appended to the database, so waiters and streams see
 /// them; every five seconds, expire stale gates (a stale-blocker cron, but prompt)
-/// and escalate gates whose wait is over; every thirty, cancel runs past their expiry.
-async fn sweep_forever(engine: Engine) {
+/// and escalate gates whose wait is over, and check the alert thresholds
+/// (`alerts.rs`); every thirty, cancel runs past their expiry.
+async fn sweep_forever(engine: Engine, state: AppState) {
     let mut tick = tokio::time::interval(std::time::Duration::from_millis(500));
     let mut ticks: u64 = 0;
     loop {
@@ -253,6 +259,16 @@ async fn sweep_forever(engine: Engine) {
             }
             Ok(Err(err)) => tracing::error!(error = %err, "housekeeping failed"),
             Err(err) => tracing::error!(error = %err, "housekeeping task failed"),
+        }
+        if sweep {
+            match alerts::sweep_once(&state).await {
+                Ok(changes) => {
+                    for change in changes {
+                        tracing::warn!(raised = change.raised, "alert: {}", change.alert.message);
+                    }
+                }
+                Err(err) => tracing::error!(error = %err, "the alert sweep failed"),
+            }
         }
     }
 }

@@ -64,6 +64,8 @@ pub struct ServerConfig {
     /// Serve `GET /metrics` without a token (`serve --metrics-public`), for
     /// a scraper on a trusted network; off, any valid token may read it.
     pub metrics_public: bool,
+    /// Alert thresholds and SLA targets (`serve --alert-*`, `--sla-*`); no alert by default.
+    pub alerts: crate::alerts::AlertConfig,
 }
 
 impl Default for ServerConfig {
@@ -84,6 +86,7 @@ impl Default for ServerConfig {
             allow_query_token: false,
             retention_days: None,
             metrics_public: false,
+            alerts: crate::alerts::AlertConfig::default(),
         }
     }
 }
@@ -100,6 +103,10 @@ pub struct AppState {
     pub webhooks: Arc<Webhooks>,
     /// The hosts and origins the guard accepts, from the config.
     pub admission: Arc<Admission>,
+    /// Which alerts are up (evaluations take turns under this lock).
+    pub alerts: Arc<tokio::sync::Mutex<crate::alerts::AlertBook>>,
+    /// Recordings being replayed into their event streams.
+    pub replays: Arc<crate::replay::Replays>,
     /// Drives orchestrated runs (provider runs, goal and plan collaboration).
     pub orchestrator: Arc<Orchestrator>,
     tokens: Arc<Mutex<HashMap<String, (Token, Instant)>>>,
@@ -134,6 +141,8 @@ impl AppState {
             )),
             engine,
             config,
+            alerts: Arc::default(),
+            replays: Arc::default(),
             tokens: Arc::default(),
             engine_slots: Arc::new(tokio::sync::Semaphore::new(ENGINE_CONCURRENCY)),
         }

@@ -1,6 +1,8 @@
 //! Webhooks for new sync gates: a POST with the blocker payload
 //! and a link to open the gate, sent in the background with a 5 s timeout.
 //! Failures are logged and counted and never delay or fail gate creation.
+//! Alerts (`alerts.rs`) are posted to the server's webhook too, counted
+//! apart, so a failing receiver's own alert cannot feed its failure count.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -47,6 +49,23 @@ pub struct WebhookPayload {
     pub deciders: Vec<String>,
 }
 
+/// What a webhook receiver gets when an alert is raised or cleared.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct AlertWebhookPayload {
+    /// What the alert watches.
+    pub alert: gatehouse_engine::AlertKind,
+    /// `raised` or `cleared`.
+    pub state: String,
+    /// The figure now.
+    pub value: f64,
+    /// Its threshold.
+    pub threshold: f64,
+    /// One line for a person.
+    pub message: String,
+    /// Where a reviewer sees the figures.
+    pub dashboard_url: String,
+}
+
 /// Delivery counters, for metrics and tests.
 #[derive(Debug, Default, Clone, Copy, Serialize, ToSchema)]
 pub struct WebhookStats {
@@ -54,6 +73,9 @@ pub struct WebhookStats {
     pub delivered: u64,
     /// Timeouts, refused connections and non-2xx answers.
     pub failed: u64,
+    /// Alert posts that failed (not counted in `failed`).
+    #[serde(default)]
+    pub alerts_failed: u64,
 }
 
 /// The webhook sender.
@@ -62,6 +84,7 @@ pub struct Webhooks {
     client: reqwest::Client,
     delivered: AtomicU64,
     failed: AtomicU64,
+    alerts_failed: AtomicU64,
 }
 
 impl Webhooks {
@@ -74,12 +97,22 @@ impl Webhooks {
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .unwrap_or_default();
-        Self { default_url, client, delivered: AtomicU64::new(0), failed: AtomicU64::new(0) }
+        Self {
+            default_url,
+            client,
+            delivered: AtomicU64::new(0),
+            failed: AtomicU64::new(0),
+            alerts_failed: AtomicU64::new(0),
+        }
     }
 
     /// Counters so far.
     pub fn stats(&self) -> WebhookStats {
-        WebhookStats { delivered: self.delivered.load(Ordering::Relaxed), failed: self.failed.load(Ordering::Relaxed) }
+        WebhookStats {
+            delivered: self.delivered.load(Ordering::Relaxed),
+            failed: self.failed.load(Ordering::Relaxed),
+            alerts_failed: self.alerts_failed.load(Ordering::Relaxed),
+        }
     }
 
     /// Follows the engine's events and announces every new sync gate.
@@ -126,6 +159,28 @@ impl Webhooks {
                     me.deliver(&url, &body).await;
                 }
             });
+        }
+    }
+
+    /// Posts an alert raised or cleared to the server's webhook, if it has one.
+    pub async fn deliver_alert(&self, alert: &gatehouse_engine::Alert, raised: bool, public_url: &str) {
+        let Some(url) = &self.default_url else { return };
+        let body = AlertWebhookPayload {
+            alert: alert.kind,
+            state: if raised { "raised" } else { "cleared" }.into(),
+            value: alert.value,
+            threshold: alert.threshold,
+            message: alert.message.clone(),
+            dashboard_url: format!("{public_url}/#metrics"),
+        };
+        let refused = match self.client.post(url).json(&body).send().await {
+            Ok(resp) if resp.status().is_success() => None,
+            Ok(resp) => Some(resp.status().to_string()),
+            Err(e) => Some(e.to_string()),
+        };
+        if let Some(why) = refused {
+            self.alerts_failed.fetch_add(1, Ordering::Relaxed);
+            tracing::error!(%url, error = %why, alert = alert.kind.as_str(), "alert webhook delivery failed");
         }
     }
 

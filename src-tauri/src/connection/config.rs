@@ -1,11 +1,15 @@
 //! The settings file (`connection.json` in the app's config directory):
 //! which server the window reviews, the team server's address, and how many
 //! days this computer's server keeps ended runs (`retention_days`, set by
-//! hand; none keeps everything). Never the token, which lives only in the
-//! OS keychain.
+//! hand; none keeps everything) and its alert thresholds and SLA targets
+//! (`alerts`, the fields of `serve --alert-*`: `pending_queue`,
+//! `sync_gate_waiting_minutes`, `auto_pass_rate_percent`, `webhook_failures`,
+//! `window_minutes`, `sla`; none set raises no alert). Never the token,
+//! which lives only in the OS keychain.
 
 use std::path::{Path, PathBuf};
 
+use gatehouse_server::alerts::AlertConfig;
 use serde::{Deserialize, Serialize};
 
 /// The file's name in the app's config directory.
@@ -23,7 +27,7 @@ pub enum Choice {
 }
 
 /// What the file holds.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Settings {
     /// Which server to connect to at start.
@@ -37,6 +41,9 @@ pub struct Settings {
     /// at start and daily (1 to 36500); absent keeps everything.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retention_days: Option<u32>,
+    /// This computer's server's alert thresholds and SLA targets; absent, no alert.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alerts: Option<AlertConfig>,
 }
 
 /// The most days `retention_days` may be: a hundred years.
@@ -68,14 +75,19 @@ impl ConfigFile {
                 "the settings {} are not valid (retention_days must be from 1 to {MAX_RETENTION_DAYS}, got {days})",
                 self.path.display()
             )),
-            _ => Ok(settings),
+            _ => match settings.alerts.as_ref().map(AlertConfig::check) {
+                Some(Err((field, why))) => {
+                    Err(format!("the settings {} are not valid (alerts.{field} {why})", self.path.display()))
+                }
+                _ => Ok(settings),
+            },
         }
     }
 
     /// Remembers which server to review, keeping the rest of the settings.
     pub fn save_choice(&self, server: Choice, team_url: Option<String>) -> Result<(), String> {
-        let retention_days = self.load().ok().and_then(|s| s.retention_days);
-        self.save(&Settings { server, team_url, retention_days })
+        let kept = self.load().unwrap_or_default();
+        self.save(&Settings { server, team_url, ..kept })
     }
 
     fn read(&self) -> Result<Settings, String> {
@@ -116,7 +128,7 @@ mod tests {
         let file = ConfigFile::in_dir(&dir.path().join("not-yet"));
         assert_eq!(
             file.load().unwrap(),
-            Settings { server: Choice::ThisComputer, team_url: None, retention_days: None }
+            Settings { server: Choice::ThisComputer, team_url: None, retention_days: None, alerts: None }
         );
     }
 
@@ -125,7 +137,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = ConfigFile::in_dir(&dir.path().join("dev.gatehouse.desktop"));
         let team =
-            Settings { server: Choice::Team, team_url: Some("https://gh.example.com".into()), retention_days: None };
+            Settings { team_url: Some("https://gh.example.com".into()), server: Choice::Team, ..Settings::default() };
         file.save(&team).unwrap();
         assert_eq!(file.load().unwrap(), team);
         let text = std::fs::read_to_string(file.path()).unwrap();
@@ -166,5 +178,23 @@ mod tests {
         assert_eq!((saved.server, saved.retention_days), (Choice::Team, Some(30)));
         file.save_choice(Choice::ThisComputer, None).unwrap();
         assert_eq!(file.load().unwrap().retention_days, Some(30));
+    }
+
+    #[test]
+    fn alert_thresholds_are_read_checked_and_kept_when_switching_servers() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = ConfigFile::in_dir(dir.path());
+        std::fs::write(
+            file.path(),
+            r#"{"alerts": {"pending_queue": 20, "sla": {"low_ms": 1, "normal_ms": 2, "high_ms": 3, "urgent_ms": 4}}}"#,
+        )
+        .unwrap();
+        let alerts = file.load().unwrap().alerts.unwrap();
+        assert_eq!((alerts.pending_queue, alerts.window_minutes, alerts.sla.urgent_ms), (Some(20), 60, 4));
+        file.save_choice(Choice::Team, Some("https://gh.example.com".into())).unwrap();
+        assert_eq!(file.load().unwrap().alerts.unwrap().pending_queue, Some(20));
+        std::fs::write(file.path(), r#"{"alerts": {"auto_pass_rate_percent": 150}}"#).unwrap();
+        let error = file.load().unwrap_err();
+        assert!(error.contains("alerts.auto_pass_rate_percent"), "{error}");
     }
 }

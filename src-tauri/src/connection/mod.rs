@@ -261,7 +261,8 @@ impl Connection {
             return Ok(embedded.server());
         }
         let (launch, keychain) = (self.launch.clone(), self.keychain.clone());
-        let retention_days = self.config.load().ok().and_then(|s| s.retention_days);
+        let settings = self.config.load().unwrap_or_default();
+        let (retention_days, alerts) = (settings.retention_days, settings.alerts.unwrap_or_default());
         let started = tauri::async_runtime::spawn_blocking(move || {
             let key = keychain.audit_key(&launch.db).and_then(|k| gatehouse_engine::event::AuditKey::from_text(&k));
             let key = key
@@ -269,7 +270,7 @@ impl Connection {
                     |e| tracing::warn!(error = %e, "the audit log is not keyed: no audit key from the keychain"),
                 )
                 .ok();
-            Backend::start(launch.db, launch.ui_dir, launch.welcome, key, retention_days)
+            Backend::start(launch.db, launch.ui_dir, launch.welcome, key, retention_days, alerts)
         })
         .await
         .map_err(|e| CheckError::new(CheckCode::ThisComputer, format!("This computer's server failed: {e}")))?

@@ -79,15 +79,16 @@ export class Gatehouse {
 
   /**
    * Starts a server over a new database; resolves once it is listening.
+   * @param {string[]} [flags] more `serve` flags (`--alert-pending 0`)
    * @returns {Promise<Gatehouse>}
    */
-  static async start() {
+  static async start(flags = []) {
     if (!existsSync(BINARY)) throw new Error(`${BINARY} is missing: run \`cargo build -p gatehouse-cli\` first`);
     const dir = await mkdtemp(join(tmpdir(), "gatehouse-e2e-"));
     const db = join(dir, "g.db");
     /** @type {string[]} */
     const log = [];
-    const child = spawn(BINARY, ["serve", "--db", db, "--bind", "127.0.0.1:0"], {
+    const child = spawn(BINARY, ["serve", "--db", db, "--bind", "127.0.0.1:0", ...flags], {
       stdio: ["ignore", "pipe", "pipe"],
       env: { ...process.env, GATEHOUSE_UI_DIR: UI_DIR, GATEHOUSE_LOG: process.env.GATEHOUSE_LOG ?? "warn" },
     });

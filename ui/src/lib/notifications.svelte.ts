@@ -1,7 +1,9 @@
 // Browser notifications, as the desktop app gives them: while the page is
 // in the background, each new sync gate (its agent stopped, waiting) raises
 // one notification, "AGENT is waiting for you" over the gate's preview;
-// clicking it brings the page forward and opens the gate. Permission is
+// clicking it brings the page forward and opens the gate. Each alert the
+// server raises (a threshold crossed) raises one too, over its message;
+// clicking it brings the page forward. Permission is
 // asked only when the reviewer presses the header's button, never on load.
 // Inside the desktop app its own notifications serve, so none is offered.
 
@@ -11,17 +13,23 @@ import { previewOf } from "./format";
 
 export type Permission = NotificationPermission | "unsupported";
 
-/** What one notification says, and the gate its click opens. */
+/** What one notification says, and the gate its click opens (none for an alert). */
 export interface Note {
   title: string;
   body: string;
   gateId: string;
+  /** Set for an alert: its key, so a repeated event is not told twice. */
+  alertKey?: string;
 }
 
-/** The notifications a batch of events calls for: one per sync gate opened, in order. */
+/** The notifications a batch of events calls for: one per sync gate opened and per alert raised, in order. */
 export function notesFor(events: readonly LogEvent[]): Note[] {
   const notes: Note[] = [];
   for (const e of events) {
+    if (e.type === "alert_raised") {
+      notes.push({ title: "Gatehouse alert", body: plainText(e.alert.message), gateId: "", alertKey: `alert-${e.seq}` });
+      continue;
+    }
     if (e.type !== "gate_opened" || e.gate.mode !== "sync") continue;
     notes.push({ title: `${e.gate.agent} is waiting for you`, body: previewOf(plainText(e.gate.text)), gateId: e.gate.id });
   }
@@ -56,13 +64,14 @@ export class GateNotifier {
     const api = this.#win.Notification;
     if (!api || this.permission !== "granted" || this.#win.document.visibilityState !== "hidden") return;
     for (const note of notesFor(events)) {
-      if (this.#told.has(note.gateId)) continue;
-      this.#told.add(note.gateId);
-      const shown = new api(note.title, { body: note.body, tag: `gate-${note.gateId}` });
+      const key = note.alertKey ?? note.gateId;
+      if (this.#told.has(key)) continue;
+      this.#told.add(key);
+      const shown = new api(note.title, { body: note.body, tag: note.alertKey ?? `gate-${note.gateId}` });
       shown.onclick = () => {
         this.#win.focus();
         shown.close();
-        this.#onopen(note.gateId);
+        if (!note.alertKey) this.#onopen(note.gateId);
       };
     }
   }

@@ -48,6 +48,20 @@ describe("notifications", () => {
     expect(opens).toEqual(["g1"]);
   });
 
+  it("raises one per alert raised, over its message, once however often the event comes; a click only focuses", () => {
+    const { win, shown, state } = fakeWindow("hidden");
+    const opens: string[] = [];
+    const notifier = new GateNotifier(win, (id) => opens.push(id));
+    const raised = { type: "alert_raised", seq: 7, alert: { kind: "pending_queue", message: "12 gates pending (alert over 10)" } } as unknown as LogEvent;
+    const cleared = { type: "alert_cleared", seq: 8, alert: { kind: "pending_queue", message: "cleared" } } as unknown as LogEvent;
+    notifier.notify([raised, cleared]);
+    notifier.notify([raised]);
+    expect(shown.map((n) => [n.title, n.body])).toEqual([["Gatehouse alert", "12 gates pending (alert over 10)"]]);
+    shown[0]!.onclick!();
+    expect(opens).toEqual([]);
+    expect(state.focused).toBe(1);
+  });
+
   it("stays quiet while the page is in sight, or without permission", () => {
     const visible = fakeWindow("visible");
     new GateNotifier(visible.win, () => {}).notify([opened("g1", "sync")]);

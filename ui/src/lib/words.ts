@@ -15,6 +15,12 @@ type Labels<T extends string> = Readonly<Record<T, string>>;
  * (`EventKind.type`).
  */
 export const WORDS = {
+  AlertKind: {
+    sync_gate_waiting: "Sync gate waiting",
+    pending_queue: "Pending queue",
+    auto_pass_rate: "Auto-pass rate",
+    webhook_failures: "Webhook failures",
+  } satisfies Labels<S["AlertKind"]>,
   AllowRuleStatus: { live: "Live", expired: "Expired", revoked: "Revoked" } satisfies Labels<S["AllowRuleStatus"]>,
   ApiErrorCode: {
     unauthorized: "Not signed in",
@@ -80,6 +86,8 @@ export const WORDS = {
     token_created: "Token created",
     token_revoked: "Token revoked",
     retention_purged: "Old records purged",
+    alert_raised: "Alert raised",
+    alert_cleared: "Alert cleared",
   } satisfies Labels<S["EventKind"]["type"]>,
   ExecutionMode: { autonomous: "Autonomous", supervised: "Supervised", step: "Step by step" } satisfies Labels<S["ExecutionMode"]>,
   GateKind: {
@@ -111,9 +119,11 @@ export const WORDS = {
     set_dependencies: "Set dependencies",
     replace: "Replace the plan",
   } satisfies Labels<S["PlanOperation"]["op"]>,
+  PlayState: { playing: "Playing", paused: "Paused", finished: "Finished", stopped: "Stopped" } satisfies Labels<S["PlayState"]>,
   Priority: { low: "Low", normal: "Normal", high: "High", urgent: "Urgent" } satisfies Labels<S["Priority"]>,
   ProgressStatus: { pending: "Not started", in_progress: "In progress", completed: "Completed" } satisfies Labels<S["ProgressStatus"]>,
   "RecordingScope.scope": { run: "One run", session: "A session", all: "Everything" } satisfies Labels<S["RecordingScope"]["scope"]>,
+  ReplayAction: { pause: "Pause", resume: "Resume", step: "Step", stop: "Stop" } satisfies Labels<S["ReplayAction"]>,
   Role: { human: "Person", agent: "Agent", system: "System" } satisfies Labels<S["Role"]>,
   RunPolicy: { auto: "Automatic", require_human: "A reviewer decides", auto_with_thresholds: "Automatic within thresholds" } satisfies Labels<
     S["RunPolicy"]

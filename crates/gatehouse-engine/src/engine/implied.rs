@@ -204,6 +204,8 @@ impl Implied {
             }
             // Scores feed agents' ratings, kept as running tallies, not as records.
             EventKind::ScoreRecorded { .. } | EventKind::ResolutionRefused { .. } => {}
+            // Alerts describe figures, not stored rows.
+            EventKind::AlertRaised { .. } | EventKind::AlertCleared { .. } => {}
             // A kind added later changes no row verification reads until it is handled here.
             #[allow(unreachable_patterns)]
             _ => {}

@@ -17,6 +17,7 @@ use crate::ids::{Clock, SystemClock};
 use crate::redact::{RedactionConfig, Redactor};
 use crate::store::{AnyStore, EventFilter, PgOptions, PgStore, SqliteStore, Store, StoreOptions};
 
+mod alerts;
 pub(crate) mod audit;
 mod close;
 pub mod collab;

@@ -62,6 +62,14 @@ impl<S: Store> Engine<S> {
         Ok(recording)
     }
 
+    /// A recording made ready to replay live (never stored): redacted as an
+    /// import would be, and checked the same way.
+    pub fn recording_for_replay(&self, recording: Recording) -> Result<Recording> {
+        let recording = digest_idempotency_keys(self.redacted(recording)?)?;
+        check_recording(&recording)?;
+        Ok(recording)
+    }
+
     /// Imports a recording into this database in one transaction: every
     /// run, turn, gate, decision, context key and plan revision as it was,
     /// each run and gate marked [`Imported`], and its events appended to

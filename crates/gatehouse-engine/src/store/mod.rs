@@ -231,6 +231,18 @@ pub trait ReadTx {
     /// The JSON pointers human edits changed most often, most frequent
     /// first (ties by path), at most `limit`.
     fn top_corrections(&self, limit: u32) -> Result<Vec<Correction>>;
+    /// What the alert sweep measures: the oldest pending sync gate, the
+    /// pending count, and gates opened and auto-passed since `since`.
+    fn alert_figures(&self, since: chrono::DateTime<chrono::Utc>) -> Result<crate::alert::AlertFigures>;
+    /// The newest `limit` alert events (raised or cleared), newest first.
+    fn latest_alert_events(&self, limit: u32) -> Result<Vec<EventBody>>;
+    /// Gates that waited for a person, per priority rank, against the
+    /// decision targets (ms, by rank) at `now` (one grouped scan).
+    fn sla_tallies(
+        &self,
+        targets_ms: [i64; 4],
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<Vec<crate::alert::SlaTally>>;
     /// One allow-rule, its status as of `now`.
     fn allow_rule(&self, id: &AllowRuleId, now: chrono::DateTime<chrono::Utc>) -> Result<Option<AllowRule>>;
     /// Allow-rules matching `filter` (statuses as of `now`), newest first.

@@ -7,6 +7,7 @@
 mod common;
 
 mod abandoned_runs;
+mod alerts;
 mod allow_rules;
 mod audit;
 mod batched_actions;

@@ -2,7 +2,7 @@
 //! control, listings and events under [`runs`]; gates opened, read, decided
 //! and searched under [`gates`]; then a run's plan and shared context,
 //! allow-rules, the event stream, recordings, tokens, retention, the audit
-//! log, metrics and providers. The older run endpoint, `POST /api/teams/run`,
+//! log, metrics, alerts, live replays and providers. The older run endpoint, `POST /api/teams/run`,
 //! is in [`legacy`], nested beside them. Each module registers its handlers with
 //! their OpenAPI annotations, so the document and the router cannot drift
 //! apart.
@@ -11,6 +11,7 @@ use utoipa_axum::router::OpenApiRouter;
 
 use crate::state::AppState;
 
+pub mod alerts;
 pub mod audit;
 pub mod collab;
 pub mod events;
@@ -19,6 +20,7 @@ pub mod legacy;
 pub mod metrics;
 pub mod providers;
 pub mod recordings;
+pub mod replays;
 pub mod retention;
 pub mod rules;
 pub mod runs;
@@ -39,5 +41,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .merge(retention::routes())
         .merge(audit::routes())
         .merge(metrics::routes())
+        .merge(alerts::routes())
+        .merge(replays::routes())
         .merge(providers::routes())
 }

@@ -354,7 +354,7 @@ async fn metrics_report_rates_latencies_expiry_corrections_ratings_and_webhooks_
         (rating["agent"].as_str(), rating["decisions"].as_u64(), rating["approvals"].as_u64()),
         (Some("deployer"), Some(1), Some(1))
     );
-    assert_eq!(m["webhooks"], json!({"delivered": 0, "failed": 0}));
+    assert_eq!(m["webhooks"], json!({"delivered": 0, "failed": 0, "alerts_failed": 0}));
     let resp = c.http.get(format!("http://{}/api/hitl/metrics", c.server.addr)).send().await.unwrap();
     assert_eq!(resp.status(), 401);
 }

@@ -3,6 +3,26 @@
 // (`npm run fetch:api`), then run `npm run gen:api`.
 
 export interface paths {
+    "/api/hitl/alerts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The alert thresholds, the SLA targets per priority and the alerts up
+         *     now. Reviewers and admins with unscoped tokens only.
+         */
+        get: operations["alerts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/hitl/allow-rules": {
         parameters: {
             query?: never;
@@ -276,7 +296,7 @@ export interface paths {
         /**
          * Review metrics: HITL and auto-pass rates per agent and per gate kind,
          *     average human latency per kind, the expiry rate, the most common
-         *     corrections, capability ratings and webhook deliveries. Reviewers and
+         *     corrections, capability ratings, webhook deliveries and SLA compliance per priority. Reviewers and
          *     admins with unscoped tokens only (the figures cover every agent and run).
          */
         get: operations["metrics"];
@@ -325,6 +345,86 @@ export interface paths {
          *     is imported).
          */
         post: operations["import_recording"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/hitl/replays": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The replays this server holds, newest first. */
+        get: operations["list_replays"];
+        put?: never;
+        /**
+         * Starts replaying a recording (or a stored run) into the replay's own
+         *     event stream, its original gaps divided by `speed`. Nothing is stored:
+         *     runs and the audit log are untouched.
+         */
+        post: operations["start_replay"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/hitl/replays/{replay_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One replay's state. */
+        get: operations["read_replay"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/hitl/replays/{replay_id}/control": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pauses, resumes, steps (pauses and sends the next event) or stops a
+         *     replay, and may set a new speed. A control on an ended replay changes nothing.
+         */
+        post: operations["control_replay"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/hitl/replays/{replay_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follows a replay as Server-Sent Events: first `replay_state`, then the
+         *     frames sent so far (`replay`, each a `ReplayFrame`), then each new frame
+         *     and state as it comes. The stream ends when the replay does.
+         */
+        get: operations["follow_replay"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1138,6 +1238,65 @@ export interface components {
             /** @description The asking agent. */
             agent: string;
         };
+        /** @description An alert: which figure crossed which threshold, and by how much. */
+        Alert: {
+            /** @description What it watches. */
+            kind: components["schemas"]["AlertKind"];
+            /**
+             * Format: double
+             * @description The figure when it was raised or cleared (minutes, gates, percent or failures, by kind).
+             */
+            value: number;
+            /**
+             * Format: double
+             * @description The configured threshold it is compared with.
+             */
+            threshold: number;
+            /** @description One line for a person: what is wrong, or that it is over. */
+            message: string;
+        };
+        /** @description The thresholds and SLA targets; every alert is off unless given. */
+        AlertConfig: {
+            /**
+             * Format: int32
+             * @description Raise when a sync gate (its agent blocked) has waited longer than this many minutes.
+             */
+            sync_gate_waiting_minutes?: number | null;
+            /**
+             * Format: int64
+             * @description Raise when more gates than this are pending.
+             */
+            pending_queue?: number | null;
+            /**
+             * Format: double
+             * @description Raise when more than this percentage of the gates opened over the window passed without a person.
+             */
+            auto_pass_rate_percent?: number | null;
+            /**
+             * Format: int64
+             * @description Raise when more webhook deliveries than this failed over the window.
+             */
+            webhook_failures?: number | null;
+            /**
+             * Format: int32
+             * @description The window of the auto-pass rate and of webhook failures, minutes (default 60).
+             */
+            window_minutes?: number;
+            /** @description Decision targets per priority, for SLA compliance. */
+            sla?: components["schemas"]["SlaTargets"];
+        };
+        /**
+         * @description What an alert watches.
+         * @enum {string}
+         */
+        AlertKind: "sync_gate_waiting" | "pending_queue" | "auto_pass_rate" | "webhook_failures";
+        /** @description The alert configuration and the alerts up now. */
+        AlertsResponse: {
+            /** @description The thresholds (absent ones are off) and the SLA targets. */
+            config: components["schemas"]["AlertConfig"];
+            /** @description Alerts raised and not yet cleared, as raised. */
+            active: components["schemas"]["Alert"][];
+        };
         /** @description A standing approval of one action of one agent. */
         AllowRule: {
             /** @description Its id; gates it passes are decided by `rule:<id>`. */
@@ -1451,6 +1610,15 @@ export interface components {
         ContextValue: {
             /** @description Any JSON (stored redacted). */
             value: unknown;
+        };
+        /** @description A control for a running replay. */
+        ControlReplay: {
+            action?: null | components["schemas"]["ReplayAction"];
+            /**
+             * Format: double
+             * @description A new speed, from now on.
+             */
+            speed?: number | null;
         };
         /** @description How a run steps. */
         ControlRequest: {
@@ -1921,6 +2089,16 @@ export interface components {
             older_than: string;
             /** @enum {string} */
             type: "retention_purged";
+        } | {
+            /** @description The figure, its threshold and what it means. */
+            alert: components["schemas"]["Alert"];
+            /** @enum {string} */
+            type: "alert_raised";
+        } | {
+            /** @description The figure now, its threshold and what it means. */
+            alert: components["schemas"]["Alert"];
+            /** @enum {string} */
+            type: "alert_cleared";
         };
         /** @description The run's events, oldest first. */
         EventPage: {
@@ -2504,6 +2682,11 @@ export interface components {
         MetricsResponse: components["schemas"]["Metrics"] & {
             /** @description Webhook deliveries since this server started. */
             webhooks: components["schemas"]["WebhookStats"];
+            /**
+             * @description SLA compliance per priority (low to urgent): the share of gates a
+             *     person decided within the priority's target (`serve --sla-*`).
+             */
+            sla: components["schemas"]["SlaCompliance"][];
         };
         /** @description Review figures for the gates of runs that asked for one model. */
         ModelMetrics: components["schemas"]["GateRates"] & {
@@ -2783,6 +2966,11 @@ export interface components {
             /** @description Tasks done of all (or gates closed, without a plan). */
             progress: components["schemas"]["ProgressState"];
         };
+        /**
+         * @description Where a replay stands.
+         * @enum {string}
+         */
+        PlayState: "playing" | "paused" | "finished" | "stopped";
         /** @description A named answer or rejection offered with a gate. */
         PresetOption: {
             /** @description Its name, unique in the gate (recorded with the decision). */
@@ -2975,6 +3163,49 @@ export interface components {
             at: string;
             /** @description Its blocking mode before (always `sync` today). */
             from_mode: components["schemas"]["BlockingMode"];
+        };
+        /**
+         * @description A control a person sends a replay.
+         * @enum {string}
+         */
+        ReplayAction: "pause" | "resume" | "step" | "stop";
+        /** @description One replayed event, as the replay's stream sends it. */
+        ReplayFrame: {
+            /** @description Always `true`: this is a past event played again, not live work. */
+            replay: boolean;
+            /** @description The replay it belongs to. */
+            replay_id: string;
+            /** @description Its place in the recording, from 0. */
+            index: number;
+            /** @description How many events the recording holds. */
+            total: number;
+            /**
+             * Format: int64
+             * @description Milliseconds after the recording's first event it originally happened.
+             */
+            offset_ms: number;
+            /** @description The event as recorded (its original time in `at`). */
+            event: components["schemas"]["EventBody"];
+        };
+        /** @description A replay's state, as the API answers it. */
+        ReplayStatus: {
+            /** @description The replay's id. */
+            id: string;
+            /** @description Where it stands. */
+            state: components["schemas"]["PlayState"];
+            /**
+             * Format: double
+             * @description Its speed (2 plays twice as fast as it happened).
+             */
+            speed: number;
+            /** @description Events sent so far. */
+            sent: number;
+            /** @description Events in the recording. */
+            total: number;
+            /** @description The runs the recording covers. */
+            run_ids: string[];
+            /** @description Who started it. */
+            started_by: string;
         };
         /** @description An agent's `request_approval(action, context, timeout)`. */
         RequestApproval: components["schemas"]["ToolOptions"] & {
@@ -3261,6 +3492,54 @@ export interface components {
              */
             expires_at: string;
         };
+        /** @description SLA compliance for one priority. */
+        SlaCompliance: {
+            /** @description The priority. */
+            priority: components["schemas"]["Priority"];
+            /**
+             * Format: int64
+             * @description Its decision target, ms.
+             */
+            target_ms: number;
+            /**
+             * Format: int64
+             * @description Gates counted: decided by a person, or past the target undecided (pending or expired).
+             */
+            gates: number;
+            /**
+             * Format: int64
+             * @description Decided by a person within the target.
+             */
+            within_target: number;
+            /**
+             * Format: double
+             * @description `within_target / gates`; absent without gates.
+             */
+            compliance?: number | null;
+        };
+        /** @description Decision targets per priority, milliseconds from opening to a person's decision. */
+        SlaTargets: {
+            /**
+             * Format: int64
+             * @description Target for `low` gates, ms.
+             */
+            low_ms: number;
+            /**
+             * Format: int64
+             * @description Target for `normal` gates, ms.
+             */
+            normal_ms: number;
+            /**
+             * Format: int64
+             * @description Target for `high` gates, ms.
+             */
+            high_ms: number;
+            /**
+             * Format: int64
+             * @description Target for `urgent` gates, ms.
+             */
+            urgent_ms: number;
+        };
         /**
          * @description A piece of a snippet: agent text, matched or not. Joined in order, the
          *     parts are the snippet; a UI marks the matched ones as plain text.
@@ -3270,6 +3549,19 @@ export interface components {
             text: string;
             /** @description Whether it matched the search. */
             matched: boolean;
+        };
+        /** @description What to replay: a recording, or a stored run's events. */
+        StartReplay: {
+            recording?: null | components["schemas"]["Recording"];
+            /** @description A run stored here, replayed from its events; or give `recording`. */
+            run_id?: string | null;
+            /**
+             * Format: double
+             * @description How many times faster than it happened (default 1, at most 1000).
+             */
+            speed?: number | null;
+            /** @description Start held, so followers subscribe first and then resume or step. */
+            paused?: boolean;
         };
         /** @description A request to start a run. */
         StartRunRequest: {
@@ -3545,6 +3837,11 @@ export interface components {
              * @description Timeouts, refused connections and non-2xx answers.
              */
             failed: number;
+            /**
+             * Format: int64
+             * @description Alert posts that failed (not counted in `failed`).
+             */
+            alerts_failed?: number;
         };
         /** @description Who the caller is, as the server sees its token. */
         WhoAmI: {
@@ -3568,6 +3865,42 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    alerts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlertsResponse"];
+                };
+            };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
     list_allow_rules: {
         parameters: {
             query?: {
@@ -4381,6 +4714,278 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    list_replays: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReplayStatus"][];
+                };
+            };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    start_replay: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StartReplay"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReplayStatus"];
+                };
+            };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    read_replay: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The replay */
+                replay_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReplayStatus"];
+                };
+            };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description A parameter is malformed or out of range; `field` names it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    control_replay: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The replay */
+                replay_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ControlReplay"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReplayStatus"];
+                };
+            };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    follow_replay: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The replay */
+                replay_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `replay` frames and `replay_state` changes */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["ReplayFrame"];
+                };
+            };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description A parameter is malformed or out of range; `field` names it */
             422: {
                 headers: {
                     [name: string]: unknown;

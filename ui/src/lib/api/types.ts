@@ -7,6 +7,11 @@ import type { components, paths } from "./schema";
 type Schemas = components["schemas"];
 
 export type ActionChoice = Schemas["ActionChoice"];
+export type Alert = Schemas["Alert"];
+export type AlertsResponse = Schemas["AlertsResponse"];
+export type SlaCompliance = Schemas["SlaCompliance"];
+export type ReplayFrame = Schemas["ReplayFrame"];
+export type ReplayStatus = Schemas["ReplayStatus"];
 export type ActionDecision = Schemas["ActionDecision"];
 export type AllowRule = Schemas["AllowRule"];
 export type AllowRuleRequest = Schemas["AllowRuleRequest"];

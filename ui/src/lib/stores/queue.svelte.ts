@@ -16,9 +16,10 @@ import { openEventStream, type EventStream } from "./event-stream";
 import { applyEvents, compareGates, expiredOf, QUEUE_EVENTS, type Closed, type Lapsed } from "./queue-logic";
 import { RUN_EVENTS } from "./runs-logic";
 import { RULE_EVENTS } from "./rules-logic";
+import { ALERT_EVENTS } from "./alerts-logic";
 
-/** Every event the page's stream listens for: the queue's, the runs view's and the rules view's. */
-export const STREAM_EVENTS = [...new Set([...QUEUE_EVENTS, ...RUN_EVENTS, ...RULE_EVENTS])];
+/** Every event the page's stream listens for: the queue's, the runs view's, the rules view's and alerts. */
+export const STREAM_EVENTS = [...new Set([...QUEUE_EVENTS, ...RUN_EVENTS, ...RULE_EVENTS, ...ALERT_EVENTS])];
 
 /** The most gates one request lists (the server's limit). */
 export const QUEUE_LIMIT = 10_000;

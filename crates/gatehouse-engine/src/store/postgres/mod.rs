@@ -46,6 +46,7 @@ use crate::event::{AuditKey, Event};
 use crate::store::chain::WriteState;
 use crate::store::{EventFilter, ReadTx, StatsSnapshot, Store, StoreStats, WriteTx};
 
+mod alerts;
 mod failure;
 mod queries;
 mod schema;

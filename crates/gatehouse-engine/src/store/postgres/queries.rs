@@ -467,6 +467,18 @@ impl<W> ReadTx for PgDb<'_, W> {
             .collect()
     }
 
+    fn alert_figures(&self, since: DateTime<Utc>) -> Result<crate::alert::AlertFigures> {
+        super::alerts::alert_figures(self.conn, since)
+    }
+
+    fn latest_alert_events(&self, limit: u32) -> Result<Vec<EventBody>> {
+        super::alerts::latest_alert_events(self.conn, limit)
+    }
+
+    fn sla_tallies(&self, targets_ms: [i64; 4], now: DateTime<Utc>) -> Result<Vec<crate::alert::SlaTally>> {
+        super::alerts::sla_tallies(self.conn, targets_ms, now)
+    }
+
     fn top_corrections(&self, limit: u32) -> Result<Vec<Correction>> {
         let rows = self.conn.query(
             "SELECT c.value ->> 'path' COLLATE \"C\" AS field, count(*) AS n

@@ -20,6 +20,7 @@ use crate::private_files;
 use crate::store::chain::{ChainHead, WriteState};
 use crate::store::{ReadTx, StatsSnapshot, Store, StoreStats, WriteTx};
 
+mod alerts;
 mod queries;
 mod rules;
 mod schema;

@@ -133,6 +133,11 @@ pub(super) fn canary_paths(body: &Value, path: &str, out: &mut BTreeSet<String>)
 /// operation needs (a real id, a choice that fits the gate); each keeps a
 /// canary wherever the field is free text.
 pub(super) fn fit(op: &str, body: &mut Value, canary: &str, ctx: &Ids) {
+    // A live replay of a recording with the canary in its free text, held so it sends nothing unasked.
+    if op == "POST /replays" {
+        *body = json!({"recording": body.take(), "paused": true, "speed": 2});
+        return;
+    }
     let obj = body.as_object_mut().expect("object body");
     match op {
         "POST /run" => {
@@ -279,7 +284,9 @@ pub(super) fn caller<'s>(s: &'s TestServer, op: &str) -> &'s str {
         | "POST /run/{run_id}/approve"
         | "PUT /runs/{run_id}/control"
         | "POST /runs/{run_id}/instructions"
-        | "PUT /runs/{run_id}/next-agent" => &s.reviewer,
+        | "PUT /runs/{run_id}/next-agent"
+        | "POST /replays"
+        | "POST /replays/{replay_id}/control" => &s.reviewer,
         "POST /recordings"
         | "POST /tokens"
         | "POST /signin-links"

@@ -85,8 +85,11 @@ async fn no_secret_sent_in_any_field_of_any_operation_is_stored_streamed_exporte
                 }
                 let ids = Ids { run: run.clone(), gate: gate.clone(), hook: hook.clone(), pick };
                 let g = Generator { schemas: &schemas, canary, pick };
-                let mut body =
-                    if op == "POST /recordings" { recording_with(&s, &run, canary).await } else { g.body(schema) };
+                let mut body = if op == "POST /recordings" || op == "POST /replays" {
+                    recording_with(&s, &run, canary).await
+                } else {
+                    g.body(schema)
+                };
                 fit(op, &mut body, canary, &ids);
                 if op.ends_with("/plan") && pick > 0 {
                     let add = json!({"op": "add_task", "task_id": canary, "description": "rotate keys"});
@@ -140,6 +143,7 @@ async fn no_secret_sent_in_any_field_of_any_operation_is_stored_streamed_exporte
         ];
         let exempt = |f: &str| {
             op.ends_with("/recordings")
+                || op.ends_with("/replays")
                 || (op.ends_with("/tokens") && f == ".teams[]")
                 || (op.ends_with("/teams/run") && f == ".tool")
                 || references.contains(&f)

@@ -54,6 +54,7 @@ const metrics: Metrics = {
     { agent: "new", decisions: 0, approvals: 0, scores: 0, score_sum: 0, approval_rate: null, average_score: null, effective_rating: null },
   ],
   webhooks: { delivered: 2, failed: 0 },
+  sla: [],
 };
 
 describe("metrics as charts", () => {
