@@ -17,3 +17,4 @@ mod control;
 mod flow;
 mod providers;
 mod restart;
+mod team;
