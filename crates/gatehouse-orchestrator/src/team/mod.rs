@@ -4,6 +4,7 @@
 //! mistake names its field, `run_input.team[2].name`); it is kept in the
 //! run's stored input, so it survives a restart. [`turns`] drives it.
 
+pub mod change;
 mod memory;
 pub(crate) mod tools;
 pub(crate) mod turns;

@@ -20,6 +20,7 @@ use crate::driver::{decision_of, Driver, Halt, Record, Step};
 use crate::flow::{call_until_answered, edited_text, rejected, response_gate};
 use crate::spec::RunSpec;
 
+use super::change::{self, TeamChange};
 use super::memory;
 use super::tools::{calls_in, offered, text_arg, BuiltinTool, ToolCall};
 use super::{Team, TeamAgent};
@@ -55,7 +56,9 @@ struct Position {
 
 /// Drives a team run to its reviewed answer.
 pub(crate) async fn run(d: &mut Driver, spec: &RunSpec, team: &Team) -> Step<Value> {
+    let mut team = team.clone();
     let first = team.agents.first().ok_or_else(|| Halt::Fail("the run's team has no agents".into()))?;
+    let mut applied = 0;
     let mut at = Position {
         active: first.name.clone(),
         turn: 0,
@@ -69,23 +72,28 @@ pub(crate) async fn run(d: &mut Driver, spec: &RunSpec, team: &Team) -> Step<Val
         if at.turn > MAX_TEAM_TURNS {
             return Err(Halt::Fail(format!("the team took {MAX_TEAM_TURNS} turns without an answer")));
         }
-        let agent = team.agent(&at.active).unwrap_or(first).clone();
-        let said = agent_turn(d, spec, team, &agent, &at).await?;
+        apply_changes(d, &mut team, &mut applied, at.turn).await?;
+        let agent = match team.agent(&at.active) {
+            Some(agent) => agent.clone(),
+            None => team.agents[0].clone(),
+        };
+        at.active = agent.name.clone();
+        let said = agent_turn(d, spec, &team, &agent, &at).await?;
         *at.turns_by.entry(agent.name.clone()).or_default() += 1;
         at.notes.clear();
         at.handed = None;
+        let mut stepped = call_keys(d, at.turn);
+        stepped.push(format!("team:{}", at.turn));
         if said.calls.is_empty() {
             match review_answer(d, &agent, &said, &at).await? {
                 Ok(result) => return Ok(result),
-                Err(feedback) => {
-                    at.notes.push(feedback);
-                    continue;
-                }
+                Err(feedback) => at.notes.push(feedback),
             }
         }
         for (i, call) in said.calls.iter().enumerate() {
             let key = format!("team:{}:tool:{i}", at.turn);
-            match intercept(d, team, &agent, call, &key).await? {
+            stepped.push(key.clone());
+            match intercept(d, &team, &agent, call, &key).await? {
                 Intercepted::Answer(answer) => at.notes.push(answer),
                 Intercepted::Handoff { to, reason, context } => {
                     at.handoffs.push(json!({"turn": at.turn, "from": agent.name, "to": to, "reason": reason}));
@@ -95,7 +103,75 @@ pub(crate) async fn run(d: &mut Driver, spec: &RunSpec, team: &Team) -> Step<Val
                 }
             }
         }
+        follow_directives(d, &team, &mut at, &stepped).await?;
     }
+}
+
+/// The keys the turn's model call was journaled under (retries included).
+fn call_keys(d: &Driver, turn: u32) -> Vec<String> {
+    let first = format!("team:{turn}:call");
+    let retries = (1..).map(|n| format!("team:{turn}:call:retry:{n}")).take_while(|k| d.journaled(k));
+    std::iter::once(first).chain(retries).collect()
+}
+
+/// Applies a reviewer's team changes recorded since the last ones applied,
+/// at the start of turn `turn`. Journaled, so a run driven again applies
+/// the same changes at the same turn (and none where none were applied).
+async fn apply_changes(d: &mut Driver, team: &mut Team, applied: &mut u32, turn: u32) -> Step<()> {
+    let key = format!("team:{turn}:team");
+    if !d.journaled(&key) && d.journaled(&format!("team:{turn}:call")) {
+        return Ok(());
+    }
+    let (id, after) = (d.run_id.clone(), *applied);
+    let changes = if d.journaled(&key) {
+        None
+    } else {
+        let turns = d.engine(move |e| e.turns(&id)).await?;
+        let new: Vec<(u32, TeamChange)> = change::recorded(&turns).into_iter().filter(|(i, _)| *i > after).collect();
+        if new.is_empty() {
+            return Ok(());
+        }
+        Some(new)
+    };
+    let changes: Vec<(u32, TeamChange)> = d
+        .step(&key, "team_change", || async move {
+            let changes = changes.unwrap_or_default();
+            let content = format!("The team takes {} change(s) by a reviewer.", changes.len());
+            Ok(Record::new(changes, content))
+        })
+        .await?;
+    for (index, change) in changes {
+        change.apply(team);
+        *applied = (*applied).max(index);
+    }
+    Ok(())
+}
+
+/// Honours what reviewers' directives delivered with the turn's steps:
+/// instructions go to the next agent; a chosen next agent takes the turn
+/// (over a handoff) when it is on the team.
+async fn follow_directives(d: &mut Driver, team: &Team, at: &mut Position, stepped: &[String]) -> Step<()> {
+    let delivered: Vec<Value> = stepped.iter().filter_map(|k| d.delivered(k).cloned()).collect();
+    for found in &delivered {
+        let texts = found["instructions"].as_array().into_iter().flatten().filter_map(Value::as_str);
+        at.notes.extend(texts.map(|t| format!("A reviewer says: {t}")));
+    }
+    let Some(chosen) = delivered.iter().rev().find_map(|f| f["next_agent"].as_str().map(str::to_owned)) else {
+        return Ok(());
+    };
+    let key = format!("team:{}:override", at.turn);
+    let known = team.agent(&chosen).is_some();
+    let content = if known {
+        format!("**{chosen}** takes the next turn, as a reviewer chose.")
+    } else {
+        format!("A reviewer chose `{chosen}` to act next, who is not on the team ({}).", team.names().join(", "))
+    };
+    let meta = json!({"team_override": chosen, "applied": known});
+    d.note(&key, content, meta).await?;
+    if known {
+        at.active = chosen;
+    }
+    Ok(())
 }
 
 /// The agent's turn: its model called, what it said journaled as one turn.

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use common::{open, registry, until, Harness};
 use gatehouse_engine::{DecisionInput, Engine, GateKind, NewRun, RunId, RunStatus, StepMode, Turn};
+use gatehouse_orchestrator::team::change::TeamChange;
 use gatehouse_orchestrator::{Orchestrator, StartError};
 use gatehouse_providers::{PayloadShape, Provider, ScriptedProvider, Step, Tool};
 use serde_json::{json, Value};
@@ -192,4 +193,36 @@ fn a_team_run_killed_mid_handoff_carries_on_with_nothing_repeated() {
     let history = engine.context_history(&run).unwrap();
     assert_eq!(history.iter().filter(|c| c.key.starts_with("memory:run:handoff:")).count(), 4);
     rt.shutdown_background();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reviewer_overrides_the_next_agent_and_changes_the_team_while_paused() {
+    let h = Harness::new();
+    let config = json!({"step_mode": "breakpoint", "breakpoints": [{"on": "step", "name": "agent_turn"}]});
+    let run = h.start(story(), config).await;
+    h.status(&run.id, RunStatus::Paused).await;
+
+    // While paused after the coder's turn: the deployer acts next, and an auditor joins.
+    let start = gatehouse_orchestrator::team::parse(&story()["team"], h.orch.registry()).unwrap();
+    let add = json!({"action": "add", "agent": {"name": "auditor", "role": "auditor", "provider": "scripted", "model": "chat"}});
+    let change = TeamChange::check(&add, &start, h.orch.registry()).unwrap();
+    h.engine.add_turn(&run.id, change.turn("alice"), "alice").unwrap();
+    h.engine.set_next_agent(&run.id, Some("deployer"), "alice").unwrap();
+    h.engine.set_run_control(&run.id, StepMode::Continuous, Vec::new(), "alice").unwrap();
+    h.engine.resume_run(&run.id, "alice").unwrap();
+
+    let gate = h.gate(&run.id, GateKind::ResponseReview).await;
+    assert!(gate.text.contains("answer from **deployer**"), "{}", gate.text);
+    h.decide(&gate, DecisionInput::approve());
+    let done = h.status(&run.id, RunStatus::Completed).await;
+    assert_eq!(done.result.unwrap()["turns"], 2, "the deployer took the second turn");
+
+    let turns = h.turns(&run.id);
+    let overrides = steps(&turns, "agent_turn").iter().map(|m| m["team_agent"].clone()).collect::<Vec<_>>();
+    assert_eq!(overrides, [json!("coder"), json!("deployer")]);
+    assert!(turns.iter().any(|t| t.metadata["team_override"] == "deployer"), "{:#?}", h.history(&run.id));
+    assert_eq!(steps(&turns, "team_change").len(), 1);
+    let prompts: Vec<String> = h.scripted.calls().iter().map(|c| c.payload.to_value().to_string()).collect();
+    assert!(prompts[1].contains("- auditor (auditor)"), "the deployer saw the new team: {}", prompts[1]);
+    assert!(!prompts[0].contains("auditor"));
 }
