@@ -5,9 +5,10 @@
 //! run's stored input, so it survives a restart. [`turns`] drives it.
 
 pub mod change;
-mod memory;
+pub(crate) mod memory;
 pub(crate) mod tools;
 pub(crate) mod turns;
+pub mod view;
 
 use std::collections::HashMap;
 

@@ -252,6 +252,15 @@ pub(super) fn fit(op: &str, body: &mut Value, canary: &str, ctx: &Ids) {
         "POST /gates/{gate_id}/score" => {
             obj.insert("score".into(), json!(4));
         }
+        // A reassignment of the team run's coder: its new role is free text; the provider,
+        // model and tools are looked up in the registry.
+        "POST /runs/{run_id}/team" => {
+            obj.insert("action".into(), json!("update"));
+            obj.insert("name".into(), json!("coder"));
+            for field in ["agent", "provider", "model", "tools"] {
+                obj.remove(field);
+            }
+        }
         _ => {}
     }
 }
@@ -273,7 +282,8 @@ pub(super) fn caller<'s>(s: &'s TestServer, op: &str) -> &'s str {
         | "POST /run/{run_id}/approve"
         | "PUT /runs/{run_id}/control"
         | "POST /runs/{run_id}/instructions"
-        | "PUT /runs/{run_id}/next-agent" => &s.reviewer,
+        | "PUT /runs/{run_id}/next-agent"
+        | "POST /runs/{run_id}/team" => &s.reviewer,
         "POST /recordings"
         | "POST /tokens"
         | "POST /signin-links"
@@ -282,6 +292,15 @@ pub(super) fn caller<'s>(s: &'s TestServer, op: &str) -> &'s str {
         | "POST /../teams/run" => &s.admin,
         _ => &s.agent,
     }
+}
+
+/// A team run (a coder and a tester), for the calls that change a team.
+pub(super) async fn team_run(s: &TestServer) -> String {
+    let agent = |name: &str| json!({"name": name, "role": name, "provider": "scripted", "model": "chat"});
+    let input = json!({"prompt": "Fix the login page", "team": [agent("coder"), agent("tester")]});
+    let (status, body) = s.post("/run", &s.admin, json!({"run_input": input})).await;
+    assert_eq!(status, 201, "{body}");
+    body["run_id"].as_str().expect("run id").to_owned()
 }
 
 /// A gate of the kind the call decides.

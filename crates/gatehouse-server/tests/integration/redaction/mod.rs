@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use crate::common;
 
-use bodies::{caller, canary_paths, fit, gate_for, recording_with, string_fields, Generator, Ids};
+use bodies::{caller, canary_paths, fit, gate_for, recording_with, string_fields, team_run, Generator, Ids};
 use common::sse::Sse;
 use common::TestServer;
 use gatehouse_server::ServerConfig;
@@ -71,7 +71,13 @@ async fn no_secret_sent_in_any_field_of_any_operation_is_stored_streamed_exporte
                 let own = ["/complete", "/fail", "/control", "/approve", "/recordings", "/plan", "/resolve", "/score"]
                     .iter()
                     .any(|o| op.ends_with(o));
-                let run = if own { s.run().await } else { shared.clone() };
+                let run = if op.ends_with("/team") {
+                    team_run(&s).await
+                } else if own {
+                    s.run().await
+                } else {
+                    shared.clone()
+                };
                 // A gate also starts the run.
                 let gate = if own { gate_for(&s, op, &run, pick).await } else { String::new() };
                 if own {
@@ -132,6 +138,7 @@ async fn no_secret_sent_in_any_field_of_any_operation_is_stored_streamed_exporte
             op.ends_with("/recordings")
                 || (op.ends_with("/tokens") && f == ".teams[]")
                 || (op.ends_with("/teams/run") && f == ".tool")
+                || (op.ends_with("/team") && [".name", ".provider", ".model", ".tools[]"].contains(&f))
                 || references.contains(&f)
         };
         missing.extend(fields.difference(&accepted).filter(|f| !exempt(f)).map(|f| format!("{op} {f}")));
