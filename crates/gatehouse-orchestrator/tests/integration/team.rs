@@ -226,3 +226,72 @@ async fn a_reviewer_overrides_the_next_agent_and_changes_the_team_while_paused()
     assert!(prompts[1].contains("- auditor (auditor)"), "the deployer saw the new team: {}", prompts[1]);
     assert!(!prompts[0].contains("auditor"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memory_tools_keep_retrieve_search_and_expire_values_in_their_scope() {
+    let calls = |text: &str, list: Vec<(&str, Value)>| {
+        Step::Calls(text.into(), list.into_iter().map(|(n, a)| (n.to_owned(), a)).collect())
+    };
+    let scripted = Arc::new(ScriptedProvider::new("mem").with_tool(
+        Tool::new("mem:agent", "agent", gatehouse_providers::openai::chat_schema()),
+        PayloadShape::Chat,
+        [
+            calls(
+                "Noting the build.",
+                vec![
+                    ("store_memory", json!({"key": "build", "value": {"id": 7}, "scope": "team", "ttl": 60})),
+                    ("store_memory", json!({"key": "x", "value": 1, "scope": "global"})),
+                    ("retrieve_memory", json!({"key": "build", "scope": "team"})),
+                    ("search_memory", json!({"query": "\"id\":7", "scope": "team"})),
+                    ("retrieve_memory", json!({"key": "build", "scope": "run"})),
+                ],
+            ),
+            calls("A minute later.", vec![("retrieve_memory", json!({"key": "build", "scope": "team"}))]),
+            Step::Reply("Done.".into()),
+        ],
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    let clock = gatehouse_engine::ManualClock::new(chrono::Utc::now());
+    let engine = Engine::open_with_clock(dir.path().join("g.db"), Default::default(), Arc::new(clock.clone())).unwrap();
+    let (reg, _) = registry(vec![scripted.clone() as Arc<dyn Provider>]);
+    let orch = Orchestrator::new(engine.clone(), reg);
+    let input = json!({"prompt": "Keep notes", "team": [
+        {"name": "a", "role": "keeper", "provider": "mem", "model": "agent",
+         "tools": ["store_memory", "retrieve_memory", "search_memory"]},
+    ]});
+    let config = json!({"hitl_config": {"run_policy": "auto"}, "step_mode": "breakpoint",
+        "breakpoints": [{"on": "step", "name": "agent_turn"}]});
+    let run = orch.start(&input, serde_json::from_value(config).unwrap(), "alice").await.unwrap();
+    let first = until(&engine, |e| Ok(paused(e, &run.id).then_some(()))).await;
+    assert!(first.is_some(), "{:#?}", common::history(&engine, &run.id));
+    // Paused after each agent turn: the first turn's calls are answered once it goes on;
+    // a minute passes before the second turn's call is.
+    engine.resume_run(&run.id, "alice").unwrap();
+    let second = until(&engine, |e| {
+        let turns = e.turns(&run.id)?;
+        Ok((paused(e, &run.id) && steps(&turns, "agent_turn").len() == 2).then_some(()))
+    })
+    .await;
+    assert!(second.is_some(), "{:#?}", common::history(&engine, &run.id));
+    clock.advance(chrono::Duration::seconds(61));
+    engine.set_run_control(&run.id, StepMode::Continuous, Vec::new(), "alice").unwrap();
+    engine.resume_run(&run.id, "alice").unwrap();
+    let done = until(&engine, |e| Ok(Some(e.run(&run.id)?).filter(|r| r.status == RunStatus::Completed))).await;
+    assert!(done.is_some(), "{:#?}", common::history(&engine, &run.id));
+
+    let prompts: Vec<String> = scripted.calls().iter().map(|c| c.payload.to_value().to_string()).collect();
+    assert_eq!(prompts.len(), 3);
+    for expected in [
+        "store_memory: kept `build` in the team memory until ",
+        "store_memory: scope `global` is not kept yet",
+        "retrieve_memory `build`: {\\\"id\\\":7}",
+        "search_memory `\\\"id\\\":7`:\\n- build: {\\\"id\\\":7}",
+        "retrieve_memory: nothing kept under `build` in the run memory",
+    ] {
+        assert!(prompts[1].contains(expected), "{expected} in {}", prompts[1]);
+    }
+    assert!(prompts[2].contains("retrieve_memory: nothing kept under `build` in the team memory"), "{}", prompts[2]);
+    // Kept with its history, for a reviewer.
+    let history = engine.context_history(&run.id).unwrap();
+    assert_eq!(history.iter().map(|c| c.key.as_str()).collect::<Vec<_>>(), ["memory:team:build"]);
+}
