@@ -127,7 +127,15 @@ async fn apply_changes(d: &mut Driver, team: &mut Team, applied: &mut u32, turn:
         None
     } else {
         let turns = d.engine(move |e| e.turns(&id)).await?;
-        let new: Vec<(u32, TeamChange)> = change::recorded(&turns).into_iter().filter(|(i, _)| *i > after).collect();
+        // A change whose agent runs on no tool of the registry (a turn written
+        // around the checked endpoint) is passed over rather than failing the run.
+        let registry = d.orchestrator().registry();
+        let runs_here = |c: &TeamChange| match c {
+            TeamChange::Add { agent } | TeamChange::Update { agent } => registry.resolve(&agent.tool).is_ok(),
+            TeamChange::Remove { .. } => true,
+        };
+        let new: Vec<(u32, TeamChange)> =
+            change::recorded(&turns).into_iter().filter(|(i, c)| *i > after && runs_here(c)).collect();
         if new.is_empty() {
             return Ok(());
         }
