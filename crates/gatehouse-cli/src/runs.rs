@@ -1,5 +1,5 @@
 //! `runs show`, `runs start|pause|resume|cancel|retry` (and `runs list`, in
-//! [`crate::listing`]): a run's state summarised for a terminal, and the
+//! [`crate::listing`]; `runs team` and `runs next-agent`, in [`crate::runs_team`]): a run's state summarised for a terminal, and the
 //! reviewer's run controls. All go through the server, which records the
 //! token's identity and tells everyone watching the run.
 
@@ -48,6 +48,22 @@ pub enum RunsCommand {
         /// The run.
         run_id: String,
     },
+    /// A team run's team, who holds the turn, its handoffs and memory; with a
+    /// change, a reviewer adds, removes or reassigns an agent first.
+    Team {
+        /// The run.
+        run_id: String,
+        /// The change (none: just show the team).
+        #[command(subcommand)]
+        change: Option<crate::runs_team::TeamChange>,
+    },
+    /// Choose the agent that acts next, or withdraw the choice (reviewer or admin token).
+    NextAgent {
+        /// The run.
+        run_id: String,
+        /// The agent; none withdraws an earlier choice.
+        agent: Option<String>,
+    },
     /// Cancel a run and withdraw its pending gates (reviewer or admin token).
     Cancel {
         /// The run.
@@ -77,6 +93,8 @@ pub fn run(api: &Api, command: &RunsCommand) -> Result<()> {
     let (run, verb): (Run, &str) = match command {
         RunsCommand::List(args) => return crate::listing::runs(api, args),
         RunsCommand::Show { run_id } => return show(api, run_id),
+        RunsCommand::Team { run_id, change } => return crate::runs_team::team(api, run_id, change.as_ref()),
+        RunsCommand::NextAgent { run_id, agent } => return crate::runs_team::next_agent(api, run_id, agent.as_deref()),
         RunsCommand::Start { run_id } => (api.send(api.request(Method::POST, &["run", run_id, "start"]))?, "started"),
         RunsCommand::Retry { run_id } => (api.send(api.request(Method::POST, &["run", run_id, "retry"]))?, "retried"),
         RunsCommand::Pause { run_id } => (api.send(api.request(Method::POST, &["run", run_id, "pause"]))?, "paused"),

@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use gatehouse_engine::policy::DecisionType;
 use gatehouse_engine::{
-    Decision, Engine, EngineError, Gate, GateStatus, NewGate, NewTurn, Role, Run, RunId, RunStatus,
+    Decision, Directive, Engine, EngineError, Gate, GateStatus, NewGate, NewTurn, Role, Run, RunId, RunStatus,
 };
 use gatehouse_providers::{AuditedResponse, Payload, ProviderError, ProviderResponse, RunInput, Tool};
 use serde::de::DeserializeOwned;
@@ -144,10 +144,10 @@ impl Driver {
             score: None,
             metadata: Value::Object(metadata),
         };
-        loop {
+        let directive = loop {
             let (id, t) = (self.run_id.clone(), turn.clone());
             match call(&self.orch.engine, move |e| e.agent_turn(&id, t, AGENT)).await {
-                Ok(_) => break,
+                Ok((_, directive)) => break directive,
                 // Paused between the checkpoint and the turn: wait, then record it.
                 Err(Halt::Fail(_)) if self.is_paused().await => self.checkpoint().await?,
                 Err(Halt::Fail(reason)) if self.has_ended().await => {
@@ -156,13 +156,40 @@ impl Driver {
                 }
                 Err(other) => return Err(other),
             }
-        }
+        };
         self.journal.insert(key.to_owned(), output);
+        self.keep_delivered(key, directive).await?;
         Ok(record.value)
+    }
+
+    /// Journals what a reviewer's directive delivered with the turn under
+    /// `key` (instructions, a next-agent choice), so a flow that acts on
+    /// them finds them at the same step when the run is driven again.
+    async fn keep_delivered(&mut self, key: &str, directive: Directive) -> Step<()> {
+        if directive.instructions.is_empty() && directive.next_agent.is_none() {
+            return Ok(());
+        }
+        let texts: Vec<&str> = directive.instructions.iter().map(|i| i.text.as_str()).collect();
+        let output = json!({"next_agent": directive.next_agent, "instructions": texts});
+        let content = match &directive.next_agent {
+            Some(agent) => format!("Delivered the reviewer's choice of the next agent, `{agent}`."),
+            None => format!("Delivered {} reviewer instruction(s).", texts.len()),
+        };
+        self.note_with(&format!("{key}:delivered"), content, json!({"delivered": output}), output.clone()).await
+    }
+
+    /// What a reviewer's directive delivered with the step under `key`, if anything.
+    pub fn delivered(&self, key: &str) -> Option<&Value> {
+        self.journal.get(&format!("{key}:delivered"))
     }
 
     /// A system note on the timeline, once per key (the audit trail's record of a decision).
     pub async fn note(&mut self, key: &str, content: String, metadata: Value) -> Step<()> {
+        self.note_with(key, content, metadata, Value::Bool(true)).await
+    }
+
+    /// A system note journaling `output` under `key`.
+    async fn note_with(&mut self, key: &str, content: String, metadata: Value, output: Value) -> Step<()> {
         if self.journal.contains_key(key) {
             return Ok(());
         }
@@ -170,7 +197,7 @@ impl Driver {
             Value::Object(m) => m,
             _ => Map::new(),
         };
-        metadata.insert("orchestrator".into(), json!({"key": key, "output": true}));
+        metadata.insert("orchestrator".into(), json!({"key": key, "output": output}));
         let turn = NewTurn {
             role: Role::System,
             actor: Some(AGENT.to_owned()),
@@ -180,7 +207,7 @@ impl Driver {
         };
         let id = self.run_id.clone();
         self.engine(move |e| e.add_turn(&id, turn, AGENT)).await?;
-        self.journal.insert(key.to_owned(), Value::Bool(true));
+        self.journal.insert(key.to_owned(), output);
         Ok(())
     }
 

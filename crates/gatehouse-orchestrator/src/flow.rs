@@ -449,7 +449,7 @@ fn remedy_text(remedy: Remedy) -> &'static str {
     }
 }
 
-fn response_gate(tool: &Tool, audited: &AuditedResponse, payload: &Payload, confidence: f64) -> NewGate {
+pub(crate) fn response_gate(tool: &Tool, audited: &AuditedResponse, payload: &Payload, confidence: f64) -> NewGate {
     let q = &audited.quality;
     let mut indicators = Vec::new();
     if q.empty {
@@ -484,7 +484,7 @@ fn response_gate(tool: &Tool, audited: &AuditedResponse, payload: &Payload, conf
     gate
 }
 
-fn edited_text(payload: Option<&Value>) -> Option<String> {
+pub(crate) fn edited_text(payload: Option<&Value>) -> Option<String> {
     match payload? {
         Value::String(s) => Some(s.clone()),
         other => other.get("audited").and_then(Value::as_str).map(str::to_owned),

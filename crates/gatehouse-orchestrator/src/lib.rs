@@ -34,6 +34,7 @@ pub mod injection;
 pub mod mcp_tools;
 pub mod pattern;
 pub mod spec;
+pub mod team;
 pub mod toolbox;
 pub mod web_search;
 pub mod welcome;
@@ -104,7 +105,7 @@ impl Orchestrator {
         if template.protocol.max_consecutive_agent_turns.is_some() {
             return Err(SpecError {
                 field: "protocol".into(),
-                message: "an orchestrated run has one agent, Gatehouse itself: handoff limits do not apply".into(),
+                message: "an orchestrated run is driven by Gatehouse itself: handoff limits do not apply".into(),
             }
             .into());
         }
@@ -112,7 +113,11 @@ impl Orchestrator {
             let prompt: String = spec.prompt.split_whitespace().collect::<Vec<_>>().join(" ");
             let short: String = prompt.chars().take(60).collect();
             let ellipsis = if prompt.chars().count() > 60 { "…" } else { "" };
-            format!("{}: {short}{ellipsis}", spec.tool)
+            let by = match &spec.team {
+                Some(team) => format!("team {}", team.names().join(", ")),
+                None => spec.tool.clone(),
+            };
+            format!("{by}: {short}{ellipsis}")
         } else {
             template.title.clone()
         };
@@ -214,9 +219,10 @@ async fn drive(d: &mut Driver, run: &Run) -> Result<Value, Halt> {
             return Err(Halt::Ended);
         }
     }
-    let result = match spec.collaborate {
-        Some(phases) => collab::collaborate(d, &spec, phases).await?,
-        None => flow::single(d, &spec).await?,
+    let result = match (&spec.team, spec.collaborate) {
+        (Some(team), _) => team::turns::run(d, &spec, team).await?,
+        (None, Some(phases)) => collab::collaborate(d, &spec, phases).await?,
+        (None, None) => flow::single(d, &spec).await?,
     };
     // A run paused after its last step completes once resumed.
     d.checkpoint().await?;

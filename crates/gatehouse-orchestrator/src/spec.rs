@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::information::Assessment;
+use crate::team::{self, Team};
 
 /// An orchestrated run's request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -38,6 +39,10 @@ pub struct RunSpec {
     /// `{answer}`, `{answered_by}`); `injection::DEFAULT_TEMPLATE` when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer_template: Option<String>,
+    /// A team of agents that take turns and hand off to each other; `tool`
+    /// is then the first agent's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team: Option<Team>,
 }
 
 impl RunSpec {
@@ -75,9 +80,9 @@ fn bad(field: impl Into<String>, message: impl Into<String>) -> SpecError {
     SpecError { field: field.into(), message: message.into() }
 }
 
-/// Whether a run input asks Gatehouse to drive a provider (it names a tool).
+/// Whether a run input asks Gatehouse to drive a provider (it names a tool, or a team).
 pub fn is_orchestrated(input: &Value) -> bool {
-    input.get("tool").is_some_and(|t| !t.is_null()) || input.get("agent_tool_config").is_some_and(|t| !t.is_null())
+    ["tool", "agent_tool_config", "team"].iter().any(|k| input.get(k).is_some_and(|t| !t.is_null()))
 }
 
 /// The most characters a prompt may have.
@@ -88,7 +93,14 @@ pub fn parse(input: &Value, registry: &ProviderRegistry) -> Result<RunSpec, Spec
     let Some(obj) = input.as_object() else {
         return Err(bad("", "must be an object"));
     };
+    let team = match obj.get("team") {
+        None | Some(Value::Null) => None,
+        Some(value) => Some(team::parse(value, registry)?),
+    };
     let tool = match (obj.get("tool"), obj.get("agent_tool_config")) {
+        _ if team.is_some() && obj.get("tool").is_none_or(Value::is_null) => {
+            team.as_ref().map(|t| t.agents[0].tool.clone()).unwrap_or_default()
+        }
         (Some(tool), _) if !tool.is_null() => {
             let name = tool.as_str().ok_or_else(|| bad("tool", "must be a tool's name, a string"))?;
             known_tool(registry, name, "tool")?
@@ -143,9 +155,12 @@ pub fn parse(input: &Value, registry: &ProviderRegistry) -> Result<RunSpec, Spec
         Some(Value::Bool(b)) => *b,
         Some(_) => return Err(bad("wait_for_start", "must be true or false")),
     };
+    if team.is_some() && collaborate.is_some() {
+        return Err(bad("collaborate", "a team run does not collaborate on the goal and plan first (yet)"));
+    }
     let answer_template = crate::injection::check_template(obj.get("answer_template").unwrap_or(&Value::Null))
         .map_err(|m| bad("answer_template", m))?;
-    Ok(RunSpec { tool, prompt, system, inputs, collaborate, assessment, wait_for_start, answer_template })
+    Ok(RunSpec { tool, prompt, system, inputs, collaborate, assessment, wait_for_start, answer_template, team })
 }
 
 /// The tool named `name`: a registry tool's name, or a model id exactly one tool serves.

@@ -40,6 +40,7 @@ pub mod request;
 pub mod response;
 pub mod retry;
 pub mod scripted;
+pub mod scripted_team;
 pub mod secret;
 mod similar;
 pub mod text_tools;

@@ -16,6 +16,7 @@ use crate::prepare::{self, SystemPlacement};
 use crate::provider::{Provider, ProviderKind};
 use crate::request::{Payload, RunInput, Tool};
 use crate::response::{FinishReason, ProviderResponse};
+use crate::scripted_team::{completion, team_turn, ScriptedToolCall};
 
 /// One step of a tool's script.
 #[derive(Debug, Clone, PartialEq)]
@@ -26,8 +27,13 @@ pub enum Step {
     Fail(ProviderError),
     /// Answer like a (canned) assistant following an orchestrated run's
     /// requests: restate a goal with its feedback, write a numbered plan,
-    /// report a task done, or draft an answer. See [`assist`].
+    /// report a task done, or draft an answer. See [`assist`]. A team
+    /// agent's turn gets the team story's answer, with tool calls
+    /// ([`crate::scripted_team::team_turn`]).
     Assist,
+    /// Answer with this text and these native tool calls (name, arguments),
+    /// shaped as an OpenAI chat completion.
+    Calls(String, Vec<ScriptedToolCall>),
 }
 
 /// How a scripted tool's payload is prepared.
@@ -242,18 +248,29 @@ impl Provider for ScriptedProvider {
             calls.push(ScriptedCall { tool: tool.name.clone(), payload: payload.clone() });
             calls.len()
         };
-        let text = match step {
-            Step::Reply(template) => template.replace("{prompt}", &prompt_in(tool, payload)),
+        let prompt = prompt_in(tool, payload);
+        let (text, calls) = match step {
+            Step::Reply(template) => (template.replace("{prompt}", &prompt), None),
             Step::Fail(error) => return Err(error),
-            Step::Assist => assist(&prompt_in(tool, payload)),
+            Step::Assist => match team_turn(&prompt) {
+                Some((text, calls)) => (text, Some(calls)),
+                None => (assist(&prompt), None),
+            },
+            Step::Calls(text, calls) => (text, Some(calls)),
+        };
+        let id = format!("scripted-{number}");
+        let (raw, finish) = match &calls {
+            Some(calls) if !calls.is_empty() => (completion(&id, &tool.model, &text, calls), FinishReason::ToolUse),
+            Some(_) => (completion(&id, &tool.model, &text, &[]), FinishReason::Stop),
+            None => (json!({"id": id, "tool": tool.name, "output": text}), FinishReason::Stop),
         };
         Ok(ProviderResponse {
             provider: self.name.clone(),
-            id: Some(format!("scripted-{number}")),
+            id: Some(id),
             model: Some(tool.model.clone()),
-            raw: json!({"id": format!("scripted-{number}"), "tool": tool.name, "output": text}),
+            raw,
             text,
-            finish: FinishReason::Stop,
+            finish,
             usage: None,
             attempts: 1,
             latency_ms: 0,

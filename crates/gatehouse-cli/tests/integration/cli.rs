@@ -41,7 +41,7 @@ impl Scratch {
         gatehouse(&self.path(db), args)
     }
 
-    /// Fills `db` with a small, seeded demo (the twelve scripted stories, five of them orchestrated).
+    /// Fills `db` with a small, seeded demo (the thirteen scripted stories, six of them orchestrated).
     fn demo(&self, db: &str) -> Output {
         let out = self.run(db, &["demo", "--runs", "9", "--seed", "11", "--no-serve"]);
         assert_success(&out);
@@ -198,7 +198,7 @@ fn export_all_imported_into_a_fresh_database_exports_the_same_runs_and_events() 
 
     let imported = s.run("copy.db", &["import", first.to_str().expect("utf-8 path")]);
     assert_success(&imported);
-    assert!(stdout(&imported).contains("runs:    12"), "{}", stdout(&imported));
+    assert!(stdout(&imported).contains("runs:    13"), "{}", stdout(&imported));
     assert_success(&s.run("copy.db", &["export", "--all", "-o", second.to_str().expect("utf-8 path")]));
 
     let (mut a, mut b) = (read_json(&first), read_json(&second));
@@ -208,7 +208,7 @@ fn export_all_imported_into_a_fresh_database_exports_the_same_runs_and_events() 
         recording.remove("exported_at");
         recording.remove("anchor");
     }
-    assert_eq!(a["runs"].as_array().map(Vec::len), Some(12));
+    assert_eq!(a["runs"].as_array().map(Vec::len), Some(13));
     assert!(a["events"].as_array().is_some_and(|e| e.len() > 100));
     as_recorded(&mut b);
     assert_eq!(a, b);
@@ -292,7 +292,7 @@ fn replay_prints_one_line_per_event_and_the_final_state_without_a_database() {
     let text = stdout(&out);
     let lines = text.lines().filter(|l| l.starts_with("20")).count();
     assert_eq!(lines, events, "one line per event");
-    assert!(text.contains(&format!("replayed {events} events of 12 runs")), "{text}");
+    assert!(text.contains(&format!("replayed {events} events of 13 runs")), "{text}");
     assert!(text.contains("gate_expired") && text.contains("resolution_refused"), "{text}");
     assert!(!s.path("never-created.db").exists(), "replay must not create a database");
 }
@@ -319,7 +319,7 @@ fn keep_going_trickles_new_gates_until_the_time_is_up() {
     let out = s.run("g.db", &["demo", "--runs", "1", "--seed", "5", "--keep-going", "2", "--no-serve"]);
     assert_success(&out);
     let text = stdout(&out);
-    assert!(text.contains("--runs 1 raised to 12"), "{text}");
+    assert!(text.contains("--runs 1 raised to 13"), "{text}");
     let opened = text.lines().filter(|l| l.contains("] opened")).count();
     assert!((1..=3).contains(&opened), "about one gate a second:\n{text}");
 }
@@ -379,4 +379,36 @@ fn team_import_prints_a_crews_team_and_pattern_and_names_what_it_cannot_read() {
     let out = s.run("never-created.db", &["team", "import", "--from", "crewai", crew.to_str().expect("utf-8 path")]);
     assert_eq!(out.status.code(), Some(3));
     assert!(stderr(&out).contains("`tasks.t.agent` no agent `b` in the crew; it has a"), "{}", stderr(&out));
+}
+
+#[test]
+fn runs_team_shows_the_demo_teams_turn_handoffs_and_memory() {
+    let s = Scratch::new();
+    s.demo("g.db");
+    let file = s.path("all.json");
+    assert_success(&s.run("g.db", &["export", "--all", "-o", file.to_str().expect("utf-8 path")]));
+    let all = read_json(&file);
+    let runs = all["runs"].as_array().expect("runs");
+    let id = |title: &str| {
+        let found = runs.iter().find(|r| r["run"]["title"].as_str().is_some_and(|t| t.starts_with(title)));
+        found.and_then(|r| r["run"]["id"].as_str()).expect("the run").to_owned()
+    };
+    let (team_run, other) = (id("Logout button"), id("Beta launch"));
+    let server = common::Server::start(&s.path("g.db"));
+
+    let out = server.run(&["runs", "team", &team_run]);
+    assert_success(&out);
+    let text = stdout(&out);
+    assert!(text.contains("Team (3 agents), deployer holds the turn"), "{text}");
+    assert!(text.contains("Handoffs (4):") && text.contains("tester -> coder: Two tests fail."), "{text}");
+    assert!(text.contains("team:test_report = "), "{text}");
+
+    // The run is over: its team no longer changes; a run without a team has none to show.
+    let add =
+        ["runs", "team", &team_run, "add", "auditor", "--role", "audits", "--provider", "scripted", "--model", "chat"];
+    let refused = server.run(&add);
+    assert!(!refused.status.success(), "{}", stdout(&refused));
+    let none = server.run(&["runs", "team", &other]);
+    assert!(!none.status.success());
+    assert!(stderr(&none).contains("has no team"), "{}", stderr(&none));
 }

@@ -19,3 +19,4 @@ mod injection;
 mod providers;
 mod released;
 mod restart;
+mod team;

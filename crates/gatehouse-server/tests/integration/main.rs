@@ -38,5 +38,6 @@ mod search;
 mod signin;
 mod storage_failure;
 mod subagents;
+mod team;
 mod tls;
 mod webhooks;

@@ -972,6 +972,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/hitl/runs/{run_id}/team": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A team run's team now, who holds the turn, who handed to whom, and the
+         *     team's memory with its history. 409 for a run without a team.
+         */
+        get: operations["team_of_run"];
+        put?: never;
+        /**
+         * Changes a live team run's team: adds an agent, removes one, or
+         *     reassigns one's role, provider, model or tools. Checked against the
+         *     team as it will be (422 naming the field), recorded as the reviewer's
+         *     turn, applied at the team's next turn. Reviewers and admins only.
+         */
+        post: operations["change_team"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/hitl/runs/{run_id}/tools/escalate_to_human": {
         parameters: {
             query?: never;
@@ -3675,6 +3701,104 @@ export interface components {
          * @enum {string}
          */
         TaskStatus: "pending" | "in_progress" | "completed" | "failed" | "blocked" | "skipped";
+        /**
+         * @description What a change to a team does.
+         * @enum {string}
+         */
+        TeamAction: "add" | "remove" | "update";
+        /** @description A change to a running team. */
+        TeamChangeRequest: {
+            /** @description What the change does. */
+            action: components["schemas"]["TeamAction"];
+            /** @description The agent to add (name, role, provider, model, tools). */
+            agent?: unknown;
+            /** @description The agent to remove or reassign. */
+            name?: string | null;
+            /** @description Its new role. */
+            role?: string | null;
+            /** @description Its new provider. */
+            provider?: string | null;
+            /** @description Its new model. */
+            model?: string | null;
+            /** @description Its new built-in tools. */
+            tools?: string[] | null;
+        };
+        /** @description One handoff of a team run. */
+        TeamHandoff: {
+            /**
+             * Format: int32
+             * @description The run's turn recording it.
+             */
+            turn: number;
+            /** @description Who handed off. */
+            from: string;
+            /** @description To whom. */
+            to: string;
+            /** @description Why. */
+            reason: string;
+        };
+        /** @description One agent of a team. */
+        TeamMember: {
+            /** @description Its name, unique in the team. */
+            name: string;
+            /** @description What it does. */
+            role: string;
+            /** @description Its provider. */
+            provider: string;
+            /** @description Its model, as given. */
+            model: string;
+            /** @description The registry's tool it runs on. */
+            tool: string;
+            /** @description The built-in tools its role may use besides `handoff`. */
+            tools: string[];
+        };
+        /** @description One change of a remembered key. */
+        TeamMemoryChange: {
+            /** @description `run` or `team`. */
+            scope: string;
+            /** @description Its key. */
+            key: string;
+            /** @description Before (absent when new). */
+            old?: unknown;
+            /** @description After (absent when deleted). */
+            new?: unknown;
+            /** @description Who changed it. */
+            actor: string;
+            /**
+             * Format: date-time
+             * @description When.
+             */
+            at: string;
+        };
+        /** @description A value the team remembers. */
+        TeamMemoryItem: {
+            /** @description `run` or `team`. */
+            scope: string;
+            /** @description Its key. */
+            key: string;
+            /** @description Its value. */
+            value: unknown;
+            /** @description The agent that stored it. */
+            by: string;
+            /**
+             * Format: date-time
+             * @description When it expires, if it does.
+             */
+            expires_at?: string | null;
+        };
+        /** @description A team run's team, turn, handoffs and memory. */
+        TeamState: {
+            /** @description The team now, in order (the reviewers' changes applied). */
+            agents: components["schemas"]["TeamMember"][];
+            /** @description Who holds the turn (or held it last, once the run ended). */
+            active: string;
+            /** @description Every handoff, oldest first. */
+            handoffs: components["schemas"]["TeamHandoff"][];
+            /** @description What the team remembers now. */
+            memory: components["schemas"]["TeamMemoryItem"][];
+            /** @description Every change of the memory, oldest first. */
+            memory_history: components["schemas"]["TeamMemoryChange"][];
+        };
         /**
          * @description What Gatehouse does with a gate nobody answered in time. Applied once,
          *     by the expiry sweep, and recorded as the system's decision with the reason.
@@ -6764,6 +6888,137 @@ export interface operations {
                 };
             };
             /** @description A parameter is malformed or out of range; `field` names it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    team_of_run: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The run */
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamState"];
+                };
+            };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description A parameter is malformed or out of range; `field` names it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    change_team: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The run */
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TeamChangeRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamState"];
+                };
+            };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
             422: {
                 headers: {
                     [name: string]: unknown;

@@ -2,12 +2,13 @@
 //! kind, every run policy, every blocking mode, plans, shared context,
 //! scoring, quorum, a lost race between reviewers, a cancelled run and an
 //! expired question; then five runs Gatehouse orchestrates itself with the
-//! scripted provider. Each story reads top to bottom like what happened.
+//! scripted provider, and a team of three agents handing off to each other. Each story reads top to bottom like what happened.
 
 mod engineering;
 mod images;
 mod operations;
 mod orchestrated;
+mod team;
 
 use anyhow::Result;
 use gatehouse_engine::run::{Participant, Role};
@@ -15,7 +16,7 @@ use gatehouse_engine::run::{Participant, Role};
 use super::Sim;
 
 /// How many runs the stories create.
-pub const COUNT: u32 = 7 + orchestrated::COUNT;
+pub const COUNT: u32 = 7 + orchestrated::COUNT + team::COUNT;
 
 /// Plays every story in order.
 pub fn play(sim: &mut Sim) -> Result<()> {
@@ -26,7 +27,8 @@ pub fn play(sim: &mut Sim) -> Result<()> {
     images::product_shots(sim)?;
     images::cancelled_batch(sim)?;
     engineering::nightly_ledger(sim)?;
-    orchestrated::play(sim)
+    orchestrated::play(sim)?;
+    team::play(sim)
 }
 
 /// Participants from `(name, role)` pairs.

@@ -3,7 +3,7 @@
 //! agent's turns and the directive it gets back ([`turns`]); a reviewer's
 //! step-through control ([`control`]); the listings ([`listing`]); a run's
 //! event log as JSON ([`events`]); reaching a workflow node opens the gate
-//! the run declared there ([`nodes`]). The HITL run API's `/run/...` paths sit
+//! the run declared there ([`nodes`]); a team run's team, handoffs and memory ([`team`]). The HITL run API's `/run/...` paths sit
 //! beside the `/runs/...` ones. A run's plan and shared context are
 //! `routes/collab.rs`, its recordings `routes/recordings.rs`.
 
@@ -20,6 +20,7 @@ pub mod events;
 pub mod lifecycle;
 pub mod listing;
 pub mod nodes;
+pub mod team;
 pub mod turns;
 
 /// The runs' routes.
@@ -46,6 +47,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(listing::active_runs))
         .routes(routes!(listing::session_active_runs))
         .routes(routes!(events::run_events))
+        .routes(routes!(team::team_of_run, team::change_team))
 }
 
 /// The run, if the caller may see it (agents: runs they drive or take part

@@ -263,6 +263,15 @@ pub(super) fn fit(op: &str, body: &mut Value, canary: &str, ctx: &Ids) {
         "POST /gates/{gate_id}/score" => {
             obj.insert("score".into(), json!(4));
         }
+        // A reassignment of the team run's coder: its new role is free text; the provider,
+        // model and tools are looked up in the registry.
+        "POST /runs/{run_id}/team" => {
+            obj.insert("action".into(), json!("update"));
+            obj.insert("name".into(), json!("coder"));
+            for field in ["agent", "provider", "model", "tools"] {
+                obj.remove(field);
+            }
+        }
         _ => {}
     }
 }
@@ -286,7 +295,8 @@ pub(super) fn caller<'s>(s: &'s TestServer, op: &str) -> &'s str {
         | "POST /runs/{run_id}/instructions"
         | "PUT /runs/{run_id}/next-agent"
         | "POST /replays"
-        | "POST /replays/{replay_id}/control" => &s.reviewer,
+        | "POST /replays/{replay_id}/control"
+        | "POST /runs/{run_id}/team" => &s.reviewer,
         "POST /recordings"
         | "POST /tokens"
         | "POST /signin-links"
@@ -307,6 +317,15 @@ pub(super) async fn node_run(s: &TestServer) -> String {
     let (status, started) = s.post("/run", &s.agent, body).await;
     assert_eq!(status, 201, "{started}");
     started["run_id"].as_str().expect("run_id").to_owned()
+}
+
+/// A team run (a coder and a tester), for the calls that change a team.
+pub(super) async fn team_run(s: &TestServer) -> String {
+    let agent = |name: &str| json!({"name": name, "role": name, "provider": "scripted", "model": "chat"});
+    let input = json!({"prompt": "Fix the login page", "team": [agent("coder"), agent("tester")]});
+    let (status, body) = s.post("/run", &s.admin, json!({"run_input": input})).await;
+    assert_eq!(status, 201, "{body}");
+    body["run_id"].as_str().expect("run id").to_owned()
 }
 
 /// A gate of the kind the call decides.

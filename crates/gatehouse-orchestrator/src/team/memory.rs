@@ -1,0 +1,168 @@
+//! The team's memory: `store_memory`, `retrieve_memory` and `search_memory`
+//! over the run's shared context, the engine's audited key-value store (on
+//! SQLite and PostgreSQL alike), under keys `memory:SCOPE:KEY`. Each value
+//! is kept with who stored it and when it expires; the context's history
+//! is the memory's history, and a reviewer reads both through the context
+//! API. Handoffs write their context here too (`handoff:TURN` in the run scope).
+
+use chrono::{DateTime, Duration, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use crate::driver::{Handle, Step};
+
+use super::tools::text_arg;
+
+/// Where a value is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Scope {
+    /// This run's working memory.
+    Run,
+    /// What the run's team shares.
+    Team,
+}
+
+impl Scope {
+    fn read(args: &Value) -> Result<Self, String> {
+        match text_arg(args, "scope").unwrap_or("run") {
+            "run" => Ok(Self::Run),
+            "team" => Ok(Self::Team),
+            "global" => Err("scope `global` is not kept yet: use `run` or `team`".to_owned()),
+            other => Err(format!("scope `{other}` is unknown: use `run` or `team`")),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::Run => "run",
+            Self::Team => "team",
+        }
+    }
+}
+
+/// The longest key.
+const MAX_KEY: usize = 200;
+/// The longest time to live, a year in seconds.
+const MAX_TTL: i64 = 366 * 24 * 3600;
+
+/// A remembered value as the context holds it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Entry {
+    pub value: Value,
+    pub by: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<DateTime<Utc>>,
+}
+
+/// The context key of `key` in `scope`.
+pub(crate) fn context_key(scope: Scope, key: &str) -> String {
+    format!("memory:{}:{key}", scope.name())
+}
+
+/// Stores `value` under `key`; a value already there, the same, is not stored again
+/// (a step replayed after a restart writes nothing twice).
+pub(crate) async fn put(h: &Handle, scope: Scope, key: &str, entry: Entry) -> Step<()> {
+    let (id, key) = (h.run_id.clone(), context_key(scope, key));
+    let value = serde_json::to_value(&entry).unwrap_or(Value::Null);
+    h.engine(move |e| {
+        if e.context(&id)?.get(&key) != Some(&value) {
+            e.context_set(&id, &key, value, crate::AGENT)?;
+        }
+        Ok(())
+    })
+    .await
+}
+
+/// `store_memory(key, value, scope, ttl)`: the answer for the agent.
+pub(crate) async fn store(h: &Handle, agent: &str, args: &Value) -> Step<String> {
+    let scope = match Scope::read(args) {
+        Ok(s) => s,
+        Err(e) => return Ok(format!("store_memory: {e}")),
+    };
+    let Some(key) = text_arg(args, "key").filter(|k| k.chars().count() <= MAX_KEY) else {
+        return Ok(format!("store_memory: `key` is required, a string of 1 to {MAX_KEY} characters"));
+    };
+    let Some(value) = args.get("value").filter(|v| !v.is_null()).cloned() else {
+        return Ok("store_memory: `value` is required".to_owned());
+    };
+    let ttl = match args.get("ttl") {
+        None | Some(Value::Null) => None,
+        Some(t) => match t.as_i64().filter(|s| (1..=MAX_TTL).contains(s)) {
+            Some(s) => Some(s),
+            None => return Ok(format!("store_memory: `ttl` must be whole seconds from 1 to {MAX_TTL}")),
+        },
+    };
+    let now = now(h).await?;
+    let expires_at = ttl.map(|s| now + Duration::seconds(s));
+    put(h, scope, key, Entry { value, by: agent.to_owned(), expires_at }).await?;
+    let until = expires_at.map(|t| format!(" until {}", t.to_rfc3339())).unwrap_or_default();
+    Ok(format!("store_memory: kept `{key}` in the {} memory{until}", scope.name()))
+}
+
+/// `retrieve_memory(key, scope)`: the value, or why there is none.
+pub(crate) async fn retrieve(h: &Handle, args: &Value) -> Step<String> {
+    let scope = match Scope::read(args) {
+        Ok(s) => s,
+        Err(e) => return Ok(format!("retrieve_memory: {e}")),
+    };
+    let Some(key) = text_arg(args, "key") else {
+        return Ok("retrieve_memory: `key` is required".to_owned());
+    };
+    let now = now(h).await?;
+    let found = live_entries(h, scope, now).await?.into_iter().find(|(k, _)| k == key);
+    Ok(match found {
+        Some((_, entry)) => format!("retrieve_memory `{key}`: {}", entry.value),
+        None => format!("retrieve_memory: nothing kept under `{key}` in the {} memory", scope.name()),
+    })
+}
+
+/// `search_memory(query, scope)`: the keys and values holding the query's text.
+pub(crate) async fn search(h: &Handle, args: &Value) -> Step<String> {
+    let scope = match Scope::read(args) {
+        Ok(s) => s,
+        Err(e) => return Ok(format!("search_memory: {e}")),
+    };
+    let Some(query) = text_arg(args, "query") else {
+        return Ok("search_memory: `query` is required".to_owned());
+    };
+    let needle = query.to_lowercase();
+    let now = now(h).await?;
+    let hits: Vec<String> = live_entries(h, scope, now)
+        .await?
+        .into_iter()
+        .filter(|(k, e)| k.to_lowercase().contains(&needle) || e.value.to_string().to_lowercase().contains(&needle))
+        .map(|(k, e)| format!("- {k}: {}", e.value))
+        .collect();
+    Ok(if hits.is_empty() {
+        format!("search_memory: nothing in the {} memory holds `{query}`", scope.name())
+    } else {
+        format!("search_memory `{query}`:\n{}", hits.join("\n"))
+    })
+}
+
+/// The scope's unexpired entries, by key.
+async fn live_entries(h: &Handle, scope: Scope, now: DateTime<Utc>) -> Step<Vec<(String, Entry)>> {
+    let id = h.run_id.clone();
+    let context = h.engine(move |e| e.context(&id)).await?;
+    let prefix = context_key(scope, "");
+    Ok(context
+        .into_iter()
+        .filter_map(|(k, v)| Some((k.strip_prefix(&prefix)?.to_owned(), serde_json::from_value::<Entry>(v).ok()?)))
+        .filter(|(_, e)| e.expires_at.is_none_or(|t| t > now))
+        .collect())
+}
+
+/// The engine's clock (a test's injected one included).
+async fn now(h: &Handle) -> Step<DateTime<Utc>> {
+    h.engine(|e| Ok(e.now())).await
+}
+
+/// The handoff's record in the run's memory.
+pub(crate) fn handoff_entry(from: &str, to: &str, reason: &str, context: &Value) -> Entry {
+    Entry {
+        value: json!({"from": from, "to": to, "reason": reason, "context": context}),
+        by: from.to_owned(),
+        expires_at: None,
+    }
+}

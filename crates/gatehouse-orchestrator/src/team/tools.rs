@@ -1,0 +1,139 @@
+//! The tools a team agent may call and how its calls are read. Built-in
+//! tools are intercepted by the orchestrator, never sent to a tool
+//! executor: this table is where later kinds (plan, team, consensus,
+//! command and MCP tools) join, each with the signature its agents are
+//! shown. Calls are read from the model's native tool calls (OpenAI's
+//! `choices[0].message.tool_calls`, Anthropic's `tool_use` blocks).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A built-in tool of team runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BuiltinTool {
+    /// Pass the turn to another agent of the team.
+    Handoff,
+    /// Keep a value under a key, in a scope, for a time.
+    StoreMemory,
+    /// Read a key's value back.
+    RetrieveMemory,
+    /// Find keys and values holding some text.
+    SearchMemory,
+}
+
+impl BuiltinTool {
+    /// Every built-in tool, in the order agents are shown them.
+    pub const ALL: [BuiltinTool; 4] = [Self::Handoff, Self::StoreMemory, Self::RetrieveMemory, Self::SearchMemory];
+
+    /// The tool called `name`.
+    pub fn named(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|t| t.name() == name)
+    }
+
+    /// Every tool's name.
+    pub fn names() -> Vec<&'static str> {
+        Self::ALL.iter().map(|t| t.name()).collect()
+    }
+
+    /// Its name as agents call it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Handoff => "handoff",
+            Self::StoreMemory => "store_memory",
+            Self::RetrieveMemory => "retrieve_memory",
+            Self::SearchMemory => "search_memory",
+        }
+    }
+
+    /// Its signature and purpose, as the agent's prompt lists it.
+    pub fn signature(self) -> &'static str {
+        match self {
+            Self::Handoff => {
+                "handoff(destination_agent: str, reason: str, context: dict): pass the turn to another agent"
+            }
+            Self::StoreMemory => {
+                "store_memory(key: str, value: any, scope: run|team|global, ttl: seconds?): remember a value"
+            }
+            Self::RetrieveMemory => "retrieve_memory(key: str, scope: run|team|global): read a remembered value",
+            Self::SearchMemory => {
+                "search_memory(query: str, scope: run|team|global): find remembered values holding text"
+            }
+        }
+    }
+}
+
+/// The tools an agent with `granted` tools is offered: `handoff` always.
+pub(crate) fn offered(granted: &[String]) -> Vec<BuiltinTool> {
+    BuiltinTool::ALL
+        .into_iter()
+        .filter(|t| *t == BuiltinTool::Handoff || granted.iter().any(|g| g == t.name()))
+        .collect()
+}
+
+/// One tool call a model made.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct ToolCall {
+    /// The tool's name.
+    pub name: String,
+    /// Its arguments (an object; a model's unreadable arguments are kept as their text).
+    pub args: Value,
+}
+
+/// The tool calls in a provider's raw answer, in order.
+pub(crate) fn calls_in(raw: &Value) -> Vec<ToolCall> {
+    let openai = raw.pointer("/choices/0/message/tool_calls").and_then(Value::as_array);
+    if let Some(calls) = openai {
+        return calls
+            .iter()
+            .filter_map(|c| {
+                let f = c.get("function")?;
+                let name = f.get("name")?.as_str()?.to_owned();
+                let args = match f.get("arguments") {
+                    Some(Value::String(text)) => serde_json::from_str(text).unwrap_or(Value::String(text.clone())),
+                    Some(other) => other.clone(),
+                    None => Value::Null,
+                };
+                Some(ToolCall { name, args })
+            })
+            .collect();
+    }
+    let blocks = raw.get("content").and_then(Value::as_array).into_iter().flatten();
+    blocks
+        .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
+        .filter_map(|b| {
+            let name = b.get("name")?.as_str()?.to_owned();
+            Some(ToolCall { name, args: b.get("input").cloned().unwrap_or(Value::Null) })
+        })
+        .collect()
+}
+
+/// A string argument, trimmed, or `None` when absent, blank or not a string.
+pub(crate) fn text_arg<'a>(args: &'a Value, name: &str) -> Option<&'a str> {
+    args.get(name).and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn calls_are_read_from_openai_and_anthropic_answers() {
+        let openai = json!({"choices": [{"message": {"tool_calls": [
+            {"function": {"name": "handoff", "arguments": "{\"destination_agent\": \"t\"}"}},
+            {"function": {"name": "store_memory", "arguments": "not json"}}
+        ]}}]});
+        let calls = calls_in(&openai);
+        assert_eq!(calls[0], ToolCall { name: "handoff".into(), args: json!({"destination_agent": "t"}) });
+        assert_eq!(calls[1].args, json!("not json"));
+        let anthropic = json!({"content": [{"type": "text", "text": "hi"}, {"type": "tool_use", "name": "handoff", "input": {"destination_agent": "c"}}]});
+        assert_eq!(calls_in(&anthropic)[0].args["destination_agent"], "c");
+        assert!(calls_in(&json!({"output": "text"})).is_empty());
+    }
+
+    #[test]
+    fn every_agent_is_offered_handoff_and_only_its_granted_tools() {
+        assert_eq!(offered(&[]), [BuiltinTool::Handoff]);
+        assert_eq!(offered(&["search_memory".into()]), [BuiltinTool::Handoff, BuiltinTool::SearchMemory]);
+    }
+}

@@ -1,0 +1,385 @@
+//! A team run's loop: the active agent takes a turn (its model called
+//! with the team, the task, what it was handed and the answers to its
+//! last tool calls), its tool calls are intercepted (a handoff switches the
+//! active agent; memory tools answer it), and an answer without a tool call
+//! is the team's answer, which a reviewer reviews before the run completes.
+//!
+//! Every step is journaled (see [`crate::driver`]), so after a restart the
+//! loop replays to the same active agent and position and carries on: a
+//! handoff is never made twice, a model never called again for a turn it
+//! answered.
+
+use std::collections::HashMap;
+
+use gatehouse_engine::DecisionAction;
+use gatehouse_providers::RunInput;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use crate::driver::{decision_of, Driver, Halt, Record, Step};
+use crate::flow::{call_until_answered, edited_text, rejected, response_gate};
+use crate::spec::RunSpec;
+
+use super::change::{self, TeamChange};
+use super::memory;
+use super::tools::{calls_in, offered, text_arg, BuiltinTool, ToolCall};
+use super::{Team, TeamAgent};
+
+/// The most agent turns a team run takes before it fails as looping.
+pub const MAX_TEAM_TURNS: u32 = 200;
+
+/// What an agent said in a turn, journaled.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct AgentTurn {
+    agent: String,
+    text: String,
+    calls: Vec<ToolCall>,
+}
+
+/// What a handoff did, journaled.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+enum Handed {
+    Switched { from: String, to: String, reason: String, context: Value },
+    Refused { answer: String },
+}
+
+/// Where the team is: who holds the turn and what it is told next.
+struct Position {
+    active: String,
+    turn: u32,
+    turns_by: HashMap<String, u32>,
+    handed: Option<(String, String, Value)>,
+    notes: Vec<String>,
+    handoffs: Vec<Value>,
+}
+
+/// Drives a team run to its reviewed answer.
+pub(crate) async fn run(d: &mut Driver, spec: &RunSpec, team: &Team) -> Step<Value> {
+    let mut team = team.clone();
+    let first = team.agents.first().ok_or_else(|| Halt::Fail("the run's team has no agents".into()))?;
+    let mut applied = 0;
+    let mut at = Position {
+        active: first.name.clone(),
+        turn: 0,
+        turns_by: HashMap::new(),
+        handed: None,
+        notes: Vec::new(),
+        handoffs: Vec::new(),
+    };
+    loop {
+        at.turn += 1;
+        if at.turn > MAX_TEAM_TURNS {
+            return Err(Halt::Fail(format!("the team took {MAX_TEAM_TURNS} turns without an answer")));
+        }
+        apply_changes(d, &mut team, &mut applied, at.turn).await?;
+        let agent = match team.agent(&at.active) {
+            Some(agent) => agent.clone(),
+            None => team.agents[0].clone(),
+        };
+        at.active = agent.name.clone();
+        let said = agent_turn(d, spec, &team, &agent, &at).await?;
+        *at.turns_by.entry(agent.name.clone()).or_default() += 1;
+        at.notes.clear();
+        at.handed = None;
+        let mut stepped = call_keys(d, at.turn);
+        stepped.push(format!("team:{}", at.turn));
+        if said.calls.is_empty() {
+            match review_answer(d, &agent, &said, &at).await? {
+                Ok(result) => return Ok(result),
+                Err(feedback) => at.notes.push(feedback),
+            }
+        }
+        for (i, call) in said.calls.iter().enumerate() {
+            let key = format!("team:{}:tool:{i}", at.turn);
+            stepped.push(key.clone());
+            match intercept(d, &team, &agent, call, &key).await? {
+                Intercepted::Answer(answer) => at.notes.push(answer),
+                Intercepted::Handoff { to, reason, context } => {
+                    at.handoffs.push(json!({"turn": at.turn, "from": agent.name, "to": to, "reason": reason}));
+                    at.handed = Some((agent.name.clone(), reason, context));
+                    at.active = to;
+                    break;
+                }
+            }
+        }
+        follow_directives(d, &team, &mut at, &stepped).await?;
+    }
+}
+
+/// The keys the turn's model call was journaled under (retries included).
+fn call_keys(d: &Driver, turn: u32) -> Vec<String> {
+    let first = format!("team:{turn}:call");
+    let retries = (1..).map(|n| format!("team:{turn}:call:retry:{n}")).take_while(|k| d.journaled(k));
+    std::iter::once(first).chain(retries).collect()
+}
+
+/// Applies a reviewer's team changes recorded since the last ones applied,
+/// at the start of turn `turn`. Journaled, so a run driven again applies
+/// the same changes at the same turn (and none where none were applied).
+async fn apply_changes(d: &mut Driver, team: &mut Team, applied: &mut u32, turn: u32) -> Step<()> {
+    let key = format!("team:{turn}:team");
+    if !d.journaled(&key) && d.journaled(&format!("team:{turn}:call")) {
+        return Ok(());
+    }
+    let (id, after) = (d.run_id.clone(), *applied);
+    let changes = if d.journaled(&key) {
+        None
+    } else {
+        let turns = d.engine(move |e| e.turns(&id)).await?;
+        // A change whose agent runs on no tool of the registry (a turn written
+        // around the checked endpoint) is passed over rather than failing the run.
+        let registry = d.orchestrator().registry();
+        let runs_here = |c: &TeamChange| match c {
+            TeamChange::Add { agent } | TeamChange::Update { agent } => registry.resolve(&agent.tool).is_ok(),
+            TeamChange::Remove { .. } => true,
+        };
+        let new: Vec<(u32, TeamChange)> =
+            change::recorded(&turns).into_iter().filter(|(i, c)| *i > after && runs_here(c)).collect();
+        if new.is_empty() {
+            return Ok(());
+        }
+        Some(new)
+    };
+    let changes: Vec<(u32, TeamChange)> = d
+        .step(&key, "team_change", || async move {
+            let changes = changes.unwrap_or_default();
+            let content = format!("The team takes {} change(s) by a reviewer.", changes.len());
+            Ok(Record::new(changes, content))
+        })
+        .await?;
+    for (index, change) in changes {
+        change.apply(team);
+        *applied = (*applied).max(index);
+    }
+    Ok(())
+}
+
+/// Honours what reviewers' directives delivered with the turn's steps:
+/// instructions go to the next agent; a chosen next agent takes the turn
+/// (over a handoff) when it is on the team.
+async fn follow_directives(d: &mut Driver, team: &Team, at: &mut Position, stepped: &[String]) -> Step<()> {
+    let delivered: Vec<Value> = stepped.iter().filter_map(|k| d.delivered(k).cloned()).collect();
+    for found in &delivered {
+        let texts = found["instructions"].as_array().into_iter().flatten().filter_map(Value::as_str);
+        at.notes.extend(texts.map(|t| format!("A reviewer says: {t}")));
+    }
+    let Some(chosen) = delivered.iter().rev().find_map(|f| f["next_agent"].as_str().map(str::to_owned)) else {
+        return Ok(());
+    };
+    let key = format!("team:{}:override", at.turn);
+    let known = team.agent(&chosen).is_some();
+    let content = if known {
+        format!("**{chosen}** takes the next turn, as a reviewer chose.")
+    } else {
+        format!("A reviewer chose `{chosen}` to act next, who is not on the team ({}).", team.names().join(", "))
+    };
+    let meta = json!({"team_override": chosen, "applied": known});
+    d.note(&key, content, meta).await?;
+    if known {
+        at.active = chosen;
+    }
+    Ok(())
+}
+
+/// The agent's turn: its model called, what it said journaled as one turn.
+async fn agent_turn(d: &mut Driver, spec: &RunSpec, team: &Team, agent: &TeamAgent, at: &Position) -> Step<AgentTurn> {
+    let key = format!("team:{}", at.turn);
+    let input = RunInput {
+        tool: agent.tool.clone(),
+        prompt: prompt(spec, team, agent, at),
+        system: Some(system(spec, agent)),
+        inputs: spec.inputs.clone(),
+    };
+    let tool = d.tool(&agent.tool)?;
+    let payload =
+        d.prepare(&input).map_err(|e| Halt::Fail(format!("{}'s payload cannot be prepared: {e}", agent.name)))?;
+    let (response, _) = call_until_answered(d, &tool, payload, &format!("{key}:call"), "call").await?;
+    let said = AgentTurn { agent: agent.name.clone(), text: response.text.clone(), calls: calls_in(&response.raw) };
+    let content = turn_summary(&said);
+    let calls: Vec<Value> = said.calls.iter().map(|c| json!({"tool_name": c.name, "args": c.args})).collect();
+    d.step(&key, "agent_turn", || async move {
+        Ok(Record::new(said, content).with("team_agent", json!(agent.name)).with("team_calls", Value::Array(calls)))
+    })
+    .await
+}
+
+fn turn_summary(said: &AgentTurn) -> String {
+    let mut out = format!("**{}**: {}", said.agent, said.text.trim());
+    if !said.calls.is_empty() {
+        let names: Vec<&str> = said.calls.iter().map(|c| c.name.as_str()).collect();
+        out.push_str(&format!("\n\nCalls: {}", names.join(", ")));
+    }
+    out
+}
+
+/// The agent's instructions: its role, and the run's own instructions.
+fn system(spec: &RunSpec, agent: &TeamAgent) -> String {
+    let mut out = format!("You are {}, a member of a team of agents. Your role: {}.", agent.name, agent.role);
+    if let Some(theirs) = &spec.system {
+        out.push_str("\n\n");
+        out.push_str(theirs);
+    }
+    out
+}
+
+/// The turn's request, in sections one a line (a model without tool
+/// calling, and the scripted one, read them too).
+fn prompt(spec: &RunSpec, team: &Team, agent: &TeamAgent, at: &Position) -> String {
+    let mut out = format!("You are `{}`, the team's {}.\nTeam:\n", agent.name, agent.role);
+    for a in &team.agents {
+        out.push_str(&format!("- {} ({})\n", a.name, a.role));
+    }
+    out.push_str(&format!("Task: {}\n", spec.prompt.trim()));
+    out.push_str(&format!("Your turns so far: {}\n", at.turns_by.get(&agent.name).copied().unwrap_or(0)));
+    if let Some((from, reason, context)) = &at.handed {
+        out.push_str(&format!("Handed from: {from}\nReason: {reason}\nContext: {context}\n"));
+    }
+    if !at.notes.is_empty() {
+        out.push_str("Notes:\n");
+        for note in &at.notes {
+            out.push_str(&format!("- {note}\n"));
+        }
+    }
+    out.push_str("Tools:\n");
+    for tool in offered(&agent.tools) {
+        out.push_str(&format!("- {}\n", tool.signature()));
+    }
+    out.push_str("Call `handoff` to pass the turn; answer without a tool call when the team's work is done.");
+    out
+}
+
+enum Intercepted {
+    Answer(String),
+    Handoff { to: String, reason: String, context: Value },
+}
+
+/// One tool call, intercepted and journaled as a turn of its own.
+async fn intercept(d: &mut Driver, team: &Team, agent: &TeamAgent, call: &ToolCall, key: &str) -> Step<Intercepted> {
+    let tools = offered(&agent.tools);
+    let Some(tool) = BuiltinTool::named(&call.name).filter(|t| tools.contains(t)) else {
+        let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
+        let answer = format!("`{}` is not one of your tools; they are {}", call.name, names.join(", "));
+        return tool_answer(d, agent, call, key, async move { Ok(answer) }).await.map(Intercepted::Answer);
+    };
+    if tool == BuiltinTool::Handoff {
+        return handoff(d, team, agent, call, key).await;
+    }
+    let (h, name, args) = (d.handle(), agent.name.clone(), call.args.clone());
+    let work = async move {
+        match tool {
+            BuiltinTool::StoreMemory => memory::store(&h, &name, &args).await,
+            BuiltinTool::RetrieveMemory => memory::retrieve(&h, &args).await,
+            BuiltinTool::SearchMemory => memory::search(&h, &args).await,
+            BuiltinTool::Handoff => unreachable!("handled above"),
+        }
+    };
+    tool_answer(d, agent, call, key, work).await.map(Intercepted::Answer)
+}
+
+/// Journals a tool's answer to the agent as a turn (a breakpoint on the tool call stops there).
+async fn tool_answer(
+    d: &mut Driver,
+    agent: &TeamAgent,
+    call: &ToolCall,
+    key: &str,
+    work: impl std::future::Future<Output = Step<String>>,
+) -> Step<String> {
+    let meta = json!({"tool_name": call.name, "args": call.args});
+    d.step(key, "tool_call", || async move {
+        let answer = work.await?;
+        let content = format!("**{}** called `{}`: {answer}", agent.name, call.name);
+        Ok(Record::new(answer, content).with("tool_call", meta).with("team_agent", json!(agent.name)))
+    })
+    .await
+}
+
+/// `handoff(destination_agent, reason, context)`: checked against the team;
+/// the context written to the run's memory; the turn passes.
+async fn handoff(d: &mut Driver, team: &Team, agent: &TeamAgent, call: &ToolCall, key: &str) -> Step<Intercepted> {
+    let to = text_arg(&call.args, "destination_agent").map(str::to_owned);
+    let reason = text_arg(&call.args, "reason").unwrap_or("no reason given").to_owned();
+    let context = call.args.get("context").cloned().unwrap_or(Value::Null);
+    let known = to.as_deref().and_then(|t| team.agent(t)).filter(|t| t.name != agent.name);
+    let h = d.handle();
+    let from = agent.name.clone();
+    let turn = key.split(':').nth(1).unwrap_or("0").to_owned();
+    let names = team.names().join(", ");
+    let handed = d
+        .step(key, "handoff", || async move {
+            let Some(dest) = known else {
+                let why = match &to {
+                    Some(t) if *t == from => "you already hold the turn".to_owned(),
+                    Some(t) => format!("there is no agent `{t}`"),
+                    None => "`destination_agent` is required".to_owned(),
+                };
+                let answer = format!("handoff refused: {why}; the agents are {names}");
+                let content = format!("**{from}**'s handoff was refused: {why}.");
+                let meta = json!({"tool_name": "handoff", "args": {"destination_agent": to}});
+                return Ok(Record::new(Handed::Refused { answer }, content).with("tool_call", meta));
+            };
+            let entry = memory::handoff_entry(&from, &dest.name, &reason, &context);
+            memory::put(&h, memory::Scope::Run, &format!("handoff:{turn}"), entry).await?;
+            let content = format!("**{from}** handed off to **{}**: {reason}", dest.name);
+            let meta = json!({"destination_agent": dest.name, "from": from, "reason": reason});
+            let to = dest.name.clone();
+            Ok(Record::new(Handed::Switched { from: from.clone(), to, reason, context }, content)
+                .with("handoff", meta)
+                .with("team_agent", json!(from)))
+        })
+        .await?;
+    Ok(match handed {
+        Handed::Switched { to, reason, context, .. } => Intercepted::Handoff { to, reason, context },
+        Handed::Refused { answer } => Intercepted::Answer(answer),
+    })
+}
+
+/// The team's answer under review: the result once accepted (or edited),
+/// the reviewer's requested changes for the same agent on a retry.
+async fn review_answer(
+    d: &mut Driver,
+    agent: &TeamAgent,
+    said: &AgentTurn,
+    at: &Position,
+) -> Step<Result<Value, String>> {
+    let tool = d.tool(&agent.tool)?;
+    let key = format!("team:{}:answer", at.turn);
+    let response = gatehouse_providers::ProviderResponse {
+        provider: agent.provider.clone(),
+        id: None,
+        model: Some(agent.model.clone()),
+        text: said.text.clone(),
+        finish: gatehouse_providers::FinishReason::Stop,
+        usage: None,
+        raw: Value::Null,
+        attempts: 1,
+        latency_ms: 0,
+    };
+    let audited = d.audit(&tool, &response);
+    let payload =
+        gatehouse_providers::Payload::from_value(json!({"agent": agent.name, "role": agent.role})).unwrap_or_default();
+    let mut gate = response_gate(&tool, &audited, &payload, 0.5);
+    gate.text = format!(
+        "Review the team's answer from **{}** ({}, on `{}`): accept it, edit the text, or retry with changes.",
+        agent.name, agent.role, agent.tool
+    );
+    let gate = d.ask(&key, "response_review", gate).await?;
+    let decision = decision_of(&gate);
+    let result = |text: String, edited: bool| {
+        json!({"text": text, "edited": edited, "agent": agent.name, "tool": agent.tool,
+               "turns": at.turn, "handoffs": at.handoffs})
+    };
+    match decision.action {
+        DecisionAction::Approve => Ok(Ok(result(audited.cleaned.clone(), false))),
+        DecisionAction::Edit => {
+            let text = edited_text(decision.payload.as_ref()).unwrap_or_else(|| audited.cleaned.clone());
+            let edited = text != audited.cleaned;
+            Ok(Ok(result(text, edited)))
+        }
+        DecisionAction::Retry => {
+            let changes = decision.text.as_deref().map(str::trim).filter(|t| !t.is_empty()).unwrap_or("try again");
+            Ok(Err(format!("The reviewer asked for changes to your answer: {changes}")))
+        }
+        _ => Err(Halt::Cancel(rejected("team's answer", decision.decided_by.as_str(), decision.text.as_deref()))),
+    }
+}

@@ -1,0 +1,74 @@
+// A team run in the Runs view: a coder, a tester and a deployer Gatehouse
+// drives with the scripted provider. The team panel shows who holds the
+// turn, the handoff graph (the tester handed back to the coder once) and
+// the team's memory with its history; a reviewer adds an agent to the live
+// team from the panel, and the change is on the server and the timeline.
+
+import { expect, signIn, test } from "../support/fixtures";
+
+type TeamState = { agents: { name: string }[]; active: string; handoffs: { from: string; to: string }[] };
+
+test("the team panel shows the turn, the handoffs and the memory, and a reviewer adds an agent", async ({ page, gatehouse }) => {
+  const alice = await gatehouse.token("reviewer", "alice");
+  const agent = (name: string, role: string, tools: string[] = []) => ({ name, role, provider: "scripted", model: "chat", tools });
+  const { run_id: run } = await gatehouse.call<{ run_id: string }>(alice, "POST", "/run", {
+    title: "Logout button",
+    run_input: {
+      prompt: "Add a logout button to the account page",
+      team: [agent("coder", "coder"), agent("tester", "tester", ["store_memory"]), agent("deployer", "deployer")],
+    },
+  });
+  // The deployer's answer waits for a reviewer: the team stands still there.
+  await expect
+    .poll(async () => (await gatehouse.call<TeamState>(alice, "GET", `/runs/${run}/team`)).handoffs.length)
+    .toBe(4);
+
+  await signIn(page, gatehouse, alice);
+  await page.keyboard.press("2");
+  await expect(page.getByTestId("run-list").locator(`[data-run-id="${run}"]`)).toHaveAttribute("aria-selected", "true");
+  const panel = page.getByTestId("team-panel");
+  await expect(panel.getByTestId("team-active")).toHaveText("deployer");
+  await expect(panel.getByTestId("team-agent-deployer")).toHaveAttribute("aria-current", "true");
+  await expect(panel.getByTestId("team-agent-coder")).not.toHaveAttribute("aria-current", "true");
+
+  // Who handed to whom: one arrow per direction, the pair handing off both ways drawn twice.
+  const graph = panel.getByTestId("team-graph");
+  await expect(graph).toHaveAttribute("aria-label", "Handoffs: coder to tester 2 times, tester to coder once, tester to deployer once");
+  await expect(graph.locator("path.edge")).toHaveCount(3);
+  await expect(panel.getByTestId("team-edge-tester-coder")).toBeVisible();
+  await expect(panel.getByTestId("team-handoffs").locator("li")).toHaveText([
+    "coder → tester: The change is written, ready for testing.",
+    "tester → coder: Two tests fail.",
+    "coder → tester: The failing tests are fixed, please test again.",
+    "tester → deployer: All tests pass.",
+  ]);
+
+  // The memory: the tester's report and each handoff's context, with the history.
+  const memory = panel.getByTestId("team-memory");
+  await expect(memory).toContainText("team:test_report");
+  await expect(memory).toContainText("login_rejects_a_bad_password");
+  await memory.getByText(/^History \(\d+ changes\)$/).click();
+  await expect(memory.locator("details li")).toHaveCount(5);
+
+  // The reviewer's intervention: an auditor joins the live team.
+  await panel.getByTestId("team-change-name").fill("auditor");
+  await panel.getByTestId("team-change-role").fill("audits the deploy");
+  await panel.getByTestId("team-change-apply").click();
+  await expect(page.getByTestId("runs-notice")).toHaveText("auditor added; the team takes it at its next turn.");
+  await expect(panel.getByTestId("team-agent-auditor")).toContainText("audits the deploy");
+  const team = await gatehouse.call<TeamState>(alice, "GET", `/runs/${run}/team`);
+  expect(team.agents.map((a) => a.name)).toEqual(["coder", "tester", "deployer", "auditor"]);
+  const state = await gatehouse.call<{ turns: { actor: string; metadata: { team_change?: { action: string } } }[] }>(
+    alice,
+    "GET",
+    `/run/${run}/state`,
+  );
+  const recorded = state.turns.filter((t) => t.metadata.team_change?.action === "add");
+  expect(recorded.map((t) => t.actor)).toEqual(["alice"]);
+
+  // A mistake is named by the server, nothing changes.
+  await panel.getByTestId("team-change-action").selectOption("remove");
+  await panel.getByTestId("team-change-name").fill("nobody");
+  await panel.getByTestId("team-change-apply").click();
+  await expect(panel.getByTestId("team-problem")).toContainText("name: no agent `nobody` in the team");
+});

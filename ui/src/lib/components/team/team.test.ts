@@ -1,0 +1,46 @@
+// The team panel's pure parts: a run's team names, and the handoff graph's layout.
+
+import { describe, expect, it } from "vitest";
+import { graphLayout, teamNames } from "./team";
+
+describe("team names", () => {
+  it("are read from a run's input, and a run without a team has none", () => {
+    const input = { team: { agents: [{ name: "coder" }, { name: "tester" }] } };
+    expect(teamNames({ input })).toEqual(["coder", "tester"]);
+    expect(teamNames({ input: { tool: "scripted:chat" } })).toBeNull();
+    expect(teamNames({ input: { team: { agents: [] } } })).toBeNull();
+    expect(teamNames(null)).toBeNull();
+  });
+});
+
+describe("the handoff graph", () => {
+  const story = [
+    { from: "coder", to: "tester" },
+    { from: "tester", to: "coder" },
+    { from: "coder", to: "tester" },
+    { from: "tester", to: "deployer" },
+  ];
+
+  it("puts every agent on a circle and one arrow per direction with its count", () => {
+    const { nodes, edges } = graphLayout(["coder", "tester", "deployer"], story, 200);
+    expect(nodes.map((n) => n.name)).toEqual(["coder", "tester", "deployer"]);
+    expect(nodes[0]).toEqual({ name: "coder", x: 100, y: 30 });
+    const counts = Object.fromEntries(edges.map((e) => [`${e.from}>${e.to}`, e.count]));
+    expect(counts).toEqual({ "coder>tester": 2, "tester>coder": 1, "tester>deployer": 1 });
+  });
+
+  it("bends the arrows of a pair that hands off both ways apart", () => {
+    const { edges } = graphLayout(["coder", "tester", "deployer"], story, 200);
+    const there = edges.find((e) => e.from === "coder")!;
+    const back = edges.find((e) => e.from === "tester" && e.to === "coder")!;
+    const straight = edges.find((e) => e.to === "deployer")!;
+    expect(there.label).not.toEqual(back.label);
+    const [, , , , qx, qy] = straight.path.split(" ");
+    expect([Number(qx), Number(qy)]).toEqual([straight.label.x, straight.label.y]);
+  });
+
+  it("keeps an agent who left but was handed to", () => {
+    const { nodes } = graphLayout(["coder"], [{ from: "coder", to: "auditor" }], 200);
+    expect(nodes.map((n) => n.name)).toEqual(["coder", "auditor"]);
+  });
+});
