@@ -148,6 +148,9 @@ export const WORDS = {
     blocked: "Blocked",
     skipped: "Skipped",
   } satisfies Labels<S["TaskStatus"]>,
+  TeamAction: { add: "Add an agent", remove: "Remove an agent", update: "Reassign an agent" } satisfies Labels<
+    S["TeamAction"]
+  >,
   TimeoutFallback: { expire: "Expire", reject: "Reject", approve: "Approve", escalate: "Escalate", fail: "Fail" } satisfies Labels<
     S["TimeoutFallback"]
   >,
