@@ -3,10 +3,13 @@
 //! executor: this table is where later kinds (plan, team, consensus,
 //! command and MCP tools) join, each with the signature its agents are
 //! shown. Calls are read from the model's native tool calls (OpenAI's
-//! `choices[0].message.tool_calls`, Anthropic's `tool_use` blocks).
+//! `choices[0].message.tool_calls`, Anthropic's `tool_use` blocks), and,
+//! for a model without native tool calling, from `TOOL_CALL:` lines in its
+//! text ([`calls_in_text`]), each checked against the tool's JSON Schema.
 
+use gatehouse_providers::text_tools::{self, ToolSignature};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 /// A built-in tool of team runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,6 +63,43 @@ impl BuiltinTool {
             }
         }
     }
+}
+
+impl BuiltinTool {
+    /// The JSON Schema of its arguments, which a call in the text protocol is checked against.
+    pub fn schema(self) -> Value {
+        match self {
+            Self::Handoff => json!({"type": "object", "required": ["destination_agent"], "properties": {
+                "destination_agent": {"type": "string"}, "reason": {"type": "string"}, "context": {}}}),
+            Self::StoreMemory => json!({"type": "object", "required": ["key", "value"], "properties": {
+                "key": {"type": "string"}, "value": {}, "scope": {"type": "string"}, "ttl": {"type": ["integer", "null"]}}}),
+            Self::RetrieveMemory => json!({"type": "object", "required": ["key"], "properties": {
+                "key": {"type": "string"}, "scope": {"type": "string"}}}),
+            Self::SearchMemory => json!({"type": "object", "required": ["query"], "properties": {
+                "query": {"type": "string"}, "scope": {"type": "string"}}}),
+        }
+    }
+}
+
+/// What a reply in the text protocol holds: its calls, its text without
+/// them, and what to tell the model about calls that did not hold together.
+pub(crate) struct TextCalls {
+    pub calls: Vec<ToolCall>,
+    pub text: String,
+    pub feedback: Option<String>,
+}
+
+/// The `TOOL_CALL:` lines of `text`, checked against `tools`; `None` when it has none.
+pub(crate) fn calls_in_text(text: &str, tools: &[BuiltinTool]) -> Option<TextCalls> {
+    if !text.contains(text_tools::MARKER) {
+        return None;
+    }
+    let signatures: Vec<ToolSignature> =
+        tools.iter().map(|t| ToolSignature::new(t.name(), t.signature(), t.schema())).collect();
+    let parsed = text_tools::parse_reply(text, &signatures);
+    let feedback = parsed.feedback();
+    let calls = parsed.calls.into_iter().map(|c| ToolCall { name: c.tool, args: c.args }).collect();
+    Some(TextCalls { calls, text: parsed.text, feedback })
 }
 
 /// The tools an agent with `granted` tools is offered: `handoff` always.
@@ -129,6 +169,27 @@ mod tests {
         let anthropic = json!({"content": [{"type": "text", "text": "hi"}, {"type": "tool_use", "name": "handoff", "input": {"destination_agent": "c"}}]});
         assert_eq!(calls_in(&anthropic)[0].args["destination_agent"], "c");
         assert!(calls_in(&json!({"output": "text"})).is_empty());
+    }
+
+    #[test]
+    fn calls_in_the_text_protocol_are_checked_against_the_offered_tools() {
+        let tools = offered(&["store_memory".into()]);
+        let reply =
+            "Tests fail.\nTOOL_CALL: {\"tool_name\": \"handoff\", \"args\": {\"destination_agent\": \"coder\"}}\n\
+                     TOOL_CALL: {\"tool_name\": \"search_memory\", \"args\": {\"query\": \"x\"}}";
+        let read = calls_in_text(reply, &tools).expect("markers");
+        assert_eq!(read.calls, [ToolCall { name: "handoff".into(), args: json!({"destination_agent": "coder"}) }]);
+        assert_eq!(read.text, "Tests fail.");
+        let feedback = read.feedback.expect("the ungranted tool is answered");
+        assert!(
+            feedback.contains("no tool called `search_memory`") && feedback.contains("handoff, store_memory"),
+            "{feedback}"
+        );
+        let broken =
+            calls_in_text("TOOL_CALL: {\"tool_name\": \"store_memory\", \"args\": {\"key\": 1}}", &tools).unwrap();
+        assert!(broken.calls.is_empty());
+        assert!(broken.feedback.unwrap().contains("`key`"));
+        assert!(calls_in_text("plain answer", &tools).is_none());
     }
 
     #[test]

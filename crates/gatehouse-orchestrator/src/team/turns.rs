@@ -22,7 +22,7 @@ use crate::spec::RunSpec;
 
 use super::change::{self, TeamChange};
 use super::memory;
-use super::tools::{calls_in, offered, text_arg, BuiltinTool, ToolCall};
+use super::tools::{calls_in, calls_in_text, offered, text_arg, BuiltinTool, ToolCall};
 use super::{Team, TeamAgent};
 
 /// The most agent turns a team run takes before it fails as looping.
@@ -34,6 +34,9 @@ struct AgentTurn {
     agent: String,
     text: String,
     calls: Vec<ToolCall>,
+    /// What to tell the agent about text-protocol calls that did not hold together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    feedback: Option<String>,
 }
 
 /// What a handoff did, journaled.
@@ -85,9 +88,13 @@ pub(crate) async fn run(d: &mut Driver, spec: &RunSpec, team: &Team) -> Step<Val
         let mut stepped = call_keys(d, at.turn);
         stepped.push(format!("team:{}", at.turn));
         if said.calls.is_empty() {
-            match review_answer(d, &agent, &said, &at).await? {
-                Ok(result) => return Ok(result),
-                Err(feedback) => at.notes.push(feedback),
+            match &said.feedback {
+                // Broken tool calls are no answer: the agent is told why and goes again.
+                Some(feedback) => at.notes.push(feedback.clone()),
+                None => match review_answer(d, &agent, &said, &at).await? {
+                    Ok(result) => return Ok(result),
+                    Err(feedback) => at.notes.push(feedback),
+                },
             }
         }
         for (i, call) in said.calls.iter().enumerate() {
@@ -102,6 +109,9 @@ pub(crate) async fn run(d: &mut Driver, spec: &RunSpec, team: &Team) -> Step<Val
                     break;
                 }
             }
+        }
+        if let Some(feedback) = said.feedback.as_ref().filter(|_| !said.calls.is_empty() && at.handed.is_none()) {
+            at.notes.push(feedback.clone());
         }
         follow_directives(d, &team, &mut at, &stepped).await?;
     }
@@ -195,7 +205,18 @@ async fn agent_turn(d: &mut Driver, spec: &RunSpec, team: &Team, agent: &TeamAge
     let payload =
         d.prepare(&input).map_err(|e| Halt::Fail(format!("{}'s payload cannot be prepared: {e}", agent.name)))?;
     let (response, _) = call_until_answered(d, &tool, payload, &format!("{key}:call"), "call").await?;
-    let said = AgentTurn { agent: agent.name.clone(), text: response.text.clone(), calls: calls_in(&response.raw) };
+    let mut said = AgentTurn {
+        agent: agent.name.clone(),
+        text: response.text.clone(),
+        calls: calls_in(&response.raw),
+        feedback: None,
+    };
+    if said.calls.is_empty() {
+        // A model without native tool calling writes its calls as `TOOL_CALL:` lines.
+        if let Some(read) = calls_in_text(&response.text, &offered(&agent.tools)) {
+            (said.calls, said.text, said.feedback) = (read.calls, read.text, read.feedback);
+        }
+    }
     let content = turn_summary(&said);
     let calls: Vec<Value> = said.calls.iter().map(|c| json!({"tool_name": c.name, "args": c.args})).collect();
     d.step(&key, "agent_turn", || async move {
@@ -245,6 +266,10 @@ fn prompt(spec: &RunSpec, team: &Team, agent: &TeamAgent, at: &Position) -> Stri
     for tool in offered(&agent.tools) {
         out.push_str(&format!("- {}\n", tool.signature()));
     }
+    out.push_str(&format!(
+        "Without native tool calling, call a tool with a line: {} {{\"tool_name\": \"handoff\", \"args\": {{\"destination_agent\": \"...\"}}}}\n",
+        gatehouse_providers::text_tools::MARKER
+    ));
     out.push_str("Call `handoff` to pass the turn; answer without a tool call when the team's work is done.");
     out
 }

@@ -295,3 +295,60 @@ async fn memory_tools_keep_retrieve_search_and_expire_values_in_their_scope() {
     let history = engine.context_history(&run.id).unwrap();
     assert_eq!(history.iter().map(|c| c.key.as_str()).collect::<Vec<_>>(), ["memory:team:build"]);
 }
+
+/// A chat completion answering `text`, with no native tool call.
+fn text_completion(text: &str) -> Value {
+    json!({"id": "c", "model": "test-model", "choices": [{"index": 0,
+        "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_without_tool_calling_hands_off_in_the_text_protocol_after_its_mistakes_are_answered() {
+    use axum::http::Method;
+    use gatehouse_providers::{OpenAiProvider, ProviderKind};
+
+    use crate::wire::{MockProvider, Reply};
+
+    let replies = [
+        // Invalid JSON (a trailing comma).
+        "Over to d.\nTOOL_CALL: {\"tool_name\": \"handoff\", \"args\": {\"destination_agent\": \"d\",}}",
+        // A tool that does not exist.
+        "TOOL_CALL: {\"tool_name\": \"deploy_now\", \"args\": {}}",
+        // A handoff missing its destination.
+        "TOOL_CALL: {\"tool_name\": \"handoff\", \"args\": {\"reason\": \"ready\"}}",
+        "Handing over.\nTOOL_CALL: {\"tool_name\": \"handoff\", \"args\": {\"destination_agent\": \"d\", \"reason\": \"ready\"}}",
+        "Deployed.",
+    ];
+    let server = MockProvider::start(vec![(
+        Method::POST,
+        "/v1/chat/completions",
+        replies.iter().map(|r| Reply::json(200, text_completion(r))).collect(),
+    )])
+    .await;
+    let provider = OpenAiProvider::new(&server.config(ProviderKind::OpenaiCompatible, "/v1")).unwrap();
+    let h = Harness::with(vec![Arc::new(provider) as Arc<dyn Provider>]);
+    let agent =
+        |name: &str, role: &str| json!({"name": name, "role": role, "provider": "openai", "model": "test-model"});
+    let input = json!({"prompt": "Ship the release", "team": [agent("a", "planner"), agent("d", "deployer")]});
+    let run = h.start(input, json!({"hitl_config": {"run_policy": "auto"}})).await;
+    let done = h.status(&run.id, RunStatus::Completed).await;
+
+    let sent: Vec<String> = server.seen().iter().map(|s| s.body.to_string()).collect();
+    assert_eq!(sent.len(), 5, "a took four turns, d one");
+    assert!(sent[0].contains("TOOL_CALL:"), "the prompt shows the text protocol: {}", sent[0]);
+    assert!(sent[1].contains("is not valid JSON"), "{}", sent[1]);
+    assert!(
+        sent[2].contains("There is no tool called `deploy_now`. The tools you can use are: handoff"),
+        "{}",
+        sent[2]
+    );
+    assert!(sent[3].contains("The arguments of `handoff` are wrong"), "{}", sent[3]);
+    assert!(sent[3].contains("destination_agent"), "{}", sent[3]);
+    let turns = h.turns(&run.id);
+    assert_eq!(handoffs(&turns), [pair("a", "d")]);
+    let result = done.result.unwrap();
+    assert_eq!((result["agent"].as_str(), result["text"].as_str()), (Some("d"), Some("Deployed.")));
+    // The handoff turn shows the agent's words without the call's line.
+    let said: Vec<String> = steps(&turns, "agent_turn").iter().map(|m| m["team_agent"].to_string()).collect();
+    assert_eq!(said, ["\"a\"", "\"a\"", "\"a\"", "\"a\"", "\"d\""]);
+}
