@@ -80,7 +80,8 @@ def open_and_wait(url: str, agent: str, samples: int, report: bool = True) -> No
             t0 = time.perf_counter()
             gate = gh.open_gate(run, "question", f"h{i}", wait=30)
             held.append((time.perf_counter() - t0) * 1000)
-            assert not gate.pending, "the scripted reviewer decides every gate"
+            # In the warm-up the reviewer may not follow the stream yet: a gate opened before it did stays pending.
+            assert not (report and gate.pending), "the scripted reviewer decides every gate"
     if report:
         print(f"{'open and wait, reviewer deciding':40} {summary(held)}")
 
