@@ -282,8 +282,8 @@ mod tests {
             threshold: 10.0,
             message: "12 gates pending (alert over 10)".into(),
         };
-        let raised = engine.record_alert(alert.clone(), true).unwrap();
-        let cleared = engine.record_alert(alert, false).unwrap();
+        let raised = engine.record_alert(alert.clone(), true).unwrap().expect("raised");
+        let cleared = engine.record_alert(alert, false).unwrap().expect("cleared");
         let shown = alert_notes(&[raised, cleared]);
         assert_eq!(shown, [("Gatehouse alert".to_owned(), "12 gates pending (alert over 10)".to_owned())]);
     }

@@ -278,7 +278,11 @@ pub async fn sweep_once(state: &AppState) -> gatehouse_engine::Result<Vec<Change
     drop(book);
     for change in &changes {
         let (alert, raised) = (change.alert.clone(), change.raised);
-        state.engine(move |e| e.record_alert(alert, raised)).await.map_err(api_to_engine)?;
+        let recorded = state.engine(move |e| e.record_alert(alert, raised)).await.map_err(api_to_engine)?;
+        if recorded.is_none() {
+            // Another instance on the same database logged this crossing first, and posts it.
+            continue;
+        }
         // Posted beside the sweep: a slow receiver must not hold up expiry and escalation.
         let (webhooks, alert, public_url) = (Arc::clone(&state.webhooks), change.alert.clone(), state.public_url());
         tokio::spawn(async move { webhooks.deliver_alert(&alert, raised, &public_url).await });

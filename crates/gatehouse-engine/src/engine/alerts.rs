@@ -47,11 +47,25 @@ impl<S: Store> Engine<S> {
     }
 
     /// Records that `alert` was raised (`raised`) or cleared, as an event of
-    /// no run by `alerts`, and returns it as logged.
-    pub fn record_alert(&self, alert: Alert, raised: bool) -> Result<Event> {
+    /// no run by `alerts`, and returns it as logged; `None` when the log
+    /// already says so (another instance on the same database recorded the
+    /// crossing first: writes take turns, so each crossing is logged once).
+    pub fn record_alert(&self, alert: Alert, raised: bool) -> Result<Option<Event>> {
         let at = self.now();
-        let kind = if raised { EventKind::AlertRaised { alert } } else { EventKind::AlertCleared { alert } };
         self.store().write(move |tx| {
+            let latest = tx.latest_alert_events(64)?;
+            let up = latest
+                .iter()
+                .find_map(|body| match &body.kind {
+                    EventKind::AlertRaised { alert: a } if a.kind == alert.kind => Some(true),
+                    EventKind::AlertCleared { alert: a } if a.kind == alert.kind => Some(false),
+                    _ => None,
+                })
+                .unwrap_or(false);
+            if up == raised {
+                return Ok(None);
+            }
+            let kind = if raised { EventKind::AlertRaised { alert } } else { EventKind::AlertCleared { alert } };
             tx.append_event(EventBody {
                 at,
                 run_id: None,
@@ -60,6 +74,7 @@ impl<S: Store> Engine<S> {
                 actor: ALERTS_ACTOR.into(),
                 kind,
             })
+            .map(Some)
         })
     }
 }
