@@ -133,7 +133,10 @@ impl Toolbox {
 
     /// Whether it offers `name`.
     pub fn offers(&self, name: &str) -> bool {
-        self.signatures().iter().any(|s| s.name == name)
+        WORKSPACE_TOOLS.contains(&name)
+            || (name == "web_search" && self.search.is_some())
+            || self.mcp.offers(name)
+            || self.commands.iter().any(|c| c.name == name)
     }
 
     /// The run's workspace.
