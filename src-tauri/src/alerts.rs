@@ -3,7 +3,7 @@
 //! tray shows the new pending count, and each new sync gate raises a native
 //! notification whose click opens that gate in the window; each alert the
 //! server raises (a threshold crossed) raises one over its message, whose
-//! click brings the window up. A dropped stream
+//! click opens the Metrics view, where alerts are. A dropped stream
 //! is opened again where it left off, after a growing pause. The server is
 //! read through `gatehouse-client`, as the CLI and `gatehouse mcp` read it.
 
@@ -23,15 +23,28 @@ use crate::window;
 const GATE_ID: &str = "gate_id";
 /// The notification's extra field asking for the connection page on a click.
 const CONNECTION: &str = "connection";
+/// The notification's extra field naming the desk's view its click opens.
+const VIEW: &str = "view";
+/// The view an alert's notification opens.
+const ALERTS_VIEW: &str = "metrics";
+
+/// Where a clicked notification leads on the reviewed server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Link<'a> {
+    /// One gate, by id.
+    Gate(&'a str),
+    /// One of the desk's views, by name.
+    View(&'a str),
+}
 
 /// The longest pause before opening a dropped stream again.
 const MAX_PAUSE: Duration = Duration::from_secs(30);
 
-/// Opens the clicked notification's gate; `gate_url` makes its address
-/// (on whichever server is reviewed when it is clicked).
+/// Opens the clicked notification's gate or view; `url_of` makes its
+/// address (on whichever server is reviewed when it is clicked).
 pub fn open_gates_on_click<R: Runtime>(
     app: &AppHandle<R>,
-    gate_url: impl Fn(&str) -> Option<String> + Send + Sync + 'static,
+    url_of: impl Fn(Link<'_>) -> Option<String> + Send + Sync + 'static,
 ) {
     let handle = app.clone();
     let registered = app.notification().on_action(move |performed| {
@@ -39,8 +52,9 @@ pub fn open_gates_on_click<R: Runtime>(
         if extra.is_some_and(|extra| extra.contains_key(CONNECTION)) {
             return window::show_connection_page(&handle);
         }
-        let gate = extra.and_then(|extra| extra.get(GATE_ID)).and_then(|id| id.as_str());
-        match gate.and_then(&gate_url) {
+        let field = |name: &str| extra.and_then(|extra| extra.get(name)).and_then(|v| v.as_str());
+        let link = field(GATE_ID).map(Link::Gate).or_else(|| field(VIEW).map(Link::View));
+        match link.and_then(&url_of) {
             Some(url) => window::show_gate(&handle, &url),
             None => window::bring_up(&handle),
         }
@@ -202,7 +216,7 @@ fn notify<R: Runtime>(app: &AppHandle<R>, gates: &[&Gate], what: &str) {
 /// One notification per alert raised in `burst`, over its message.
 fn notify_alerts<R: Runtime>(app: &AppHandle<R>, burst: &[Event]) {
     for (title, body) in alert_notes(burst) {
-        if let Err(e) = app.notification().builder().title(title).body(body).show() {
+        if let Err(e) = app.notification().builder().title(title).body(body).extra(VIEW, ALERTS_VIEW).show() {
             tracing::warn!(error = %e, "cannot show a notification");
         }
     }

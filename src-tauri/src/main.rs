@@ -149,7 +149,12 @@ fn setup<R: Runtime>(app: &AppHandle<R>, db: PathBuf, welcome: bool, started: In
         return Err(e);
     }
     let gates = Arc::clone(&connection);
-    alerts::open_gates_on_click(app, move |id| gates.current().map(|server| server.gate_url(id)));
+    alerts::open_gates_on_click(app, move |link| {
+        gates.current().map(|server| match link {
+            alerts::Link::Gate(id) => server.gate_url(id),
+            alerts::Link::View(view) => server.view_url(view),
+        })
+    });
     Ok(())
 }
 

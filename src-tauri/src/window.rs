@@ -118,8 +118,8 @@ pub fn show_connection_page<R: Runtime>(app: &AppHandle<R>) {
     go(app, crate::connection::page::URL);
 }
 
-/// Brings the window up on one gate: the UI opens `#gate=ID` (the page
-/// keeps its token in session storage, so no secret is in this address).
+/// Brings the window up on one gate (`#gate=ID`) or view (`#view=metrics`):
+/// the page keeps its token in session storage, so no secret is in this address.
 pub fn show_gate<R: Runtime>(app: &AppHandle<R>, gate_url: &str) {
     go(app, gate_url);
 }

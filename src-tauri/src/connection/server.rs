@@ -88,6 +88,11 @@ impl Server {
     pub fn gate_url(&self, gate_id: &str) -> String {
         format!("{}/#gate={}", self.origin, encode(gate_id))
     }
+
+    /// The address of one of the desk's views (`metrics`) on this server.
+    pub fn view_url(&self, view: &str) -> String {
+        format!("{}/#view={}", self.origin, encode(view))
+    }
 }
 
 fn host_of(origin: &str) -> &str {
@@ -131,5 +136,6 @@ mod tests {
         assert_eq!(team.label(), "Team: gh.example.com:8443");
         assert!(team.window_url(None).starts_with("https://gh.example.com:8443/#token=t&server=team&"));
         assert_eq!(team.gate_url("gate_1"), "https://gh.example.com:8443/#gate=gate_1");
+        assert_eq!(team.view_url("metrics"), "https://gh.example.com:8443/#view=metrics");
     }
 }

@@ -4,38 +4,8 @@
 // agent over its preview (async and advisory gates do not), and clicking
 // it brings the page forward with the gate open.
 
-import type { Page } from "@playwright/test";
 import { expect, signIn, test } from "../support/fixtures";
-
-/** Records every notification the page raises, and lets the test say whether the page is hidden. */
-async function recordNotifications(page: Page): Promise<void> {
-  await page.addInitScript(() => {
-    const w = window as unknown as { __notes: { title: string; body: string; click: () => void }[]; __hidden: boolean; __asked: number };
-    w.__notes = [];
-    w.__hidden = false;
-    w.__asked = 0;
-    Object.defineProperty(document, "visibilityState", { get: () => (w.__hidden ? "hidden" : "visible") });
-    const Real = window.Notification;
-    class Recorded {
-      static get permission() {
-        return Real.permission;
-      }
-      static requestPermission() {
-        w.__asked++;
-        return Real.requestPermission();
-      }
-      onclick: (() => void) | null = null;
-      constructor(title: string, options: NotificationOptions = {}) {
-        w.__notes.push({ title, body: options.body ?? "", click: () => this.onclick?.() });
-      }
-      close() {}
-    }
-    Object.defineProperty(window, "Notification", { value: Recorded, configurable: true, writable: true });
-  });
-}
-
-const notes = (page: Page) => page.evaluate(() => (window as unknown as { __notes: { title: string; body: string }[] }).__notes.map(({ title, body }) => ({ title, body })));
-const hidden = (page: Page, value: boolean) => page.evaluate((v) => ((window as unknown as { __hidden: boolean }).__hidden = v), value);
+import { hidden, notes, recordNotifications } from "../support/notifications";
 
 test("a new sync gate raises a notification while the page is hidden; clicking it opens the gate", async ({ page, context, gatehouse }) => {
   await context.grantPermissions(["notifications"]);

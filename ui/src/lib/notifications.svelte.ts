@@ -3,7 +3,8 @@
 // one notification, "AGENT is waiting for you" over the gate's preview;
 // clicking it brings the page forward and opens the gate. Each alert the
 // server raises (a threshold crossed) raises one too, over its message;
-// clicking it brings the page forward. Permission is
+// clicking it brings the page forward on the Metrics view, where alerts
+// and their thresholds are. Permission is
 // asked only when the reviewer presses the header's button, never on load.
 // Inside the desktop app its own notifications serve, so none is offered.
 
@@ -43,12 +44,15 @@ export class GateNotifier {
   permission = $state<Permission>("unsupported");
   #win: NotifyingWindow;
   #onopen: (gateId: string) => void;
+  #onalert: () => void;
   /** Gates already notified: the stream may repeat an event after a reconnection. */
   #told = new Set<string>();
 
-  constructor(win: NotifyingWindow, onopen: (gateId: string) => void) {
+  /** `onopen` opens a gate a notification names; `onalert` shows the alerts. */
+  constructor(win: NotifyingWindow, onopen: (gateId: string) => void, onalert: () => void = () => {}) {
     this.#win = win;
     this.#onopen = onopen;
+    this.#onalert = onalert;
     this.permission = win.Notification ? win.Notification.permission : "unsupported";
   }
 
@@ -71,7 +75,8 @@ export class GateNotifier {
       shown.onclick = () => {
         this.#win.focus();
         shown.close();
-        if (!note.alertKey) this.#onopen(note.gateId);
+        if (note.alertKey) this.#onalert();
+        else this.#onopen(note.gateId);
       };
     }
   }

@@ -48,10 +48,11 @@ describe("notifications", () => {
     expect(opens).toEqual(["g1"]);
   });
 
-  it("raises one per alert raised, over its message, once however often the event comes; a click only focuses", () => {
+  it("raises one per alert raised, over its message, once however often the event comes; a click shows the alerts", () => {
     const { win, shown, state } = fakeWindow("hidden");
     const opens: string[] = [];
-    const notifier = new GateNotifier(win, (id) => opens.push(id));
+    let alertsShown = 0;
+    const notifier = new GateNotifier(win, (id) => opens.push(id), () => alertsShown++);
     const raised = { type: "alert_raised", seq: 7, alert: { kind: "pending_queue", message: "12 gates pending (alert over 10)" } } as unknown as LogEvent;
     const cleared = { type: "alert_cleared", seq: 8, alert: { kind: "pending_queue", message: "cleared" } } as unknown as LogEvent;
     notifier.notify([raised, cleared]);
@@ -59,6 +60,7 @@ describe("notifications", () => {
     expect(shown.map((n) => [n.title, n.body])).toEqual([["Gatehouse alert", "12 gates pending (alert over 10)"]]);
     shown[0]!.onclick!();
     expect(opens).toEqual([]);
+    expect(alertsShown).toBe(1);
     expect(state.focused).toBe(1);
   });
 

@@ -1,6 +1,11 @@
-// A link to one gate: `#gate=ID` in the address. The desktop app navigates
-// there when the reviewer clicks a gate's notification; the desk opens that
-// gate and removes the parameter, so the same link works again later.
+// Links into the desk: `#gate=ID` opens one gate, `#view=metrics` one view.
+// The desktop app navigates there when the reviewer clicks a notification
+// (a gate's, or an alert's); the desk follows the link and removes its
+// parameters, so the same link works again later.
+
+/** The views a `#view=...` link may name. */
+export const LINKED_VIEWS = ["desk", "runs", "search", "rules", "metrics"] as const;
+export type LinkedView = (typeof LINKED_VIEWS)[number];
 
 /** The gate a `#gate=...` fragment names, if any. */
 export function gateFromHash(hash: string): string | null {
@@ -8,10 +13,17 @@ export function gateFromHash(hash: string): string | null {
   return id ? id : null;
 }
 
-/** The fragment without its `gate` parameter ("" when nothing is left). */
+/** The view a `#view=...` fragment names, if it is one of the desk's. */
+export function viewFromHash(hash: string): LinkedView | null {
+  const view = new URLSearchParams(hash.replace(/^#/, "")).get("view")?.trim();
+  return LINKED_VIEWS.find((v) => v === view) ?? null;
+}
+
+/** The fragment without its `gate` and `view` parameters ("" when nothing is left). */
 export function withoutGate(hash: string): string {
   const rest = new URLSearchParams(hash.replace(/^#/, ""));
   rest.delete("gate");
+  rest.delete("view");
   const fragment = rest.toString();
   return fragment ? `#${fragment}` : "";
 }
