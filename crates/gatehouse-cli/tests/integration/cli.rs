@@ -41,7 +41,7 @@ impl Scratch {
         gatehouse(&self.path(db), args)
     }
 
-    /// Fills `db` with a small, seeded demo (the thirteen scripted stories, six of them orchestrated).
+    /// Fills `db` with a small, seeded demo (the fifteen scripted stories, eight of them orchestrated).
     fn demo(&self, db: &str) -> Output {
         let out = self.run(db, &["demo", "--runs", "9", "--seed", "11", "--no-serve"]);
         assert_success(&out);
