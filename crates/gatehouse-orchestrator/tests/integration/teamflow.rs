@@ -438,3 +438,52 @@ fn a_pattern_run_killed_at_its_review_gate_resumes_at_the_same_step_with_nothing
     assert_eq!(view(&engine, &run)["workflow"]["moves"].as_array().unwrap().len(), 3);
     rt.shutdown_background();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reviewers_choice_of_the_next_agent_moves_the_workflow_to_that_agents_first_step() {
+    let h = Harness::new();
+    let config = json!({"hitl_config": {"run_policy": "auto"}, "step_mode": "breakpoint",
+        "breakpoints": [{"on": "step", "name": "agent_turn"}]});
+    let run = h.start(pattern_story(), config).await;
+    h.status(&run.id, RunStatus::Paused).await;
+    // Paused after the coder's turn: the deployer acts next, over the review step.
+    h.engine.set_next_agent(&run.id, Some("deployer"), "alice").unwrap();
+    h.engine.set_run_control(&run.id, gatehouse_engine::StepMode::Continuous, Vec::new(), "alice").unwrap();
+    h.engine.resume_run(&run.id, "alice").unwrap();
+    let done = h.status(&run.id, RunStatus::Completed).await;
+
+    let path: Vec<Value> =
+        done.result.unwrap()["workflow"]["path"].as_array().unwrap().iter().map(|p| p["step"].clone()).collect();
+    assert_eq!(path, [json!("code"), json!("deploy")], "the review step was skipped by the reviewer's choice");
+    assert!(
+        review_gate(&h.engine, &run.id).is_none() && h.gates(&run.id).iter().all(|g| g.kind() != GateKind::Approval)
+    );
+    let seen = view(&h.engine, &run.id);
+    assert_eq!(seen["workflow"]["state"], "finished");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_finished_workflows_answer_sent_back_by_its_reviewer_is_taken_again_at_the_last_step() {
+    let report =
+        |summary: &str| calls(summary, vec![("report_outcome", json!({"outcome": "success", "summary": summary}))]);
+    let script = scripted("r", vec![report("Draft one."), report("Draft two, shorter.")]);
+    let h = Harness::with(vec![script.clone() as Arc<dyn Provider>]);
+    let input = json!({"prompt": "Write the notes", "team": [agent("r", "writer", &[])],
+        "pattern": {"name": "notes", "workflow": [{"step": "write", "agent": "writer"}]}});
+    let run = h.start(input, json!({})).await;
+    let first = h.gate(&run.id, GateKind::ResponseReview).await;
+    assert!(serde_json::to_string(&first.payload).unwrap().contains("Draft one."));
+    let retry = DecisionInput {
+        text: Some("shorter please".into()),
+        ..DecisionInput::new(gatehouse_engine::DecisionAction::Retry)
+    };
+    h.decide(&first, retry);
+    let second =
+        h.until(|e| Ok(pending(e, &run.id, GateKind::ResponseReview).filter(|g| g.id != first.id))).await.unwrap();
+    h.decide(&second, DecisionInput::approve());
+    let done = h.status(&run.id, RunStatus::Completed).await;
+    assert_eq!(done.result.unwrap()["text"], "Draft two, shorter.");
+    let told = prompts(&script);
+    assert!(told[1].contains("The reviewer asked for changes to your answer: shorter please"), "{}", told[1]);
+    assert!(told[1].contains("Workflow step: write (work)"), "{}", told[1]);
+}
