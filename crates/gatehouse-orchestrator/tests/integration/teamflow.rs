@@ -487,3 +487,55 @@ async fn a_finished_workflows_answer_sent_back_by_its_reviewer_is_taken_again_at
     assert!(told[1].contains("The reviewer asked for changes to your answer: shorter please"), "{}", told[1]);
     assert!(told[1].contains("Workflow step: write (work)"), "{}", told[1]);
 }
+
+#[test]
+fn a_team_run_killed_between_two_votes_counts_each_vote_once_and_reaches_the_same_outcome() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gatehouse.db");
+    // Paused after each agent's turn: killed after the backend's turn asked to vote, before the vote was counted.
+    let config = json!({"hitl_config": {"run_policy": "auto"}, "step_mode": "breakpoint",
+        "breakpoints": [{"on": "step", "name": "agent_turn"}]});
+    let run = {
+        let rt = runtime();
+        let engine = open(&path);
+        let (reg, scripted) = registry(Vec::new());
+        let orch = Orchestrator::new(engine.clone(), reg);
+        let template: NewRun = serde_json::from_value(config).unwrap();
+        let run = rt.block_on(orch.start(&consensus_story(), template, "alice")).unwrap();
+        let paused = |e: &Engine| e.run(&run.id).map(|r| r.status == RunStatus::Paused);
+        let first = rt.block_on(until(&engine, |e| Ok(paused(e)?.then_some(()))));
+        assert!(first.is_some(), "{:#?}", common::history(&engine, &run.id));
+        engine.resume_run(&run.id, "alice").unwrap();
+        let second = rt.block_on(until(&engine, |e| {
+            Ok((paused(e)? && steps(&e.turns(&run.id)?, "agent_turn").len() == 2).then_some(()))
+        }));
+        assert!(second.is_some(), "{:#?}", common::history(&engine, &run.id));
+        assert_eq!(scripted.calls().len(), 2);
+        let proposals = view(&engine, &run.id)["proposals"].clone();
+        assert_eq!(proposals[0]["ballots"], json!([]), "the backend's vote is not counted yet");
+        rt.shutdown_background();
+        run.id
+    };
+
+    let (rt, engine, scripted) = restart(&path, &run);
+    engine.set_run_control(&run, gatehouse_engine::StepMode::Continuous, Vec::new(), "alice").unwrap();
+    engine.resume_run(&run, "alice").unwrap();
+    let gate = rt.block_on(until(&engine, |e| Ok(pending(e, &run, GateKind::Approval))));
+    let gate = gate.unwrap_or_else(|| panic!("{:#?}", common::history(&engine, &run)));
+    engine.resolve_gate(&gate.id, DecisionInput::approve(), "alice").unwrap();
+    engine.resolve_gate(&gate.id, DecisionInput::approve(), "bob").unwrap();
+    let done = completed(&rt, &engine, &run);
+
+    assert_eq!(
+        scripted.calls().len(),
+        3,
+        "security, architect (finalize), architect (answer): the backend not asked again"
+    );
+    let seen = view(&engine, &run);
+    let voters: Vec<&str> =
+        seen["proposals"][0]["ballots"].as_array().unwrap().iter().map(|b| b["agent"].as_str().unwrap()).collect();
+    assert_eq!(voters, ["backend", "security"]);
+    assert_eq!(seen["proposals"][0]["status"], "agreed");
+    assert!(done.result.unwrap()["text"].as_str().unwrap().starts_with("Agreed:"));
+    rt.shutdown_background();
+}
