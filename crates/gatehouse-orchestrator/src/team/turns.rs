@@ -297,7 +297,10 @@ fn prompt(spec: &RunSpec, team: &Team, agent: &TeamAgent, at: &Position) -> Stri
         "Without native tool calling, call a tool with a line: {} {{\"tool_name\": \"handoff\", \"args\": {{\"destination_agent\": \"...\"}}}}\n",
         gatehouse_providers::text_tools::MARKER
     ));
-    out.push_str("Call `handoff` to pass the turn; answer without a tool call when the team's work is done.");
+    out.push_str(match &at.flow {
+        Some(_) => "End your workflow step as it says: the workflow, not `handoff`, picks the next agent.",
+        None => "Call `handoff` to pass the turn; answer without a tool call when the team's work is done.",
+    });
     out
 }
 
