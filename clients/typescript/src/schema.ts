@@ -3706,6 +3706,15 @@ export interface components {
          * @enum {string}
          */
         TeamAction: "add" | "remove" | "update";
+        /** @description One agent's vote on a proposal, with its reasoning. */
+        TeamBallot: {
+            /** @description The agent. */
+            agent: string;
+            /** @description How it voted. */
+            vote: components["schemas"]["TeamVote"];
+            /** @description Why, in its words. */
+            reasoning: string;
+        };
         /** @description A change to a running team. */
         TeamChangeRequest: {
             /** @description What the change does. */
@@ -3786,6 +3795,41 @@ export interface components {
              */
             expires_at?: string | null;
         };
+        /** @description One person's vote at a proposal's quorum gate. */
+        TeamPeopleVote: {
+            /** @description Who voted. */
+            reviewer: string;
+            /** @description For (true) or against. */
+            approve: boolean;
+            /** @description Why, if they said. */
+            reason?: string | null;
+        };
+        /** @description A decision an agent put to the team (`propose_decision`). */
+        TeamProposal: {
+            /** @description Its id in the run (`p1`). */
+            id: string;
+            /** @description What is proposed. */
+            decision: string;
+            /** @description Why. */
+            rationale: string;
+            /** @description The agent that proposed it. */
+            proposer: string;
+            /** @description The agents who vote on it. */
+            agents: string[];
+            /** @description The people it names (`human`, `human:alice`), who decide it at a quorum gate. */
+            people: string[];
+            /** @description The agents' votes, in order. */
+            ballots: components["schemas"]["TeamBallot"][];
+            /** @description Where it stands. */
+            status: components["schemas"]["TeamProposalStatus"];
+            /** @description The people's votes, once they decided it. */
+            people_votes: components["schemas"]["TeamPeopleVote"][];
+        };
+        /**
+         * @description Where a team's proposal stands.
+         * @enum {string}
+         */
+        TeamProposalStatus: "open" | "with_people" | "agreed" | "rejected";
         /** @description A team run's team, turn, handoffs and memory. */
         TeamState: {
             /** @description The team now, in order (the reviewers' changes applied). */
@@ -3798,6 +3842,76 @@ export interface components {
             memory: components["schemas"]["TeamMemoryItem"][];
             /** @description Every change of the memory, oldest first. */
             memory_history: components["schemas"]["TeamMemoryChange"][];
+            /** @description The team's proposals with their votes and reasoning (consensus tools), oldest first. */
+            proposals: components["schemas"]["TeamProposal"][];
+            workflow?: null | components["schemas"]["TeamWorkflow"];
+        };
+        /**
+         * @description What a workflow step ends in.
+         * @enum {string}
+         */
+        TeamStepKind: "work" | "review" | "check";
+        /**
+         * @description How a workflow step ended.
+         * @enum {string}
+         */
+        TeamStepOutcome: "success" | "failure" | "approve" | "reject" | "pass" | "fail";
+        /**
+         * @description How an agent voted on a proposal.
+         * @enum {string}
+         */
+        TeamVote: "approve" | "reject" | "abstain";
+        /** @description The custom collaboration pattern a team run follows, and where it stands. */
+        TeamWorkflow: {
+            /** @description Its name. */
+            name: string;
+            /** @description Its steps, in order. */
+            steps: components["schemas"]["TeamWorkflowStep"][];
+            /** @description The step holding the turn; absent once the workflow ended. */
+            current?: string | null;
+            /** @description Under way, finished or failed. */
+            state: components["schemas"]["TeamWorkflowState"];
+            /** @description Every move, oldest first. */
+            moves: components["schemas"]["TeamWorkflowMove"][];
+        };
+        /** @description Where one outcome of a workflow step leads. */
+        TeamWorkflowExit: {
+            /** @description The outcome. */
+            outcome: components["schemas"]["TeamStepOutcome"];
+            /** @description The next step; absent when this outcome ends the workflow. */
+            to?: string | null;
+        };
+        /** @description One move of a workflow: a step ended and the next began (or the workflow ended). */
+        TeamWorkflowMove: {
+            /**
+             * Format: int32
+             * @description The run's turn recording it.
+             */
+            turn: number;
+            /** @description The step that ended. */
+            from: string;
+            /** @description How it ended. */
+            outcome: components["schemas"]["TeamStepOutcome"];
+            /** @description The next step; absent when the workflow ended. */
+            to?: string | null;
+            /** @description What the step's agent, or the people deciding a review, said of it. */
+            summary: string;
+        };
+        /**
+         * @description Whether a workflow is under way or ended.
+         * @enum {string}
+         */
+        TeamWorkflowState: "running" | "finished" | "failed";
+        /** @description One step of a workflow. */
+        TeamWorkflowStep: {
+            /** @description Its name. */
+            step: string;
+            /** @description The agent that takes it. */
+            agent: string;
+            /** @description What it ends in. */
+            kind: components["schemas"]["TeamStepKind"];
+            /** @description Its two outcomes, the good one first, and where each leads. */
+            exits: components["schemas"]["TeamWorkflowExit"][];
         };
         /**
          * @description What Gatehouse does with a gate nobody answered in time. Applied once,

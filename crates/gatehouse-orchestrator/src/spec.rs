@@ -43,6 +43,12 @@ pub struct RunSpec {
     /// is then the first agent's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub team: Option<Team>,
+    /// The custom collaboration pattern the team follows, if any (`pattern`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<crate::pattern::Workflow>,
+    /// How the team's proposals are finalised (`consensus`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consensus: Option<crate::team::consensus_tools::ConsensusSettings>,
 }
 
 impl RunSpec {
@@ -160,7 +166,21 @@ pub fn parse(input: &Value, registry: &ProviderRegistry) -> Result<RunSpec, Spec
     }
     let answer_template = crate::injection::check_template(obj.get("answer_template").unwrap_or(&Value::Null))
         .map_err(|m| bad("answer_template", m))?;
-    Ok(RunSpec { tool, prompt, system, inputs, collaborate, assessment, wait_for_start, answer_template, team })
+    let pattern = team::pattern_steps::parse_pattern(obj.get("pattern"), team.as_ref())?;
+    let consensus = team::consensus_tools::parse_settings(obj.get("consensus"), team.is_some())?;
+    Ok(RunSpec {
+        tool,
+        prompt,
+        system,
+        inputs,
+        collaborate,
+        assessment,
+        wait_for_start,
+        answer_template,
+        team,
+        pattern,
+        consensus,
+    })
 }
 
 /// The tool named `name`: a registry tool's name, or a model id exactly one tool serves.

@@ -41,6 +41,7 @@ pub mod response;
 pub mod retry;
 pub mod scripted;
 pub mod scripted_team;
+pub mod scripted_teamflow;
 pub mod secret;
 mod similar;
 pub mod text_tools;

@@ -23,6 +23,9 @@ pub fn team_turn(prompt: &str) -> Option<(String, Vec<ScriptedToolCall>)> {
     let (name, after) = rest.split_once('`')?;
     let role = after.trim().strip_prefix(", the team's ")?.trim_end_matches('.').to_lowercase();
     let members = members(prompt);
+    if let Some(found) = crate::scripted_teamflow::turn(prompt, name, &role, &members) {
+        return Some(found);
+    }
     let task = line_value(prompt, "Task:").unwrap_or("the task");
     let turns: u32 = line_value(prompt, "Your turns so far:").and_then(|n| n.parse().ok()).unwrap_or(0);
     let handed = line_value(prompt, "Context:").unwrap_or("");
@@ -60,10 +63,12 @@ pub fn team_turn(prompt: &str) -> Option<(String, Vec<ScriptedToolCall>)> {
     Some((format!("Done: {task}."), Vec::new()))
 }
 
-/// The team's members as `- NAME (ROLE)` lines: names and lowercased roles.
+/// The team's members as `- NAME (ROLE)` lines: names and lowercased roles
+/// (the lines between `Team:` and `Task:`, when the prompt has them).
 fn members(prompt: &str) -> Vec<(String, String)> {
-    prompt
-        .lines()
+    let team = prompt.split_once("\nTeam:\n").map_or(prompt, |(_, rest)| rest);
+    let team = team.split_once("\nTask:").map_or(team, |(list, _)| list);
+    team.lines()
         .filter_map(|l| l.trim().strip_prefix("- "))
         .filter_map(|l| {
             let (name, role) = l.split_once(" (")?;

@@ -151,6 +151,20 @@ export const WORDS = {
   TeamAction: { add: "Add an agent", remove: "Remove an agent", update: "Reassign an agent" } satisfies Labels<
     S["TeamAction"]
   >,
+  TeamProposalStatus: { open: "Taking votes", with_people: "With people", agreed: "Agreed", rejected: "Not agreed" } satisfies Labels<
+    S["TeamProposalStatus"]
+  >,
+  TeamStepKind: { work: "Work", review: "People's review", check: "Check" } satisfies Labels<S["TeamStepKind"]>,
+  TeamStepOutcome: {
+    success: "Success",
+    failure: "Failure",
+    approve: "Approved",
+    reject: "Rejected",
+    pass: "Pass",
+    fail: "Fail",
+  } satisfies Labels<S["TeamStepOutcome"]>,
+  TeamVote: { approve: "For", reject: "Against", abstain: "Abstains" } satisfies Labels<S["TeamVote"]>,
+  TeamWorkflowState: { running: "Under way", finished: "Finished", failed: "Failed" } satisfies Labels<S["TeamWorkflowState"]>,
   TimeoutFallback: { expire: "Expire", reject: "Reject", approve: "Approve", escalate: "Escalate", fail: "Fail" } satisfies Labels<
     S["TimeoutFallback"]
   >,

@@ -5,7 +5,9 @@
 //! run's stored input, so it survives a restart. [`turns`] drives it.
 
 pub mod change;
+pub mod consensus_tools;
 pub(crate) mod memory;
+pub mod pattern_steps;
 pub(crate) mod tools;
 pub(crate) mod turns;
 pub mod view;

@@ -22,11 +22,28 @@ pub(crate) enum BuiltinTool {
     RetrieveMemory,
     /// Find keys and values holding some text.
     SearchMemory,
+    /// Put a decision to the team's vote.
+    ProposeDecision,
+    /// Vote on a proposal, with reasoning.
+    VoteOnProposal,
+    /// Close a proposal: decided by the votes, or by people at a quorum gate.
+    FinalizeConsensus,
+    /// End a workflow step with its outcome (pattern runs).
+    ReportOutcome,
 }
 
 impl BuiltinTool {
     /// Every built-in tool, in the order agents are shown them.
-    pub const ALL: [BuiltinTool; 4] = [Self::Handoff, Self::StoreMemory, Self::RetrieveMemory, Self::SearchMemory];
+    pub const ALL: [BuiltinTool; 8] = [
+        Self::Handoff,
+        Self::StoreMemory,
+        Self::RetrieveMemory,
+        Self::SearchMemory,
+        Self::ProposeDecision,
+        Self::VoteOnProposal,
+        Self::FinalizeConsensus,
+        Self::ReportOutcome,
+    ];
 
     /// The tool called `name`.
     pub fn named(name: &str) -> Option<Self> {
@@ -45,6 +62,10 @@ impl BuiltinTool {
             Self::StoreMemory => "store_memory",
             Self::RetrieveMemory => "retrieve_memory",
             Self::SearchMemory => "search_memory",
+            Self::ProposeDecision => "propose_decision",
+            Self::VoteOnProposal => "vote_on_proposal",
+            Self::FinalizeConsensus => "finalize_consensus",
+            Self::ReportOutcome => "report_outcome",
         }
     }
 
@@ -60,6 +81,18 @@ impl BuiltinTool {
             Self::RetrieveMemory => "retrieve_memory(key: str, scope: run|team|global): read a remembered value",
             Self::SearchMemory => {
                 "search_memory(query: str, scope: run|team|global): find remembered values holding text"
+            }
+            Self::ProposeDecision => {
+                "propose_decision(decision: str, rationale: str, stakeholders: [agent|human|human:NAME]): put a decision to a vote"
+            }
+            Self::VoteOnProposal => {
+                "vote_on_proposal(proposal_id: str, vote: approve|reject|abstain, reasoning: str): vote on a proposal"
+            }
+            Self::FinalizeConsensus => {
+                "finalize_consensus(proposal_id: str): close a proposal once its voters voted; people may decide it"
+            }
+            Self::ReportOutcome => {
+                "report_outcome(outcome: success|failure|pass|fail, summary: str): end your workflow step"
             }
         }
     }
@@ -77,6 +110,15 @@ impl BuiltinTool {
                 "key": {"type": "string"}, "scope": {"type": "string"}}}),
             Self::SearchMemory => json!({"type": "object", "required": ["query"], "properties": {
                 "query": {"type": "string"}, "scope": {"type": "string"}}}),
+            Self::ProposeDecision => json!({"type": "object", "required": ["decision"], "properties": {
+                "decision": {"type": "string"}, "rationale": {"type": "string"},
+                "stakeholders": {"type": "array", "items": {"type": "string"}}}}),
+            Self::VoteOnProposal => json!({"type": "object", "required": ["proposal_id", "vote"], "properties": {
+                "proposal_id": {"type": "string"}, "vote": {"type": "string"}, "reasoning": {"type": "string"}}}),
+            Self::FinalizeConsensus => json!({"type": "object", "required": ["proposal_id"], "properties": {
+                "proposal_id": {"type": "string"}}}),
+            Self::ReportOutcome => json!({"type": "object", "required": ["outcome"], "properties": {
+                "outcome": {"type": "string"}, "summary": {"type": "string"}}}),
         }
     }
 }

@@ -21,7 +21,9 @@ use crate::flow::{call_until_answered, edited_text, rejected, response_gate};
 use crate::spec::RunSpec;
 
 use super::change::{self, TeamChange};
+use super::consensus_tools;
 use super::memory;
+use super::pattern_steps::{self, FlowAt, Moved};
 use super::tools::{calls_in, calls_in_text, offered, text_arg, BuiltinTool, ToolCall};
 use super::{Team, TeamAgent};
 
@@ -55,6 +57,10 @@ struct Position {
     handed: Option<(String, String, Value)>,
     notes: Vec<String>,
     handoffs: Vec<Value>,
+    /// The team's proposals (consensus tools), as the journal rebuilds them.
+    consensus: crate::consensus::Consensus,
+    /// Where a pattern run stands in its workflow.
+    flow: Option<FlowAt>,
 }
 
 /// Drives a team run to its reviewed answer.
@@ -69,6 +75,8 @@ pub(crate) async fn run(d: &mut Driver, spec: &RunSpec, team: &Team) -> Step<Val
         handed: None,
         notes: Vec::new(),
         handoffs: Vec::new(),
+        consensus: Default::default(),
+        flow: spec.pattern.clone().map(FlowAt::new),
     };
     loop {
         at.turn += 1;
@@ -76,6 +84,10 @@ pub(crate) async fn run(d: &mut Driver, spec: &RunSpec, team: &Team) -> Step<Val
             return Err(Halt::Fail(format!("the team took {MAX_TEAM_TURNS} turns without an answer")));
         }
         apply_changes(d, &mut team, &mut applied, at.turn).await?;
+        if let Some(flow) = &at.flow {
+            at.active = flow.agent().to_owned();
+            pattern_steps::grant(&mut team);
+        }
         let agent = match team.agent(&at.active) {
             Some(agent) => agent.clone(),
             None => team.agents[0].clone(),
@@ -91,6 +103,8 @@ pub(crate) async fn run(d: &mut Driver, spec: &RunSpec, team: &Team) -> Step<Val
             match &said.feedback {
                 // Broken tool calls are no answer: the agent is told why and goes again.
                 Some(feedback) => at.notes.push(feedback.clone()),
+                // In a workflow the step's outcome ends a turn (below), never a bare answer.
+                None if at.flow.is_some() => {}
                 None => match review_answer(d, &agent, &said, &at).await? {
                     Ok(result) => return Ok(result),
                     Err(feedback) => at.notes.push(feedback),
@@ -100,7 +114,7 @@ pub(crate) async fn run(d: &mut Driver, spec: &RunSpec, team: &Team) -> Step<Val
         for (i, call) in said.calls.iter().enumerate() {
             let key = format!("team:{}:tool:{i}", at.turn);
             stepped.push(key.clone());
-            match intercept(d, &team, &agent, call, &key).await? {
+            match intercept(d, &team, &agent, call, &key, &mut at, spec).await? {
                 Intercepted::Answer(answer) => at.notes.push(answer),
                 Intercepted::Handoff { to, reason, context } => {
                     at.handoffs.push(json!({"turn": at.turn, "from": agent.name, "to": to, "reason": reason}));
@@ -113,7 +127,14 @@ pub(crate) async fn run(d: &mut Driver, spec: &RunSpec, team: &Team) -> Step<Val
         if let Some(feedback) = said.feedback.as_ref().filter(|_| !said.calls.is_empty() && at.handed.is_none()) {
             at.notes.push(feedback.clone());
         }
+        if let Some(result) = flow_turn(d, &agent, &said, &mut at).await? {
+            return Ok(result);
+        }
+        let before = at.active.clone();
         follow_directives(d, &team, &mut at, &stepped).await?;
+        if let Some(flow) = at.flow.as_mut() {
+            flow.follow(&before, &at.active);
+        }
     }
 }
 
@@ -262,6 +283,12 @@ fn prompt(spec: &RunSpec, team: &Team, agent: &TeamAgent, at: &Position) -> Stri
             out.push_str(&format!("- {note}\n"));
         }
     }
+    if let Some(flow) = &at.flow {
+        out.push_str(&flow.prompt_lines());
+    }
+    if offered(&agent.tools).into_iter().any(consensus_tools::is_consensus) {
+        out.push_str(&consensus_tools::prompt_lines(&at.consensus));
+    }
     out.push_str("Tools:\n");
     for tool in offered(&agent.tools) {
         out.push_str(&format!("- {}\n", tool.signature()));
@@ -270,7 +297,10 @@ fn prompt(spec: &RunSpec, team: &Team, agent: &TeamAgent, at: &Position) -> Stri
         "Without native tool calling, call a tool with a line: {} {{\"tool_name\": \"handoff\", \"args\": {{\"destination_agent\": \"...\"}}}}\n",
         gatehouse_providers::text_tools::MARKER
     ));
-    out.push_str("Call `handoff` to pass the turn; answer without a tool call when the team's work is done.");
+    out.push_str(match &at.flow {
+        Some(_) => "End your workflow step as it says: the workflow, not `handoff`, picks the next agent.",
+        None => "Call `handoff` to pass the turn; answer without a tool call when the team's work is done.",
+    });
     out
 }
 
@@ -280,15 +310,34 @@ enum Intercepted {
 }
 
 /// One tool call, intercepted and journaled as a turn of its own.
-async fn intercept(d: &mut Driver, team: &Team, agent: &TeamAgent, call: &ToolCall, key: &str) -> Step<Intercepted> {
+async fn intercept(
+    d: &mut Driver,
+    team: &Team,
+    agent: &TeamAgent,
+    call: &ToolCall,
+    key: &str,
+    at: &mut Position,
+    spec: &RunSpec,
+) -> Step<Intercepted> {
     let tools = offered(&agent.tools);
     let Some(tool) = BuiltinTool::named(&call.name).filter(|t| tools.contains(t)) else {
         let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
         let answer = format!("`{}` is not one of your tools; they are {}", call.name, names.join(", "));
         return tool_answer(d, agent, call, key, async move { Ok(answer) }).await.map(Intercepted::Answer);
     };
+    if let (BuiltinTool::Handoff, Some(flow)) = (tool, &at.flow) {
+        return pattern_steps::refuse_handoff(d, flow, agent, call, key).await.map(Intercepted::Answer);
+    }
     if tool == BuiltinTool::Handoff {
         return handoff(d, team, agent, call, key).await;
+    }
+    if consensus_tools::is_consensus(tool) {
+        let (state, settings) = (&mut at.consensus, spec.consensus.as_ref());
+        let answer = consensus_tools::call(d, tool, team, agent, call, key, state, settings).await?;
+        return Ok(Intercepted::Answer(answer));
+    }
+    if tool == BuiltinTool::ReportOutcome {
+        return pattern_steps::report(d, at.flow.as_mut(), agent, call, key).await.map(Intercepted::Answer);
     }
     let (h, name, args) = (d.handle(), agent.name.clone(), call.args.clone());
     let work = async move {
@@ -296,7 +345,11 @@ async fn intercept(d: &mut Driver, team: &Team, agent: &TeamAgent, call: &ToolCa
             BuiltinTool::StoreMemory => memory::store(&h, &name, &args).await,
             BuiltinTool::RetrieveMemory => memory::retrieve(&h, &args).await,
             BuiltinTool::SearchMemory => memory::search(&h, &args).await,
-            BuiltinTool::Handoff => unreachable!("handled above"),
+            BuiltinTool::Handoff
+            | BuiltinTool::ProposeDecision
+            | BuiltinTool::VoteOnProposal
+            | BuiltinTool::FinalizeConsensus
+            | BuiltinTool::ReportOutcome => unreachable!("handled above"),
         }
     };
     tool_answer(d, agent, call, key, work).await.map(Intercepted::Answer)
@@ -406,5 +459,46 @@ async fn review_answer(
             Ok(Err(format!("The reviewer asked for changes to your answer: {changes}")))
         }
         _ => Err(Halt::Cancel(rejected("team's answer", decision.decided_by.as_str(), decision.text.as_deref()))),
+    }
+}
+
+/// A pattern run's step after its agent's turn (see [`pattern_steps`]): a
+/// review step's gate, the workflow moved on by the step's outcome; the
+/// run's result once the workflow finishes (its last work reviewed like any
+/// team answer, unless a person's review step ended it).
+async fn flow_turn(d: &mut Driver, agent: &TeamAgent, said: &AgentTurn, at: &mut Position) -> Step<Option<Value>> {
+    let Some(flow) = at.flow.as_mut() else {
+        return Ok(None);
+    };
+    if said.calls.is_empty() && said.feedback.is_some() {
+        // Broken tool calls: the agent is told why and takes the step again.
+        return Ok(None);
+    }
+    let moved = pattern_steps::after_turn(d, flow, agent, &said.text, at.turn).await?;
+    let workflow = flow.summary();
+    let result = |text: String| {
+        json!({"text": text, "edited": false, "agent": agent.name, "tool": agent.tool,
+               "turns": at.turn, "handoffs": at.handoffs, "workflow": workflow})
+    };
+    match moved {
+        Moved::Stayed(note) | Moved::On(note) => {
+            at.notes.push(note);
+            Ok(None)
+        }
+        Moved::Failed(reason) => Err(Halt::Fail(reason)),
+        Moved::Finished { text, reviewed: true } => Ok(Some(result(text))),
+        Moved::Finished { text, reviewed: false } => {
+            let said = AgentTurn { agent: agent.name.clone(), text, calls: Vec::new(), feedback: None };
+            match review_answer(d, agent, &said, at).await? {
+                Ok(mut answer) => {
+                    answer["workflow"] = workflow;
+                    Ok(Some(answer))
+                }
+                Err(feedback) => {
+                    at.notes.push(feedback);
+                    Ok(None)
+                }
+            }
+        }
     }
 }

@@ -11,7 +11,9 @@ use gatehouse_engine::{Run, Turn};
 use serde::Serialize;
 use serde_json::Value;
 
+use super::consensus_tools::{proposals_in, ProposalView};
 use super::memory::Entry;
+use super::pattern_steps::{workflow_in, WorkflowView};
 use super::{change, Team, TeamAgent};
 use crate::spec::RunSpec;
 
@@ -28,6 +30,10 @@ pub struct TeamView {
     pub memory: Vec<MemoryItem>,
     /// Every change of the memory, oldest first.
     pub memory_history: Vec<MemoryChange>,
+    /// The team's proposals with their votes and reasoning (consensus tools).
+    pub proposals: Vec<ProposalView>,
+    /// The workflow a pattern run follows, and where it stands.
+    pub workflow: Option<WorkflowView>,
 }
 
 /// One handoff: an arrow of the team's graph.
@@ -128,7 +134,8 @@ pub fn team_view(
             Some(MemoryChange { scope, key, old: value(&c.old), new: value(&c.new), actor: c.actor.clone(), at: c.at })
         })
         .collect();
-    Some(TeamView { agents, active, handoffs, memory, memory_history })
+    let (proposals, workflow) = (proposals_in(turns), workflow_in(run, turns));
+    Some(TeamView { agents, active, handoffs, memory, memory_history, proposals, workflow })
 }
 
 /// `memory:SCOPE:KEY` as scope and key.

@@ -2,7 +2,9 @@
 //! kind, every run policy, every blocking mode, plans, shared context,
 //! scoring, quorum, a lost race between reviewers, a cancelled run and an
 //! expired question; then five runs Gatehouse orchestrates itself with the
-//! scripted provider, and a team of three agents handing off to each other. Each story reads top to bottom like what happened.
+//! scripted provider, and three team runs: agents handing off to each
+//! other, a consensus people decide at a quorum gate, and a workflow with a
+//! people's review step. Each story reads top to bottom like what happened.
 
 mod engineering;
 mod images;

@@ -1,7 +1,10 @@
-//! A team story: a coder, a tester and a deployer Gatehouse drives with
-//! the scripted provider. The tester finds failing tests once and hands
+//! Team stories Gatehouse drives with the scripted provider: a coder, a
+//! tester and a deployer (the tester finds failing tests once and hands
 //! back to the coder, then hands to the deployer, whose deploy waits for a
-//! reviewer's yes before the run completes.
+//! reviewer's yes); an architect whose proposal two agents vote on with
+//! their reasoning before alice and bob decide it at a quorum gate; and a
+//! team following a workflow (code, a people's review, deploy) whose first
+//! review alice rejects, sending the work back to the coder.
 
 use anyhow::Result;
 use gatehouse_engine::{DecisionInput, GateKind, NewRun, RunStatus};
@@ -10,7 +13,7 @@ use serde_json::{json, Value};
 use crate::demo::Sim;
 
 /// How many runs this story creates.
-pub const COUNT: u32 = 1;
+pub const COUNT: u32 = 3;
 
 /// The team of the story: three agents on the scripted model.
 pub fn coder_tester_deployer() -> Value {
@@ -30,6 +33,61 @@ pub fn play(sim: &mut Sim) -> Result<()> {
     let run = sim.orchestrate(input, template)?;
     let deploy = sim.await_gate(&run, GateKind::ResponseReview)?;
     sim.decide(&deploy, DecisionInput::approve(), "alice")?;
+    sim.await_status(&run, RunStatus::Completed)?;
+    sim.report(&run)?;
+    consensus(sim)?;
+    review_cycle(sim)
+}
+
+/// An approval with a reason.
+fn approve(reason: &str) -> DecisionInput {
+    DecisionInput { text: Some(reason.to_owned()), ..DecisionInput::approve() }
+}
+
+/// The architect proposes, the backend developer and the security reviewer
+/// vote with their reasoning, and the people the proposal names decide.
+fn consensus(sim: &mut Sim) -> Result<()> {
+    let tools = ["propose_decision", "vote_on_proposal", "finalize_consensus"];
+    let agent = |name: &str, role: &str| json!({"name": name, "role": role, "provider": "scripted", "model": "chat", "tools": tools});
+    let team = json!([
+        agent("architect", "architect"),
+        agent("backend", "backend developer"),
+        agent("security", "security reviewer")
+    ]);
+    let input = json!({"prompt": "Choose where the audit log is kept", "team": team});
+    let template: NewRun =
+        serde_json::from_value(json!({"title": "Audit log store (a proposal people decide)", "user_id": "maya"}))?;
+    let run = sim.orchestrate(input, template)?;
+    let quorum = sim.await_gate(&run, GateKind::Approval)?;
+    anyhow::ensure!(quorum.text.contains("The team proposes:"), "demo: the quorum gate does not show the proposal");
+    sim.decide(&quorum, approve("Backups of that database are already tested."), "alice")?;
+    sim.decide(&quorum, DecisionInput::approve(), "bob")?;
+    let answer = sim.await_gate(&run, GateKind::ResponseReview)?;
+    sim.decide(&answer, DecisionInput::approve(), "alice")?;
+    sim.await_status(&run, RunStatus::Completed)?;
+    sim.report(&run)
+}
+
+/// A workflow of code, a people's review and deploy: alice rejects the
+/// first review, the coder reworks the change, she approves the second.
+fn review_cycle(sim: &mut Sim) -> Result<()> {
+    let agent = |name: &str| json!({"name": name, "role": name, "provider": "scripted", "model": "chat"});
+    let pattern = json!({"name": "code_review_deploy", "workflow": [
+        {"step": "code", "agent": "coder", "next_on_success": "review"},
+        {"step": "review", "agent": "reviewer", "next_on_approve": "deploy", "next_on_reject": "coder"},
+        {"step": "deploy", "agent": "deployer", "next_on_failure": "code"}
+    ]});
+    let input = json!({"prompt": "Add a dark mode toggle", "team": [agent("coder"), agent("reviewer"), agent("deployer")],
+        "pattern": pattern});
+    let template: NewRun =
+        serde_json::from_value(json!({"title": "Dark mode (code, review, deploy)", "user_id": "maya"}))?;
+    let run = sim.orchestrate(input, template)?;
+    let first = sim.await_gate(&run, GateKind::Approval)?;
+    sim.decide(&first, DecisionInput::reject("Add a test for the toggle."), "alice")?;
+    let second = sim.await_gate(&run, GateKind::Approval)?;
+    sim.decide(&second, approve("The test is there now."), "alice")?;
+    let answer = sim.await_gate(&run, GateKind::ResponseReview)?;
+    sim.decide(&answer, DecisionInput::approve(), "alice")?;
     sim.await_status(&run, RunStatus::Completed)?;
     sim.report(&run)
 }

@@ -10,6 +10,8 @@ import type { Run } from "../../api/types";
 export type TeamState = components["schemas"]["TeamState"];
 export type TeamChange = components["schemas"]["TeamChangeRequest"];
 export type TeamHandoff = components["schemas"]["TeamHandoff"];
+export type TeamProposal = components["schemas"]["TeamProposal"];
+export type TeamWorkflow = components["schemas"]["TeamWorkflow"];
 
 /** The names of the agents a run started with, or null for a run without a team. */
 export function teamNames(run: Pick<Run, "input"> | null | undefined): string[] | null {
