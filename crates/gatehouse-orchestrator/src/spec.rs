@@ -43,6 +43,10 @@ pub struct RunSpec {
     /// is then the first agent's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub team: Option<Team>,
+    /// Set on a parallel branch's sub-run only (never read from a run
+    /// input): whose `parallel_handoff` started it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<team::parallel::Branch>,
 }
 
 impl RunSpec {
@@ -160,7 +164,18 @@ pub fn parse(input: &Value, registry: &ProviderRegistry) -> Result<RunSpec, Spec
     }
     let answer_template = crate::injection::check_template(obj.get("answer_template").unwrap_or(&Value::Null))
         .map_err(|m| bad("answer_template", m))?;
-    Ok(RunSpec { tool, prompt, system, inputs, collaborate, assessment, wait_for_start, answer_template, team })
+    Ok(RunSpec {
+        tool,
+        prompt,
+        system,
+        inputs,
+        collaborate,
+        assessment,
+        wait_for_start,
+        answer_template,
+        team,
+        branch: None,
+    })
 }
 
 /// The tool named `name`: a registry tool's name, or a model id exactly one tool serves.

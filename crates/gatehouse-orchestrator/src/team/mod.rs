@@ -5,7 +5,10 @@
 //! run's stored input, so it survives a restart. [`turns`] drives it.
 
 pub mod change;
+pub mod dynamic;
 pub(crate) mod memory;
+pub mod parallel;
+pub mod restart;
 pub(crate) mod tools;
 pub(crate) mod turns;
 pub mod view;

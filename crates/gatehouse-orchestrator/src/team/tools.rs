@@ -22,11 +22,28 @@ pub(crate) enum BuiltinTool {
     RetrieveMemory,
     /// Find keys and values holding some text.
     SearchMemory,
+    /// Hand tasks to several agents at once, as sub-runs, and wait at a sync point.
+    ParallelHandoff,
+    /// Add a named sub-team of new agents.
+    CreateTeam,
+    /// Add agents to, or remove them from, a sub-team an agent created.
+    ModifyTeam,
+    /// Remove a sub-team an agent created, its agents with it.
+    DissolveTeam,
 }
 
 impl BuiltinTool {
     /// Every built-in tool, in the order agents are shown them.
-    pub const ALL: [BuiltinTool; 4] = [Self::Handoff, Self::StoreMemory, Self::RetrieveMemory, Self::SearchMemory];
+    pub const ALL: [BuiltinTool; 8] = [
+        Self::Handoff,
+        Self::StoreMemory,
+        Self::RetrieveMemory,
+        Self::SearchMemory,
+        Self::ParallelHandoff,
+        Self::CreateTeam,
+        Self::ModifyTeam,
+        Self::DissolveTeam,
+    ];
 
     /// The tool called `name`.
     pub fn named(name: &str) -> Option<Self> {
@@ -45,6 +62,10 @@ impl BuiltinTool {
             Self::StoreMemory => "store_memory",
             Self::RetrieveMemory => "retrieve_memory",
             Self::SearchMemory => "search_memory",
+            Self::ParallelHandoff => "parallel_handoff",
+            Self::CreateTeam => "create_team",
+            Self::ModifyTeam => "modify_team",
+            Self::DissolveTeam => "dissolve_team",
         }
     }
 
@@ -61,6 +82,19 @@ impl BuiltinTool {
             Self::SearchMemory => {
                 "search_memory(query: str, scope: run|team|global): find remembered values holding text"
             }
+            Self::ParallelHandoff => {
+                "parallel_handoff(agents: list[str], tasks: list[str], coordination_strategy: wait_all|first_answer): \
+                 give each agent its task side by side and wait for their answers"
+            }
+            Self::CreateTeam => {
+                "create_team(team_name: str, agents: list[{name, role, provider, model, tools}], purpose: str): \
+                 add a sub-team of new agents"
+            }
+            Self::ModifyTeam => {
+                "modify_team(team_name: str, add_agents: list[{name, role, provider, model, tools}], \
+                 remove_agents: list[str]): change a sub-team an agent created"
+            }
+            Self::DissolveTeam => "dissolve_team(team_name: str, reason: str): remove a sub-team an agent created",
         }
     }
 }
@@ -77,6 +111,18 @@ impl BuiltinTool {
                 "key": {"type": "string"}, "scope": {"type": "string"}}}),
             Self::SearchMemory => json!({"type": "object", "required": ["query"], "properties": {
                 "query": {"type": "string"}, "scope": {"type": "string"}}}),
+            Self::ParallelHandoff => json!({"type": "object", "required": ["agents", "tasks"], "properties": {
+                "agents": {"type": "array", "items": {"type": "string"}},
+                "tasks": {"type": "array", "items": {"type": "string"}},
+                "coordination_strategy": {"type": "string"}}}),
+            Self::CreateTeam => json!({"type": "object", "required": ["team_name", "agents"], "properties": {
+                "team_name": {"type": "string"}, "agents": {"type": "array", "items": {"type": "object"}},
+                "purpose": {"type": "string"}}}),
+            Self::ModifyTeam => json!({"type": "object", "required": ["team_name"], "properties": {
+                "team_name": {"type": "string"}, "add_agents": {"type": "array", "items": {"type": "object"}},
+                "remove_agents": {"type": "array", "items": {"type": "string"}}}}),
+            Self::DissolveTeam => json!({"type": "object", "required": ["team_name"], "properties": {
+                "team_name": {"type": "string"}, "reason": {"type": "string"}}}),
         }
     }
 }

@@ -11,8 +11,10 @@ use gatehouse_engine::{Run, Turn};
 use serde::Serialize;
 use serde_json::Value;
 
+use super::dynamic::ChangeEntry;
 use super::memory::Entry;
-use super::{change, Team, TeamAgent};
+use super::parallel::{self, ParallelGroup};
+use super::{change, dynamic, Team, TeamAgent};
 use crate::spec::RunSpec;
 
 /// A team run as a reviewer sees it.
@@ -28,6 +30,12 @@ pub struct TeamView {
     pub memory: Vec<MemoryItem>,
     /// Every change of the memory, oldest first.
     pub memory_history: Vec<MemoryChange>,
+    /// Every change of the team, by reviewers and agents, oldest first.
+    pub changes: Vec<ChangeEntry>,
+    /// Every parallel handoff with its sync point and branches (their
+    /// status as of `children` given to [`parallel::groups`]; the server
+    /// reads the sub-runs).
+    pub parallel: Vec<ParallelGroup>,
 }
 
 /// One handoff: an arrow of the team's graph.
@@ -111,6 +119,9 @@ pub fn team_view(
         {
             active = chosen.to_owned();
         }
+        if let Some(agent) = meta.get("restart_taken").and_then(|r| r.get("agent")).and_then(Value::as_str) {
+            active = agent.to_owned();
+        }
     }
     let memory = context
         .iter()
@@ -128,7 +139,8 @@ pub fn team_view(
             Some(MemoryChange { scope, key, old: value(&c.old), new: value(&c.new), actor: c.actor.clone(), at: c.at })
         })
         .collect();
-    Some(TeamView { agents, active, handoffs, memory, memory_history })
+    let (changes, parallel) = (dynamic::changes(turns), parallel::groups(turns, &[]));
+    Some(TeamView { agents, active, handoffs, memory, memory_history, changes, parallel })
 }
 
 /// `memory:SCOPE:KEY` as scope and key.
