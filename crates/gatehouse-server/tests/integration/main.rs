@@ -39,5 +39,6 @@ mod signin;
 mod storage_failure;
 mod subagents;
 mod team;
+mod team_restart;
 mod tls;
 mod webhooks;
