@@ -2,12 +2,14 @@
 //! kind, every run policy, every blocking mode, plans, shared context,
 //! scoring, quorum, a lost race between reviewers, a cancelled run and an
 //! expired question; then five runs Gatehouse orchestrates itself with the
-//! scripted provider, and a team of three agents handing off to each other. Each story reads top to bottom like what happened.
+//! scripted provider, a team of three agents handing off to each other,
+//! and a lead handing three researchers their topics in parallel. Each story reads top to bottom like what happened.
 
 mod engineering;
 mod images;
 mod operations;
 mod orchestrated;
+mod sweep;
 mod team;
 
 use anyhow::Result;
@@ -16,7 +18,7 @@ use gatehouse_engine::run::{Participant, Role};
 use super::Sim;
 
 /// How many runs the stories create.
-pub const COUNT: u32 = 7 + orchestrated::COUNT + team::COUNT;
+pub const COUNT: u32 = 7 + orchestrated::COUNT + team::COUNT + sweep::COUNT;
 
 /// Plays every story in order.
 pub fn play(sim: &mut Sim) -> Result<()> {
@@ -28,7 +30,8 @@ pub fn play(sim: &mut Sim) -> Result<()> {
     images::cancelled_batch(sim)?;
     engineering::nightly_ledger(sim)?;
     orchestrated::play(sim)?;
-    team::play(sim)
+    team::play(sim)?;
+    sweep::play(sim)
 }
 
 /// Participants from `(name, role)` pairs.
