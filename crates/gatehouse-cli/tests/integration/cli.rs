@@ -411,4 +411,15 @@ fn runs_team_shows_the_demo_teams_turn_handoffs_and_memory() {
     let none = server.run(&["runs", "team", &other]);
     assert!(!none.status.success());
     assert!(stderr(&none).contains("has no team"), "{}", stderr(&none));
+    // Nor is its task restarted.
+    let restart = server.run(&["runs", "restart-task", &team_run, "--agent", "coder", "--instruction", "again"]);
+    assert!(!restart.status.success(), "{}", stdout(&restart));
+    assert!(stderr(&restart).contains("there is no task to restart"), "{}", stderr(&restart));
+
+    // The sweep: the lead's parallel work with its passed sync point, three branches completed.
+    let out = server.run(&["runs", "team", &id("Caching research sweep")]);
+    assert_success(&out);
+    let text = stdout(&out);
+    assert!(text.contains("Parallel work by lead (wait_all), sync point passed:"), "{text}");
+    assert_eq!(text.matches(" [completed] ").count(), 3, "{text}");
 }
