@@ -53,6 +53,9 @@ struct Plan {
     agents: Vec<TeamAgent>,
     tasks: Vec<String>,
     strategy: String,
+    /// The team but the caller: a branch's agent leads a team of them, so
+    /// it may hand off, or hand off in parallel one level deeper.
+    others: Vec<TeamAgent>,
 }
 
 /// Reads a call's arguments against the team; the refusal is the agent's answer.
@@ -106,7 +109,8 @@ fn plan(args: &Value, team: &Team, caller: &str, depth: u32) -> Result<Plan, Str
     if let Some(i) = tasks.iter().position(|t| t.chars().count() > MAX_TASK) {
         return Err(format!("`tasks[{i}]` is longer than {MAX_TASK} characters"));
     }
-    Ok(Plan { agents, tasks, strategy })
+    let others = team.agents.iter().filter(|a| a.name != caller).cloned().collect();
+    Ok(Plan { agents, tasks, strategy, others })
 }
 
 /// One branch as the sync point saw it.
@@ -213,7 +217,10 @@ async fn start_branches(
                     lead: lead.to_owned(),
                     depth: depth + 1,
                 };
-                ids.push(start_branch(&h, spec, agent, task, mark).await?.to_string());
+                let mut members = vec![agent.clone()];
+                members.extend(plan.others.iter().filter(|a| a.name != agent.name).cloned());
+                let branch = Team { agents: members };
+                ids.push(start_branch(&h, spec, branch, task, mark).await?.to_string());
             }
             let listed: Vec<Value> = plan
                 .agents
@@ -238,7 +245,9 @@ async fn start_branches(
 }
 
 /// The branch's sub-run: found again by its mark, else created and started.
-async fn start_branch(h: &Handle, spec: &RunSpec, agent: &TeamAgent, task: &str, mark: Branch) -> Step<RunId> {
+/// `team`'s first agent is the branch's.
+async fn start_branch(h: &Handle, spec: &RunSpec, team: Team, task: &str, mark: Branch) -> Step<RunId> {
+    let agent = team.agents.first().cloned().ok_or_else(|| Halt::Fail("a branch without an agent".into()))?;
     let branch_spec = RunSpec {
         tool: agent.tool.clone(),
         prompt: task.to_owned(),
@@ -248,7 +257,7 @@ async fn start_branch(h: &Handle, spec: &RunSpec, agent: &TeamAgent, task: &str,
         assessment: None,
         wait_for_start: false,
         answer_template: None,
-        team: Some(Team { agents: vec![agent.clone()] }),
+        team: Some(team),
         branch: Some(mark.clone()),
     };
     let input =

@@ -151,6 +151,42 @@ async fn a_parallel_handoff_that_does_not_hold_together_is_answered_to_the_agent
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_branch_may_hand_off_in_parallel_once_more_and_no_deeper() {
+    // Each waits at its sync point, so the one script is read in order: lead, mid, leaf, leaf, mid, lead.
+    let script = lead_script(
+        "script",
+        vec![
+            calls("Over to mid.", vec![("parallel_handoff", json!({"agents": ["mid"], "tasks": ["split it"]}))]),
+            calls("Over to leaf.", vec![("parallel_handoff", json!({"agents": ["leaf"], "tasks": ["a piece"]}))]),
+            calls("Deeper?", vec![("parallel_handoff", json!({"agents": ["mid"], "tasks": ["more"]}))]),
+            Step::Reply("Leaf done.".into()),
+            Step::Reply("Mid done.".into()),
+            Step::Reply("Lead done.".into()),
+        ],
+    );
+    let h = Harness::with(vec![script.clone() as Arc<dyn Provider>]);
+    let agent =
+        |n: &str| json!({"name": n, "role": n, "provider": "script", "model": "agent", "tools": ["parallel_handoff"]});
+    let input = json!({"prompt": "Nest", "team": [agent("lead"), agent("mid"), agent("leaf")]});
+    let run = h.start(input, json!({"hitl_config": {"run_policy": "auto"}})).await;
+    let done = h.status(&run.id, RunStatus::Completed).await;
+    assert_eq!(done.result.unwrap()["text"], "Lead done.");
+
+    let sent = prompts(&script);
+    assert_eq!(sent.len(), 6);
+    assert!(sent[3].contains("parallel handoffs nest at most 2 deep; this branch is 2 deep"), "{}", sent[3]);
+    let mid = &h.engine.child_runs(&run.id).unwrap()[0];
+    assert_eq!(mid.input["branch"]["depth"], 1);
+    let leaf = &h.engine.child_runs(&mid.id).unwrap()[0];
+    assert_eq!(
+        (leaf.input["branch"]["depth"].as_u64(), leaf.result.as_ref().unwrap()["text"].as_str()),
+        (Some(2), Some("Leaf done."))
+    );
+    assert!(h.engine.child_runs(&leaf.id).unwrap().is_empty(), "no third level");
+    assert!(sent[5].contains("mid on `split it`: completed: Mid done."), "{}", sent[5]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pausing_and_cancelling_the_run_reaches_its_branches() {
     use axum::http::Method;
     use gatehouse_providers::{OpenAiProvider, ProviderKind};
