@@ -381,3 +381,42 @@ async fn a_reviewer_sends_the_coder_back_to_redo_its_turn_while_paused_at_a_brea
     );
     assert!(!sent[0].contains("sent you back"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_step_mode_the_agent_holding_the_turn_redoes_its_answer_before_it_is_reviewed() {
+    let h = Harness::new();
+    let input = json!({"prompt": "Ship the release", "team": [member("deployer", "deployer", &[])]});
+    let run = h.start(input, json!({"step_mode": "step"})).await;
+    h.status(&run.id, RunStatus::Paused).await;
+    assert!(h.gates(&run.id).is_empty(), "paused after the answer, before its review");
+
+    // No agent named: the one holding the turn goes back.
+    let team = team_of(&h.engine.run(&run.id).unwrap()).unwrap();
+    let request = RestartTask::check(&json!({"instruction": "name the version"}), &team).unwrap();
+    h.engine.add_turn(&run.id, request.turn("alice"), "alice").unwrap();
+    // A step: the answer is recorded, and the run pauses again before its review.
+    h.engine.step_run(&run.id, "alice").unwrap();
+    let answered = h
+        .until(|e| {
+            let turns = e.turns(&run.id)?;
+            Ok((paused(e, &run.id) && steps(&turns, "agent_turn").len() == 1).then_some(()))
+        })
+        .await;
+    assert!(answered.is_some(), "{:#?}", h.history(&run.id));
+    assert!(h.gates(&run.id).is_empty());
+    h.engine.set_run_control(&run.id, StepMode::Continuous, Vec::new(), "alice").unwrap();
+    h.engine.resume_run(&run.id, "alice").unwrap();
+    let gate = h.gate(&run.id, GateKind::ResponseReview).await;
+    h.decide(&gate, DecisionInput::approve());
+    h.status(&run.id, RunStatus::Completed).await;
+
+    let gates = h.gates(&run.id);
+    assert_eq!(gates.len(), 1, "only the redone answer was reviewed");
+    let sent = prompts(&h.scripted);
+    assert_eq!(sent.len(), 2);
+    assert!(sent[1].contains("A reviewer (alice) sent you back to redo your turn: name the version"), "{}", sent[1]);
+    let turns = h.turns(&run.id);
+    let taken = steps(&turns, "restart_task");
+    assert_eq!(taken.len(), 1);
+    assert_eq!(taken[0]["restart_taken"]["agent"], "deployer");
+}
