@@ -951,6 +951,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/hitl/runs/{run_id}/restart-task": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sends an agent of a live team run back to redo its turn, with an
+         *     optional instruction. 422 naming the field (`agent` not on the team),
+         *     409 for a run that ended, has no team (a plan task's restart is not
+         *     offered yet) or waits at a gate; 403 for an agent's token.
+         */
+        post: operations["restart_task"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/hitl/runs/{run_id}/step": {
         parameters: {
             query?: never;
@@ -2887,6 +2909,35 @@ export interface components {
             /** @description The whole gate, with its decision once there is one. */
             gate: components["schemas"]["Gate"];
         };
+        /** @description One branch of a parallel handoff: a sub-run of the run. */
+        ParallelBranchState: {
+            /** @description The agent. */
+            agent: string;
+            /** @description Its task. */
+            task: string;
+            /** @description Its sub-run. */
+            run_id: string;
+            /** @description The sub-run's status. */
+            status: string;
+            /** @description Its answer once it has one. */
+            answer: string;
+        };
+        /** @description One parallel handoff: the coordinating agent waits at its sync point. */
+        ParallelGroupState: {
+            /**
+             * Format: int32
+             * @description The run's turn that started the branches.
+             */
+            turn: number;
+            /** @description The coordinating agent. */
+            lead: string;
+            /** @description `wait_all` or `first_answer`. */
+            strategy: string;
+            /** @description Whether the sync point was passed. */
+            synced: boolean;
+            /** @description The branches. */
+            branches: components["schemas"]["ParallelBranchState"][];
+        };
         /** @description A named participant of a run. */
         Participant: {
             /** @description Display name, e.g. `BackendWorker-abc123` or `alice`. */
@@ -3248,6 +3299,13 @@ export interface components {
             artifact: string;
             /** @description What the agent wants to know about it. */
             questions?: string[];
+        };
+        /** @description Which agent redoes its turn, and what it is told. */
+        RestartTaskRequest: {
+            /** @description The agent sent back; absent: the agent holding the turn. */
+            agent?: string | null;
+            /** @description What the agent is told as it redoes its turn. */
+            instruction?: string | null;
         };
         /** @description Limits under which `auto_with_thresholds` lets a gate pass without a human. */
         ReviewThresholds: {
@@ -3715,6 +3773,24 @@ export interface components {
             /** @description Why, in its words. */
             reasoning: string;
         };
+        /** @description One change of a team and who made it. */
+        TeamChangeEntry: {
+            /**
+             * Format: int32
+             * @description The run's turn recording it.
+             */
+            turn: number;
+            /** @description The reviewer or the agent that changed the team. */
+            by: string;
+            /** @description `reviewer` or `agent`. */
+            by_kind: string;
+            /** @description The sub-team an agent's change concerns. */
+            team_name?: string | null;
+            /** @description `add`, `remove` or `update`. */
+            action: string;
+            /** @description What the timeline says. */
+            description: string;
+        };
         /** @description A change to a running team. */
         TeamChangeRequest: {
             /** @description What the change does. */
@@ -3845,6 +3921,10 @@ export interface components {
             /** @description The team's proposals with their votes and reasoning (consensus tools), oldest first. */
             proposals: components["schemas"]["TeamProposal"][];
             workflow?: null | components["schemas"]["TeamWorkflow"];
+            /** @description Every change of the team, by reviewers and agents, oldest first. */
+            changes: components["schemas"]["TeamChangeEntry"][];
+            /** @description Every parallel handoff with its sync point and branches. */
+            parallel: components["schemas"]["ParallelGroupState"][];
         };
         /**
          * @description What a workflow step ends in.
@@ -6938,6 +7018,73 @@ export interface operations {
                 };
             };
             /** @description A parameter is malformed or out of range; `field` names it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    restart_task: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The run */
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RestartTaskRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamState"];
+                };
+            };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
             422: {
                 headers: {
                     [name: string]: unknown;

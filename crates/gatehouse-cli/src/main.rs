@@ -21,6 +21,7 @@ mod listing;
 mod mcp;
 mod out;
 mod runs;
+mod runs_restart;
 mod runs_team;
 mod serve;
 mod signin_link;

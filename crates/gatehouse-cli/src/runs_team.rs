@@ -65,6 +65,10 @@ struct TeamState {
     handoffs: Vec<Value>,
     memory: Vec<Value>,
     memory_history: Vec<Value>,
+    #[serde(default)]
+    changes: Vec<Value>,
+    #[serde(default)]
+    parallel: Vec<Value>,
 }
 
 /// `runs team RUN [CHANGE]`: shows the team, after changing it when asked.
@@ -136,6 +140,31 @@ fn print(state: &TeamState) {
     for h in &state.handoffs {
         let turn = h["turn"].as_u64().unwrap_or(0);
         outln!("  #{turn} {} -> {}: {}", text(h, "from"), text(h, "to"), short(&text(h, "reason"), 70));
+    }
+    for g in &state.parallel {
+        let sync = if g["synced"] == true { "passed" } else { "waiting" };
+        outln!("\nParallel work by {} ({}), sync point {sync}:", text(g, "lead"), text(g, "strategy"));
+        for b in g["branches"].as_array().into_iter().flatten() {
+            outln!(
+                "  {} [{}] {}: {}",
+                text(b, "agent"),
+                text(b, "status"),
+                short(&text(b, "task"), 40),
+                text(b, "run_id")
+            );
+        }
+    }
+    if !state.changes.is_empty() {
+        outln!("\nTeam changes ({}):", state.changes.len());
+        for c in &state.changes {
+            outln!(
+                "  #{} {} ({}): {}",
+                c["turn"].as_u64().unwrap_or(0),
+                text(c, "by"),
+                text(c, "by_kind"),
+                text(c, "description")
+            );
+        }
     }
     outln!("\nMemory ({} keys, {} changes):", state.memory.len(), state.memory_history.len());
     for m in &state.memory {

@@ -272,6 +272,11 @@ impl Handle {
         &self.orch
     }
 
+    /// Drives another run too (a parallel branch) unless it is driven already.
+    pub fn drive_also(&self, run: RunId) {
+        self.orch.drive(run);
+    }
+
     /// Runs `f` on the engine off the async runtime.
     pub async fn engine<T, F>(&self, f: F) -> Step<T>
     where

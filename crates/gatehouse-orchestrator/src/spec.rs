@@ -49,6 +49,10 @@ pub struct RunSpec {
     /// How the team's proposals are finalised (`consensus`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub consensus: Option<crate::team::consensus_tools::ConsensusSettings>,
+    /// Set on a parallel branch's sub-run only (never read from a run
+    /// input): whose `parallel_handoff` started it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<team::parallel::Branch>,
 }
 
 impl RunSpec {
@@ -180,6 +184,7 @@ pub fn parse(input: &Value, registry: &ProviderRegistry) -> Result<RunSpec, Spec
         team,
         pattern,
         consensus,
+        branch: None,
     })
 }
 

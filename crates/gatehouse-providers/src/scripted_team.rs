@@ -9,6 +9,10 @@
 //! tester; the tester finds failing tests on its first turn (noting the
 //! report in the team's memory) and hands back to the coder, then passes
 //! and hands to the deployer; the deployer deploys and answers.
+//!
+//! The parallel research sweep: a lead hands each researcher of the team
+//! one angle of the task at once (`parallel_handoff`), waits at the sync
+//! point, and writes the summary of their findings once handed them.
 
 use serde_json::{json, Value};
 
@@ -57,10 +61,39 @@ pub fn team_turn(prompt: &str) -> Option<(String, Vec<ScriptedToolCall>)> {
             .collect();
         return Some(("Ran the tests again: all 14 pass.".to_owned(), calls));
     }
+    if role.contains("researcher") {
+        return Some((format!("Findings on {task}: three sources agree, one disagrees."), Vec::new()));
+    }
+    if role.contains("lead") {
+        return Some(lead_turn(prompt, task, &members, name));
+    }
     if role.contains("deployer") {
         return Some((format!("Deployed to production: {task}."), Vec::new()));
     }
     Some((format!("Done: {task}."), Vec::new()))
+}
+
+/// The angles a lead hands its researchers, in turn.
+const ANGLES: [&str; 3] = ["prior work", "open-source tools", "benchmarks"];
+
+/// The lead of a research sweep: hands out the angles, then sums the findings up.
+fn lead_turn(prompt: &str, task: &str, members: &[(String, String)], name: &str) -> (String, Vec<ScriptedToolCall>) {
+    if prompt.contains("parallel_handoff (") {
+        let found = prompt.lines().filter(|l| l.contains(": completed: ")).count();
+        return (
+            format!("Summary of the research on {task}: {found} researchers reported; the findings mostly agree."),
+            Vec::new(),
+        );
+    }
+    let researchers: Vec<&str> =
+        members.iter().filter(|(n, r)| r.contains("researcher") && n != name).map(|(n, _)| n.as_str()).collect();
+    if researchers.is_empty() {
+        return (format!("Researched {task} alone."), Vec::new());
+    }
+    let tasks: Vec<String> =
+        researchers.iter().enumerate().map(|(i, _)| format!("{} for {task}", ANGLES[i % ANGLES.len()])).collect();
+    let call = json!({"agents": researchers, "tasks": tasks, "coordination_strategy": "wait_all"});
+    (format!("Handing out {} angles of {task}.", researchers.len()), vec![("parallel_handoff".to_owned(), call)])
 }
 
 /// The team's members as `- NAME (ROLE)` lines: names and lowercased roles
@@ -127,6 +160,20 @@ mod tests {
         let (text, calls) = team_turn(&prompt("d", "deployer", 0, "")).unwrap();
         assert_eq!((text.as_str(), calls.len()), ("Deployed to production: ship it.", 0));
         assert!(team_turn("Restate the goal").is_none());
+    }
+
+    #[test]
+    fn the_lead_hands_out_angles_then_sums_the_findings_up() {
+        let team = "You are `lead`, the team's lead.\nTeam:\n- lead (lead)\n- r1 (researcher)\n- r2 (researcher)\nTask: caching\n";
+        let (_, calls) = team_turn(team).unwrap();
+        assert_eq!(calls[0].0, "parallel_handoff");
+        assert_eq!(calls[0].1["agents"], json!(["r1", "r2"]));
+        assert_eq!(calls[0].1["tasks"][1], "open-source tools for caching");
+        let handed = format!("{team}Notes:\n- parallel_handoff (wait_all): the branches' answers:\n- r1 on `x`: completed: F\n- r2 on `y`: completed: G\n");
+        let (text, calls) = team_turn(&handed).unwrap();
+        assert!(calls.is_empty() && text.contains("2 researchers reported"), "{text}");
+        let (text, _) = team_turn("You are `r1`, the team's researcher.\nTask: benchmarks for caching\n").unwrap();
+        assert!(text.starts_with("Findings on benchmarks for caching"), "{text}");
     }
 
     #[test]

@@ -173,6 +173,12 @@ export const WORDS = {
 
 export type Enum = keyof typeof WORDS;
 
+/** A parallel handoff's coordination strategy, as the team view shows it (a string in the API). */
+export const COORDINATION_STRATEGY = { wait_all: "waits for every branch", first_answer: "takes the first answer" } as const;
+
+/** Who changed a team (`TeamChangeEntry.by_kind`, a string in the API). */
+export const CHANGED_BY = { reviewer: "Reviewer", agent: "Agent" } as const;
+
 /**
  * The label of `value` in `enumName`; a value the table does not know (a
  * newer server) reads as words, never as an identifier: "awaiting_human"

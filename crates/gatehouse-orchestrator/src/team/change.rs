@@ -133,11 +133,12 @@ pub fn recorded(turns: &[Turn]) -> Vec<(u32, TeamChange)> {
         .collect()
 }
 
-/// The team as it will be once every recorded change is applied.
+/// The team as it will be once every recorded change (reviewers' and
+/// agents', [`super::dynamic::changes`]) is applied.
 pub fn current(start: &Team, turns: &[Turn]) -> Team {
     let mut team = start.clone();
-    for (_, change) in recorded(turns) {
-        change.apply(&mut team);
+    for entry in super::dynamic::changes(turns) {
+        entry.change.apply(&mut team);
     }
     team
 }

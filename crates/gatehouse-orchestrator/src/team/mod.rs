@@ -6,8 +6,11 @@
 
 pub mod change;
 pub mod consensus_tools;
+pub mod dynamic;
 pub(crate) mod memory;
+pub mod parallel;
 pub mod pattern_steps;
+pub mod restart;
 pub(crate) mod tools;
 pub(crate) mod turns;
 pub mod view;

@@ -30,11 +30,19 @@ pub(crate) enum BuiltinTool {
     FinalizeConsensus,
     /// End a workflow step with its outcome (pattern runs).
     ReportOutcome,
+    /// Hand tasks to several agents at once, as sub-runs, and wait at a sync point.
+    ParallelHandoff,
+    /// Add a named sub-team of new agents.
+    CreateTeam,
+    /// Add agents to, or remove them from, a sub-team an agent created.
+    ModifyTeam,
+    /// Remove a sub-team an agent created, its agents with it.
+    DissolveTeam,
 }
 
 impl BuiltinTool {
     /// Every built-in tool, in the order agents are shown them.
-    pub const ALL: [BuiltinTool; 8] = [
+    pub const ALL: [BuiltinTool; 12] = [
         Self::Handoff,
         Self::StoreMemory,
         Self::RetrieveMemory,
@@ -43,6 +51,10 @@ impl BuiltinTool {
         Self::VoteOnProposal,
         Self::FinalizeConsensus,
         Self::ReportOutcome,
+        Self::ParallelHandoff,
+        Self::CreateTeam,
+        Self::ModifyTeam,
+        Self::DissolveTeam,
     ];
 
     /// The tool called `name`.
@@ -66,6 +78,10 @@ impl BuiltinTool {
             Self::VoteOnProposal => "vote_on_proposal",
             Self::FinalizeConsensus => "finalize_consensus",
             Self::ReportOutcome => "report_outcome",
+            Self::ParallelHandoff => "parallel_handoff",
+            Self::CreateTeam => "create_team",
+            Self::ModifyTeam => "modify_team",
+            Self::DissolveTeam => "dissolve_team",
         }
     }
 
@@ -94,6 +110,19 @@ impl BuiltinTool {
             Self::ReportOutcome => {
                 "report_outcome(outcome: success|failure|pass|fail, summary: str): end your workflow step"
             }
+            Self::ParallelHandoff => {
+                "parallel_handoff(agents: list[str], tasks: list[str], coordination_strategy: wait_all|first_answer): \
+                 give each agent its task side by side and wait for their answers"
+            }
+            Self::CreateTeam => {
+                "create_team(team_name: str, agents: list[{name, role, provider, model, tools}], purpose: str): \
+                 add a sub-team of new agents"
+            }
+            Self::ModifyTeam => {
+                "modify_team(team_name: str, add_agents: list[{name, role, provider, model, tools}], \
+                 remove_agents: list[str]): change a sub-team an agent created"
+            }
+            Self::DissolveTeam => "dissolve_team(team_name: str, reason: str): remove a sub-team an agent created",
         }
     }
 }
@@ -119,6 +148,18 @@ impl BuiltinTool {
                 "proposal_id": {"type": "string"}}}),
             Self::ReportOutcome => json!({"type": "object", "required": ["outcome"], "properties": {
                 "outcome": {"type": "string"}, "summary": {"type": "string"}}}),
+            Self::ParallelHandoff => json!({"type": "object", "required": ["agents", "tasks"], "properties": {
+                "agents": {"type": "array", "items": {"type": "string"}},
+                "tasks": {"type": "array", "items": {"type": "string"}},
+                "coordination_strategy": {"type": "string"}}}),
+            Self::CreateTeam => json!({"type": "object", "required": ["team_name", "agents"], "properties": {
+                "team_name": {"type": "string"}, "agents": {"type": "array", "items": {"type": "object"}},
+                "purpose": {"type": "string"}}}),
+            Self::ModifyTeam => json!({"type": "object", "required": ["team_name"], "properties": {
+                "team_name": {"type": "string"}, "add_agents": {"type": "array", "items": {"type": "object"}},
+                "remove_agents": {"type": "array", "items": {"type": "string"}}}}),
+            Self::DissolveTeam => json!({"type": "object", "required": ["team_name"], "properties": {
+                "team_name": {"type": "string"}, "reason": {"type": "string"}}}),
         }
     }
 }

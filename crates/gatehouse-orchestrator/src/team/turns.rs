@@ -22,8 +22,11 @@ use crate::spec::RunSpec;
 
 use super::change::{self, TeamChange};
 use super::consensus_tools;
+use super::dynamic::{self, Reshaped, SubTeams};
 use super::memory;
+use super::parallel;
 use super::pattern_steps::{self, FlowAt, Moved};
+use super::restart;
 use super::tools::{calls_in, calls_in_text, offered, text_arg, BuiltinTool, ToolCall};
 use super::{Team, TeamAgent};
 
@@ -61,6 +64,10 @@ struct Position {
     consensus: crate::consensus::Consensus,
     /// Where a pattern run stands in its workflow.
     flow: Option<FlowAt>,
+    /// The last reviewer's restart request taken (its turn index).
+    restarts: u32,
+    /// The sub-teams agents created.
+    sub_teams: SubTeams,
 }
 
 /// Drives a team run to its reviewed answer.
@@ -77,6 +84,8 @@ pub(crate) async fn run(d: &mut Driver, spec: &RunSpec, team: &Team) -> Step<Val
         handoffs: Vec::new(),
         consensus: Default::default(),
         flow: spec.pattern.clone().map(FlowAt::new),
+        restarts: 0,
+        sub_teams: SubTeams::new(),
     };
     loop {
         at.turn += 1;
@@ -93,29 +102,54 @@ pub(crate) async fn run(d: &mut Driver, spec: &RunSpec, team: &Team) -> Step<Val
             None => team.agents[0].clone(),
         };
         at.active = agent.name.clone();
+        let (here, next) = (format!("team:{}:restart", at.turn), format!("team:{}:call", at.turn));
+        let agent = match restart_at(d, &team, &mut at, &here, &[next]).await? {
+            true => team.agent(&at.active).cloned().unwrap_or(agent),
+            false => agent,
+        };
         let said = agent_turn(d, spec, &team, &agent, &at).await?;
         *at.turns_by.entry(agent.name.clone()).or_default() += 1;
         at.notes.clear();
         at.handed = None;
         let mut stepped = call_keys(d, at.turn);
         stepped.push(format!("team:{}", at.turn));
+        let mut restarted = false;
         if said.calls.is_empty() {
             match &said.feedback {
                 // Broken tool calls are no answer: the agent is told why and goes again.
                 Some(feedback) => at.notes.push(feedback.clone()),
+                // A parallel branch's answer goes to its coordinating agent, reviewed with its answer.
+                None if spec.branch.is_some() => return Ok(parallel::branch_result(&agent, &said.text, at.turn)),
                 // In a workflow the step's outcome ends a turn (below), never a bare answer.
                 None if at.flow.is_some() => {}
-                None => match review_answer(d, &agent, &said, &at).await? {
-                    Ok(result) => return Ok(result),
-                    Err(feedback) => at.notes.push(feedback),
-                },
+                None => {
+                    let (here, next) =
+                        (format!("team:{}:answer:restart", at.turn), format!("team:{}:answer:decided", at.turn));
+                    restarted = restart_at(d, &team, &mut at, &here, &[next]).await?;
+                    if !restarted {
+                        match review_answer(d, &agent, &said, &at).await? {
+                            Ok(result) => return Ok(result),
+                            Err(feedback) => at.notes.push(feedback),
+                        }
+                    }
+                }
             }
         }
         for (i, call) in said.calls.iter().enumerate() {
             let key = format!("team:{}:tool:{i}", at.turn);
+            if restart_at(d, &team, &mut at, &format!("{key}:restart"), &[key.clone(), format!("{key}:branches")])
+                .await?
+            {
+                restarted = true;
+                break;
+            }
             stepped.push(key.clone());
             match intercept(d, &team, &agent, call, &key, &mut at, spec).await? {
                 Intercepted::Answer(answer) => at.notes.push(answer),
+                Intercepted::Reshaped(reshaped) => {
+                    at.notes.push(reshaped.answer.clone());
+                    reshaped.apply(&mut team, &mut at.sub_teams);
+                }
                 Intercepted::Handoff { to, reason, context } => {
                     at.handoffs.push(json!({"turn": at.turn, "from": agent.name, "to": to, "reason": reason}));
                     at.handed = Some((agent.name.clone(), reason, context));
@@ -124,7 +158,9 @@ pub(crate) async fn run(d: &mut Driver, spec: &RunSpec, team: &Team) -> Step<Val
                 }
             }
         }
-        if let Some(feedback) = said.feedback.as_ref().filter(|_| !said.calls.is_empty() && at.handed.is_none()) {
+        if let Some(feedback) =
+            said.feedback.as_ref().filter(|_| !said.calls.is_empty() && at.handed.is_none() && !restarted)
+        {
             at.notes.push(feedback.clone());
         }
         if let Some(result) = flow_turn(d, &agent, &said, &mut at).await? {
@@ -136,6 +172,18 @@ pub(crate) async fn run(d: &mut Driver, spec: &RunSpec, team: &Team) -> Step<Val
             flow.follow(&before, &at.active);
         }
     }
+}
+
+/// Takes a reviewer's restart at the boundary `here` ([`restart::taken`]):
+/// the agent it names holds the turn, told why. True when one was taken.
+async fn restart_at(d: &mut Driver, team: &Team, at: &mut Position, here: &str, next: &[String]) -> Step<bool> {
+    let current = at.active.clone();
+    let Some(took) = restart::taken(d, team, here, next, &mut at.restarts, &current).await? else {
+        return Ok(false);
+    };
+    at.active = took.agent;
+    at.notes.push(took.note);
+    Ok(true)
 }
 
 /// The keys the turn's model call was journaled under (retries included).
@@ -306,6 +354,7 @@ fn prompt(spec: &RunSpec, team: &Team, agent: &TeamAgent, at: &Position) -> Stri
 
 enum Intercepted {
     Answer(String),
+    Reshaped(Reshaped),
     Handoff { to: String, reason: String, context: Value },
 }
 
@@ -336,8 +385,17 @@ async fn intercept(
         let answer = consensus_tools::call(d, tool, team, agent, call, key, state, settings).await?;
         return Ok(Intercepted::Answer(answer));
     }
-    if tool == BuiltinTool::ReportOutcome {
-        return pattern_steps::report(d, at.flow.as_mut(), agent, call, key).await.map(Intercepted::Answer);
+    match tool {
+        BuiltinTool::ReportOutcome => {
+            return pattern_steps::report(d, at.flow.as_mut(), agent, call, key).await.map(Intercepted::Answer)
+        }
+        BuiltinTool::ParallelHandoff => {
+            return parallel::handoff(d, team, agent, call, key).await.map(Intercepted::Answer)
+        }
+        BuiltinTool::CreateTeam | BuiltinTool::ModifyTeam | BuiltinTool::DissolveTeam => {
+            return dynamic::call(d, tool, team, &at.sub_teams, agent, call, key).await.map(Intercepted::Reshaped);
+        }
+        _ => {}
     }
     let (h, name, args) = (d.handle(), agent.name.clone(), call.args.clone());
     let work = async move {
@@ -349,7 +407,11 @@ async fn intercept(
             | BuiltinTool::ProposeDecision
             | BuiltinTool::VoteOnProposal
             | BuiltinTool::FinalizeConsensus
-            | BuiltinTool::ReportOutcome => unreachable!("handled above"),
+            | BuiltinTool::ReportOutcome
+            | BuiltinTool::ParallelHandoff
+            | BuiltinTool::CreateTeam
+            | BuiltinTool::ModifyTeam
+            | BuiltinTool::DissolveTeam => unreachable!("handled above"),
         }
     };
     tool_answer(d, agent, call, key, work).await.map(Intercepted::Answer)

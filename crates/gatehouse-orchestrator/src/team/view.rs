@@ -12,9 +12,11 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::consensus_tools::{proposals_in, ProposalView};
+use super::dynamic::ChangeEntry;
 use super::memory::Entry;
+use super::parallel::{self, ParallelGroup};
 use super::pattern_steps::{workflow_in, WorkflowView};
-use super::{change, Team, TeamAgent};
+use super::{change, dynamic, Team, TeamAgent};
 use crate::spec::RunSpec;
 
 /// A team run as a reviewer sees it.
@@ -34,6 +36,12 @@ pub struct TeamView {
     pub proposals: Vec<ProposalView>,
     /// The workflow a pattern run follows, and where it stands.
     pub workflow: Option<WorkflowView>,
+    /// Every change of the team, by reviewers and agents, oldest first.
+    pub changes: Vec<ChangeEntry>,
+    /// Every parallel handoff with its sync point and branches (their
+    /// status as of `children` given to [`parallel::groups`]; the server
+    /// reads the sub-runs).
+    pub parallel: Vec<ParallelGroup>,
 }
 
 /// One handoff: an arrow of the team's graph.
@@ -117,6 +125,9 @@ pub fn team_view(
         {
             active = chosen.to_owned();
         }
+        if let Some(agent) = meta.get("restart_taken").and_then(|r| r.get("agent")).and_then(Value::as_str) {
+            active = agent.to_owned();
+        }
     }
     let memory = context
         .iter()
@@ -135,7 +146,8 @@ pub fn team_view(
         })
         .collect();
     let (proposals, workflow) = (proposals_in(turns), workflow_in(run, turns));
-    Some(TeamView { agents, active, handoffs, memory, memory_history, proposals, workflow })
+    let (changes, parallel) = (dynamic::changes(turns), parallel::groups(turns, &[]));
+    Some(TeamView { agents, active, handoffs, memory, memory_history, proposals, workflow, changes, parallel })
 }
 
 /// `memory:SCOPE:KEY` as scope and key.

@@ -21,3 +21,4 @@ mod released;
 mod restart;
 mod team;
 mod teamflow;
+mod team_parallel;

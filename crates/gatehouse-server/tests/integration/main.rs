@@ -40,5 +40,6 @@ mod storage_failure;
 mod subagents;
 mod team;
 mod team_flow;
+mod team_restart;
 mod tls;
 mod webhooks;

@@ -2,14 +2,16 @@
 //! kind, every run policy, every blocking mode, plans, shared context,
 //! scoring, quorum, a lost race between reviewers, a cancelled run and an
 //! expired question; then five runs Gatehouse orchestrates itself with the
-//! scripted provider, and three team runs: agents handing off to each
-//! other, a consensus people decide at a quorum gate, and a workflow with a
-//! people's review step. Each story reads top to bottom like what happened.
+//! scripted provider, and four team runs: agents handing off to each
+//! other, a lead handing three researchers their topics in parallel, a
+//! consensus people decide at a quorum gate, and a workflow with a people's
+//! review step. Each story reads top to bottom like what happened.
 
 mod engineering;
 mod images;
 mod operations;
 mod orchestrated;
+mod sweep;
 mod team;
 
 use anyhow::Result;
@@ -18,7 +20,7 @@ use gatehouse_engine::run::{Participant, Role};
 use super::Sim;
 
 /// How many runs the stories create.
-pub const COUNT: u32 = 7 + orchestrated::COUNT + team::COUNT;
+pub const COUNT: u32 = 7 + orchestrated::COUNT + team::COUNT + sweep::COUNT;
 
 /// Plays every story in order.
 pub fn play(sim: &mut Sim) -> Result<()> {
@@ -30,7 +32,8 @@ pub fn play(sim: &mut Sim) -> Result<()> {
     images::cancelled_batch(sim)?;
     engineering::nightly_ledger(sim)?;
     orchestrated::play(sim)?;
-    team::play(sim)
+    team::play(sim)?;
+    sweep::play(sim)
 }
 
 /// Participants from `(name, role)` pairs.

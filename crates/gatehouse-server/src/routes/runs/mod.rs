@@ -20,6 +20,7 @@ pub mod events;
 pub mod lifecycle;
 pub mod listing;
 pub mod nodes;
+pub mod restart_task;
 pub mod team;
 pub mod turns;
 
@@ -48,6 +49,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(listing::session_active_runs))
         .routes(routes!(events::run_events))
         .routes(routes!(team::team_of_run, team::change_team))
+        .routes(routes!(restart_task::restart_task))
 }
 
 /// The run, if the caller may see it (agents: runs they drive or take part

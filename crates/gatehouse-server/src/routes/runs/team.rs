@@ -18,6 +18,8 @@ use gatehouse_orchestrator::pattern::StepKind;
 use gatehouse_orchestrator::team::change::{self, TeamChange};
 use gatehouse_orchestrator::team::consensus_tools::ProposalView;
 use gatehouse_orchestrator::team::pattern_steps::WorkflowView;
+use gatehouse_orchestrator::team::dynamic::ChangeEntry;
+use gatehouse_orchestrator::team::parallel::{groups, ParallelGroup};
 use gatehouse_orchestrator::team::view::{team_of, team_view, TeamView};
 use gatehouse_orchestrator::team::TeamAgent;
 use serde::{Deserialize, Serialize};
@@ -109,6 +111,92 @@ pub struct TeamState {
     pub proposals: Vec<TeamProposal>,
     /// The workflow a pattern run follows and where it stands; absent without a pattern.
     pub workflow: Option<TeamWorkflow>,
+    /// Every change of the team, by reviewers and agents, oldest first.
+    pub changes: Vec<TeamChangeEntry>,
+    /// Every parallel handoff with its sync point and branches.
+    pub parallel: Vec<ParallelGroupState>,
+}
+
+/// One change of a team and who made it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TeamChangeEntry {
+    /// The run's turn recording it.
+    pub turn: u32,
+    /// The reviewer or the agent that changed the team.
+    pub by: String,
+    /// `reviewer` or `agent`.
+    pub by_kind: String,
+    /// The sub-team an agent's change concerns.
+    pub team_name: Option<String>,
+    /// `add`, `remove` or `update`.
+    pub action: String,
+    /// What the timeline says.
+    pub description: String,
+}
+
+/// One parallel handoff: the coordinating agent waits at its sync point.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ParallelGroupState {
+    /// The run's turn that started the branches.
+    pub turn: u32,
+    /// The coordinating agent.
+    pub lead: String,
+    /// `wait_all` or `first_answer`.
+    pub strategy: String,
+    /// Whether the sync point was passed.
+    pub synced: bool,
+    /// The branches.
+    pub branches: Vec<ParallelBranchState>,
+}
+
+/// One branch of a parallel handoff: a sub-run of the run.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ParallelBranchState {
+    /// The agent.
+    pub agent: String,
+    /// Its task.
+    pub task: String,
+    /// Its sub-run.
+    pub run_id: String,
+    /// The sub-run's status.
+    pub status: String,
+    /// Its answer once it has one.
+    pub answer: String,
+}
+
+impl From<ChangeEntry> for TeamChangeEntry {
+    fn from(c: ChangeEntry) -> Self {
+        let action = match &c.change {
+            TeamChange::Add { .. } => "add",
+            TeamChange::Remove { .. } => "remove",
+            TeamChange::Update { .. } => "update",
+        };
+        Self {
+            turn: c.turn,
+            by: c.by,
+            by_kind: c.by_kind,
+            team_name: c.team_name,
+            action: action.to_owned(),
+            description: c.description,
+        }
+    }
+}
+
+impl From<ParallelGroup> for ParallelGroupState {
+    fn from(g: ParallelGroup) -> Self {
+        let branches = g
+            .branches
+            .into_iter()
+            .map(|b| ParallelBranchState {
+                agent: b.agent,
+                task: b.task,
+                run_id: b.run_id,
+                status: b.status,
+                answer: b.answer,
+            })
+            .collect();
+        Self { turn: g.turn, lead: g.lead, strategy: g.strategy, synced: g.synced, branches }
+    }
 }
 
 impl From<TeamAgent> for TeamMember {
@@ -152,6 +240,8 @@ impl From<TeamView> for TeamState {
                 .collect(),
             proposals: v.proposals.into_iter().map(TeamProposal::from).collect(),
             workflow: v.workflow.map(TeamWorkflow::from),
+            changes: v.changes.into_iter().map(TeamChangeEntry::from).collect(),
+            parallel: v.parallel.into_iter().map(ParallelGroupState::from).collect(),
         }
     }
 }
@@ -454,11 +544,12 @@ fn no_team(run: &Run) -> ApiError {
     ApiError::new(StatusCode::CONFLICT, ApiErrorCode::Conflict, format!("run {} has no team", run.id))
 }
 
-fn state_of(e: &Engine, run: &Run) -> ApiResult<TeamState> {
+pub(super) fn state_of(e: &Engine, run: &Run) -> ApiResult<TeamState> {
     let turns = e.turns(&run.id)?;
     let context = e.context(&run.id)?;
     let history = e.context_history(&run.id)?;
-    let view = team_view(run, &turns, &context, &history).ok_or_else(|| no_team(run))?;
+    let mut view = team_view(run, &turns, &context, &history).ok_or_else(|| no_team(run))?;
+    view.parallel = groups(&turns, &e.child_runs(&run.id)?);
     Ok(view.into())
 }
 

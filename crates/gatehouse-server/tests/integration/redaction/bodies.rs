@@ -272,6 +272,10 @@ pub(super) fn fit(op: &str, body: &mut Value, canary: &str, ctx: &Ids) {
                 obj.remove(field);
             }
         }
+        // The coder of a paused team run goes back; the instruction is free text.
+        "POST /runs/{run_id}/restart-task" => {
+            obj.insert("agent".into(), json!("coder"));
+        }
         _ => {}
     }
 }
@@ -296,7 +300,8 @@ pub(super) fn caller<'s>(s: &'s TestServer, op: &str) -> &'s str {
         | "PUT /runs/{run_id}/next-agent"
         | "POST /replays"
         | "POST /replays/{replay_id}/control"
-        | "POST /runs/{run_id}/team" => &s.reviewer,
+        | "POST /runs/{run_id}/team"
+        | "POST /runs/{run_id}/restart-task" => &s.reviewer,
         "POST /recordings"
         | "POST /tokens"
         | "POST /signin-links"
@@ -324,6 +329,17 @@ pub(super) async fn team_run(s: &TestServer) -> String {
     let agent = |name: &str| json!({"name": name, "role": name, "provider": "scripted", "model": "chat"});
     let input = json!({"prompt": "Fix the login page", "team": [agent("coder"), agent("tester")]});
     let (status, body) = s.post("/run", &s.admin, json!({"run_input": input})).await;
+    assert_eq!(status, 201, "{body}");
+    body["run_id"].as_str().expect("run id").to_owned()
+}
+
+/// A team run paused at a breakpoint after each agent turn (no gate opens), for a restart.
+pub(super) async fn paused_team_run(s: &TestServer) -> String {
+    let agent = |name: &str| json!({"name": name, "role": name, "provider": "scripted", "model": "chat"});
+    let input = json!({"prompt": "Fix the login page", "team": [agent("coder"), agent("tester")]});
+    let body =
+        json!({"run_input": input, "step_mode": "breakpoint", "breakpoints": [{"on": "step", "name": "agent_turn"}]});
+    let (status, body) = s.post("/run", &s.admin, body).await;
     assert_eq!(status, 201, "{body}");
     body["run_id"].as_str().expect("run id").to_owned()
 }

@@ -15,7 +15,8 @@ use std::time::Duration;
 use crate::common;
 
 use bodies::{
-    caller, canary_paths, fit, gate_for, node_run, recording_with, string_fields, team_run, Generator, Ids, NODE,
+    caller, canary_paths, fit, gate_for, node_run, paused_team_run, recording_with, string_fields, team_run, Generator,
+    Ids, NODE,
 };
 use common::sse::Sse;
 use common::TestServer;
@@ -77,6 +78,8 @@ async fn no_secret_sent_in_any_field_of_any_operation_is_stored_streamed_exporte
                     node_run(&s).await
                 } else if op.ends_with("/team") {
                     team_run(&s).await
+                } else if op.ends_with("/restart-task") {
+                    paused_team_run(&s).await
                 } else if own {
                     s.run().await
                 } else {
@@ -84,7 +87,7 @@ async fn no_secret_sent_in_any_field_of_any_operation_is_stored_streamed_exporte
                 };
                 // A gate also starts the run.
                 let gate = if own { gate_for(&s, op, &run, pick).await } else { String::new() };
-                if own || op.contains("/nodes/") || op.ends_with("/team") {
+                if own || op.contains("/nodes/") || op.ends_with("/team") || op.ends_with("/restart-task") {
                     runs.push(run.clone());
                 }
                 let ids = Ids { run: run.clone(), gate: gate.clone(), hook: hook.clone(), pick };
@@ -151,6 +154,7 @@ async fn no_secret_sent_in_any_field_of_any_operation_is_stored_streamed_exporte
                 || (op.ends_with("/tokens") && f == ".teams[]")
                 || (op.ends_with("/teams/run") && f == ".tool")
                 || (op.ends_with("/team") && [".name", ".provider", ".model", ".tools[]"].contains(&f))
+                || (op.ends_with("/restart-task") && f == ".agent")
                 || references.contains(&f)
         };
         missing.extend(fields.difference(&accepted).filter(|f| !exempt(f)).map(|f| format!("{op} {f}")));

@@ -1,0 +1,30 @@
+// A reviewer's restart of a task on a team run (`POST /runs/{id}/restart-task`):
+// a named agent, or the one holding the turn, goes back to redo its turn
+// with an optional instruction. Nothing throws.
+
+import { attempt, type Answer, type Api } from "../../api/client";
+import type { components } from "../../api/schema";
+import type { TeamState } from "./team";
+
+export type RestartTaskRequest = components["schemas"]["RestartTaskRequest"];
+export type ParallelGroup = components["schemas"]["ParallelGroupState"];
+export type TeamChangeEntry = components["schemas"]["TeamChangeEntry"];
+
+/** Sends `agent` (none: the agent holding the turn) back to redo its turn. */
+export function restartTask(api: Api, runId: string, agent: string | null, instruction: string): Promise<Answer<TeamState>> {
+  const body: RestartTaskRequest = {
+    ...(agent ? { agent } : {}),
+    ...(instruction.trim() ? { instruction: instruction.trim() } : {}),
+  };
+  return attempt("restart the task", () =>
+    api.POST("/api/hitl/runs/{run_id}/restart-task", { params: { path: { run_id: runId } }, body }),
+  );
+}
+
+/** What a reviewer reads of a parallel handoff's sync point. */
+export function syncLine(group: Pick<ParallelGroup, "lead" | "synced" | "branches">): string {
+  const done = group.branches.filter((b) => b.status === "completed" || b.status === "cancelled" || b.status === "failed").length;
+  return group.synced
+    ? `${group.lead} passed the sync point: ${done} of ${group.branches.length} branches ended`
+    : `${group.lead} waits at the sync point: ${done} of ${group.branches.length} branches ended`;
+}
