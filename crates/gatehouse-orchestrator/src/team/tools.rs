@@ -22,11 +22,14 @@ pub(crate) enum BuiltinTool {
     RetrieveMemory,
     /// Find keys and values holding some text.
     SearchMemory,
+    /// Ask a person a question and wait for the answer (a question gate).
+    AskHuman,
 }
 
 impl BuiltinTool {
     /// Every built-in tool, in the order agents are shown them.
-    pub const ALL: [BuiltinTool; 4] = [Self::Handoff, Self::StoreMemory, Self::RetrieveMemory, Self::SearchMemory];
+    pub const ALL: [BuiltinTool; 5] =
+        [Self::Handoff, Self::StoreMemory, Self::RetrieveMemory, Self::SearchMemory, Self::AskHuman];
 
     /// The tool called `name`.
     pub fn named(name: &str) -> Option<Self> {
@@ -45,6 +48,7 @@ impl BuiltinTool {
             Self::StoreMemory => "store_memory",
             Self::RetrieveMemory => "retrieve_memory",
             Self::SearchMemory => "search_memory",
+            Self::AskHuman => "ask_human",
         }
     }
 
@@ -60,6 +64,9 @@ impl BuiltinTool {
             Self::RetrieveMemory => "retrieve_memory(key: str, scope: run|team|global): read a remembered value",
             Self::SearchMemory => {
                 "search_memory(query: str, scope: run|team|global): find remembered values holding text"
+            }
+            Self::AskHuman => {
+                "ask_human(question: str, options: List[str]?, timeout_secs: int?, escalation: {after_secs: int, to: List[str]}?): ask a person and wait for the answer"
             }
         }
     }
@@ -77,6 +84,9 @@ impl BuiltinTool {
                 "key": {"type": "string"}, "scope": {"type": "string"}}}),
             Self::SearchMemory => json!({"type": "object", "required": ["query"], "properties": {
                 "query": {"type": "string"}, "scope": {"type": "string"}}}),
+            Self::AskHuman => json!({"type": "object", "required": ["question"], "properties": {
+                "question": {"type": "string"}, "options": {"type": "array", "items": {"type": "string"}},
+                "timeout_secs": {"type": "integer", "minimum": 1}, "escalation": {}}}),
         }
     }
 }
@@ -90,12 +100,19 @@ pub(crate) struct TextCalls {
 }
 
 /// The `TOOL_CALL:` lines of `text`, checked against `tools`; `None` when it has none.
+#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) fn calls_in_text(text: &str, tools: &[BuiltinTool]) -> Option<TextCalls> {
+    calls_in_text_also(text, tools, &[])
+}
+
+/// [`calls_in_text`], with `more` tools (the operator's) checked too.
+pub(crate) fn calls_in_text_also(text: &str, tools: &[BuiltinTool], more: &[ToolSignature]) -> Option<TextCalls> {
     if !text.contains(text_tools::MARKER) {
         return None;
     }
-    let signatures: Vec<ToolSignature> =
+    let mut signatures: Vec<ToolSignature> =
         tools.iter().map(|t| ToolSignature::new(t.name(), t.signature(), t.schema())).collect();
+    signatures.extend(more.iter().cloned());
     let parsed = text_tools::parse_reply(text, &signatures);
     let feedback = parsed.feedback();
     let calls = parsed.calls.into_iter().map(|c| ToolCall { name: c.tool, args: c.args }).collect();

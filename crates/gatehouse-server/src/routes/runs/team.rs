@@ -235,7 +235,7 @@ pub async fn change_team(
             let run = caller.run(e, &id)?;
             let start = team_of(&run).ok_or_else(|| no_team(&run))?;
             let team = change::current(&start, &e.turns(&run.id)?);
-            let change = TeamChange::check(&request, &team, orchestrator.registry())
+            let change = TeamChange::check_with(&request, &team, orchestrator.registry(), orchestrator.toolbox())
                 .map_err(|s| ApiError::invalid_field(s.field, s.message))?;
             e.add_turn(&run.id, change.turn(&caller.name), &caller.name)?;
             let run = e.run(&run.id)?;
