@@ -3,16 +3,17 @@
 //! question gate (the engine's `NewGate::ask_human`) under
 //! `team:N:tool:I:question` and the agent waits for a person's answer,
 //! which comes back as the tool's answer. The timeout is the gate's expiry
-//! (`expires_in_secs`; questions otherwise expire after a day); an
-//! escalation (`{"after_secs", "to"}`) is the gate's own escalation
-//! (`escalate_after_secs`, `escalate_to`): its priority rises and the
-//! people named may answer too. A question nobody answered in time is
-//! answered to the agent as such; the run goes on.
+//! (`expires_in_secs`; questions otherwise expire after a day) with the
+//! engine's `reject` fallback, so a question nobody answered in time is
+//! closed by the system and the agent told so, and the run goes on (a
+//! plain expiry would fail it). An escalation (`{"after_secs", "to"}`) is
+//! the gate's own (`escalate_after_secs`, `escalate_to`): its priority
+//! rises and the people named may answer too.
 //!
 //! Nothing here can weaken a review: a question passes no action, and its
 //! timeout never approves anything.
 
-use gatehouse_engine::{DecisionAction, NewGate};
+use gatehouse_engine::{DecisionAction, DecisionOrigin, NewGate, TimeoutFallback};
 use serde_json::{json, Value};
 
 use crate::driver::{Driver, Record, Step};
@@ -46,6 +47,7 @@ pub(crate) async fn ask_human(d: &mut Driver, agent: &TeamAgent, call: &ToolCall
             let context = format!("Asked by **{}** ({}), an agent of this team run.", agent.name, agent.role);
             let mut gate = NewGate::ask_human(&q.question, Some(&context), &q.options);
             gate.expires_in_secs = q.timeout_secs;
+            gate.on_timeout = TimeoutFallback::Reject;
             gate.escalate_after_secs = q.escalate_after_secs;
             gate.escalate_to = q.escalate_to.clone();
             match d.ask_or_expired(&format!("{key}:question"), "ask_human", gate).await? {
@@ -71,6 +73,9 @@ pub(crate) async fn ask_human(d: &mut Driver, agent: &TeamAgent, call: &ToolCall
 /// A person's decision on the question, worded for the agent.
 fn answered(decision: &gatehouse_engine::Decision) -> String {
     let by = &decision.decided_by;
+    if let DecisionOrigin::System { reason } = &decision.origin {
+        return format!("No one answered your question in time ({reason}).");
+    }
     let text = decision.text.as_deref().map(str::trim).filter(|t| !t.is_empty());
     let said = text
         .map(str::to_owned)

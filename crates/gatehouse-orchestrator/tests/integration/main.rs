@@ -20,3 +20,4 @@ mod providers;
 mod released;
 mod restart;
 mod team;
+mod team_tools;
