@@ -284,7 +284,8 @@ async fn intercept(d: &mut Driver, team: &Team, agent: &TeamAgent, call: &ToolCa
     }
     let tools = offered(&agent.tools);
     let Some(tool) = BuiltinTool::named(&call.name).filter(|t| tools.contains(t)) else {
-        let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
+        let mut names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
+        names.extend(agent.tools.iter().map(String::as_str).filter(|t| BuiltinTool::named(t).is_none()));
         let answer = format!("`{}` is not one of your tools; they are {}", call.name, names.join(", "));
         return tool_answer(d, agent, call, key, async move { Ok(answer) }).await.map(Intercepted::Answer);
     };

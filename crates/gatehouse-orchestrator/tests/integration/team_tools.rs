@@ -106,6 +106,7 @@ async fn an_agent_writes_reads_and_searches_its_runs_workspace_and_cannot_leave_
                     ("code_search", json!({"query": "LOGOUT"})),
                     ("read_artifact", json!({"path": "../../gatehouse.db"})),
                     ("create_artifact", json!({"path": "/tmp/escaped.txt", "content": "x"})),
+                    ("web_search", json!({"query": "not granted"})),
                 ],
             ),
             Step::Reply("Done.".into()),
@@ -128,10 +129,17 @@ async fn an_agent_writes_reads_and_searches_its_runs_workspace_and_cannot_leave_
     }
     let turns = s.engine.turns(&run).unwrap();
     let answers: Vec<String> = tool_turns(&turns).iter().map(|m| m["orchestrator"]["output"].to_string()).collect();
-    assert_eq!(answers.len(), 5);
-    for refused in &answers[3..] {
+    assert_eq!(answers.len(), 6);
+    for refused in &answers[3..5] {
         assert!(refused.contains("leaves the workspace"), "refused: {refused}");
     }
+    assert!(
+        answers[5].contains(
+            "`web_search` is not one of your tools; they are handoff, create_artifact, read_artifact, code_search"
+        ),
+        "{}",
+        answers[5]
+    );
     assert_eq!(tool_turns(&turns)[0]["tool_call"]["args"]["path"], "src/app.py", "the call's arguments are shown");
 }
 
