@@ -11,7 +11,10 @@
 //! exact argv and working directory, which only a person may decide and
 //! only approve or reject: it runs on approval, and the agent is told the
 //! reviewer's reason on a rejection. The argv comes from the operator's
-//! template; an agent's arguments only fill its placeholders.
+//! template; an agent's arguments only fill its placeholders. A command is
+//! noted as started (`team:N:tool:I:started`) before it runs, so a restart
+//! that finds it started without an outcome tells the agent so and never
+//! runs it twice.
 
 use gatehouse_engine::{DecisionAction, NewGate};
 use gatehouse_providers::text_tools::{self, ModelFamily, ToolSignature};
@@ -102,6 +105,19 @@ async fn command(d: &mut Driver, agent: &TeamAgent, call: &ToolCall, key: &str, 
             let answer = format!("A person refused to run `{}` ({}): {reason}", call.name, decision.decided_by);
             return journal(d, agent, call, key, async move { Ok(Ran::Answer(answer)) }).await;
         }
+        // Noted before it runs: a restart that finds it started but not
+        // finished never runs it a second time.
+        let started = format!("{key}:started");
+        if d.journaled(&started) {
+            let answer = format!(
+                "`{}` was started before Gatehouse restarted and what it did is unknown; it was not run again.",
+                call.name
+            );
+            return journal(d, agent, call, key, async move { Ok(Ran::Answer(answer)) }).await;
+        }
+        d.checkpoint().await?;
+        let meta = json!({"command_started": {"tool": call.name, "argv": argv, "workdir": workdir}});
+        d.note(&started, format!("Running the approved command `{}`.", call.name), meta).await?;
     }
     let (name, args, run) = (call.name.clone(), call.args.clone(), h.run_id.to_string());
     let work = async move {

@@ -408,3 +408,42 @@ async fn a_deepseek_agent_gets_the_deepseek_template_and_its_teammate_the_defaul
     assert!(generic.contains("Available Tools:") && !generic.contains("<think>"), "{generic}");
     assert!(!generic.contains("read_artifact"), "b was granted no toolbox tool: {generic}");
 }
+
+/// A command that notes it started in `started.txt`, then takes its time.
+const SLOW: &str = r#"commands:
+  - name: migrate
+    description: Migrate the database
+    command: [sh, -c, 'echo started >> started.txt; exec sleep 60']
+"#;
+
+#[test]
+fn a_command_cut_short_by_a_restart_is_not_run_again_and_the_agent_is_told() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = || scripted("cmd", "agent", vec![calls("Migrating.", vec![("migrate", json!({}))])]);
+    let (run, workdir) = {
+        let rt = runtime();
+        let model = first();
+        let s = rt.block_on(setup(dir.path(), SLOW, std::slice::from_ref(&model)));
+        let run = rt.block_on(s.start(one_agent("cmd", "agent", &["migrate"]), auto()));
+        let gate = rt.block_on(s.gate(&run, GateKind::Approval));
+        s.engine.resolve_gate(&gate.id, DecisionInput::approve(), "alice").unwrap();
+        let started = s.workspace(&run).join("started.txt");
+        let running = rt.block_on(until(&s.engine, |_| Ok(started.exists().then_some(()))));
+        assert!(running.is_some(), "{:#?}", common::history(&s.engine, &run));
+        // Killed while the command runs: its outcome never reaches the journal.
+        rt.shutdown_background();
+        let workdir = s.workspace(&run);
+        (run, workdir)
+    };
+
+    let rt = runtime();
+    let model = scripted("cmd", "agent", vec![Step::Reply("I will check the migration by hand.".into())]);
+    let s = rt.block_on(setup(dir.path(), SLOW, std::slice::from_ref(&model)));
+    assert_eq!(rt.block_on(s.orch.resume_all()).unwrap(), std::slice::from_ref(&run));
+    rt.block_on(s.done(&run));
+
+    assert_eq!(std::fs::read_to_string(workdir.join("started.txt")).unwrap(), "started\n", "it ran once");
+    let told = &prompts(&model)[0];
+    assert!(told.contains("`migrate` was started before Gatehouse restarted and what it did is unknown"), "{told}");
+    rt.shutdown_background();
+}
