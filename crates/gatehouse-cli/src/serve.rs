@@ -98,6 +98,12 @@ pub struct ServeArgs {
     /// Alert thresholds and SLA targets.
     #[command(flatten)]
     pub alerts: crate::alert_flags::AlertArgs,
+    /// The operator's tools that team runs may grant their agents: a YAML or JSON file with `workspaces` (where
+    /// each run's directory goes; default: `workspaces` beside the database), `web_search` (a SearXNG-compatible
+    /// endpoint), `mcp_servers` (stdio commands or HTTP URLs, their tools offered as SERVER.TOOL) and `commands`
+    /// (argv templates; every call waits for a person's approval). Checked and connected at start.
+    #[arg(long, env = "GATEHOUSE_TEAM_TOOLS", value_name = "FILE")]
+    pub team_tools: Option<PathBuf>,
 }
 
 /// What a task running beside the server is given.
@@ -124,6 +130,10 @@ pub fn serve_with<F>(engine: &Engine, db: &Path, args: &ServeArgs, beside: F) ->
 where
     F: FnOnce(&Live) -> Result<()> + Send,
 {
+    let team_tools = match &args.team_tools {
+        Some(file) => Some(TeamTools::load(file, db)?),
+        None => None,
+    };
     let config = ServerConfig {
         bind: args.bind,
         body_limit: usize::try_from(args.body_limit).context("--body-limit is larger than this machine can hold")?,
@@ -152,6 +162,7 @@ where
             None => gatehouse_engine::Oversight::default(),
         },
         allow_self_review: args.allow_self_review,
+        team_tools: team_tools.as_ref().map(|t| std::sync::Arc::clone(&t.toolbox)),
     };
     let host = match Host::start(engine.clone(), config, None) {
         Ok(host) => host,
@@ -206,9 +217,46 @@ where
     });
     // Requests still in flight (long polls) end here; their clients retry or report it.
     host.stop(Duration::from_secs(5));
+    if let Some(tools) = team_tools {
+        tools.close();
+    }
     signal?;
     tracing::info!("stopped; everything acknowledged is on disk");
     Ok(())
+}
+
+/// `--team-tools FILE`, loaded: the toolbox and the runtime its MCP sessions
+/// live on (the server's runtime starts later; these outlive it).
+struct TeamTools {
+    toolbox: std::sync::Arc<gatehouse_orchestrator::toolbox::Toolbox>,
+    runtime: tokio::runtime::Runtime,
+}
+
+impl TeamTools {
+    /// Reads and checks the file and connects its MCP servers; errors name the file and what is wrong.
+    fn load(file: &Path, db: &Path) -> Result<Self> {
+        use gatehouse_orchestrator::toolbox::{Toolbox, ToolboxConfig};
+        let config = ToolboxConfig::read(file).map_err(|e| anyhow::anyhow!("--team-tools: {e}"))?;
+        let workspaces = db.parent().unwrap_or(Path::new(".")).join("workspaces");
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("gatehouse-team-tools")
+            .enable_all()
+            .build()
+            .context("cannot start the team tools' runtime")?;
+        let toolbox = runtime
+            .block_on(Toolbox::load(config, workspaces))
+            .map_err(|e| anyhow::anyhow!("--team-tools {}: {e}", file.display()))?;
+        let names: Vec<String> = toolbox.signatures().into_iter().map(|s| s.name).collect();
+        tracing::info!(file = %file.display(), tools = %names.join(", "), "team tools loaded");
+        Ok(Self { toolbox: std::sync::Arc::new(toolbox), runtime })
+    }
+
+    /// Ends the MCP sessions (their stdio programs stop) and the runtime.
+    fn close(self) {
+        self.toolbox.shutdown();
+        self.runtime.shutdown_timeout(Duration::from_secs(2));
+    }
 }
 
 /// Ctrl-C (SIGINT) and SIGTERM, listened for from the moment this exists.

@@ -26,6 +26,7 @@ pub const DEFAULT_TIMEOUT_SECS: u64 = 300;
 
 /// A command tool, as the operator configures it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct CommandTool {
     /// What agents call it.
     pub name: String,

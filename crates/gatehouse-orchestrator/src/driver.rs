@@ -215,7 +215,16 @@ impl Driver {
     /// waits until it closes, then notes on the timeline how it was decided
     /// (decision type and latency, the audit trail of decisions). A
     /// gate withdrawn because the run ended stops the driver.
-    pub async fn ask(&mut self, key: &str, step: &str, mut gate: NewGate) -> Step<Gate> {
+    pub async fn ask(&mut self, key: &str, step: &str, gate: NewGate) -> Step<Gate> {
+        match self.ask_or_expired(key, step, gate).await? {
+            Some(gate) => Ok(gate),
+            None => Err(Halt::Fail(format!("the {step} gate expired unanswered"))),
+        }
+    }
+
+    /// [`Driver::ask`], where a gate that expired unanswered is `None`
+    /// rather than the end of the run (an agent's question may time out).
+    pub async fn ask_or_expired(&mut self, key: &str, step: &str, mut gate: NewGate) -> Step<Option<Gate>> {
         self.checkpoint().await?;
         gate.agent = Some(AGENT.to_owned());
         // After a retry, a gate found closed undecided (withdrawn when the
@@ -240,10 +249,10 @@ impl Driver {
             opened
         };
         let Some(decision) = closed.decision.clone() else {
-            return Err(match closed.status {
-                GateStatus::Expired => Halt::Fail(format!("the {step} gate expired unanswered")),
-                _ => Halt::Ended,
-            });
+            return match closed.status {
+                GateStatus::Expired => Ok(None),
+                _ => Err(Halt::Ended),
+            };
         };
         let kind = decision.decision_type();
         let content = format!(
@@ -263,7 +272,7 @@ impl Driver {
             "decided_by": decision.decided_by,
         });
         self.note(&format!("{key}:decided"), content, metadata).await?;
-        Ok(closed)
+        Ok(Some(closed))
     }
 }
 

@@ -71,6 +71,7 @@ pub enum StartError {
 pub struct Orchestrator {
     engine: Engine,
     registry: ProviderRegistry,
+    toolbox: Option<Arc<toolbox::Toolbox>>,
     driving: Mutex<HashSet<RunId>>,
 }
 
@@ -83,7 +84,22 @@ impl std::fmt::Debug for Orchestrator {
 impl Orchestrator {
     /// An orchestrator over `engine` running `registry`'s tools.
     pub fn new(engine: Engine, registry: ProviderRegistry) -> Arc<Self> {
-        Arc::new(Self { engine, registry, driving: Mutex::default() })
+        Self::with_toolbox(engine, registry, None)
+    }
+
+    /// An orchestrator whose team runs may also be granted the operator's
+    /// `toolbox` (`serve --team-tools FILE`).
+    pub fn with_toolbox(
+        engine: Engine,
+        registry: ProviderRegistry,
+        toolbox: Option<Arc<toolbox::Toolbox>>,
+    ) -> Arc<Self> {
+        Arc::new(Self { engine, registry, toolbox, driving: Mutex::default() })
+    }
+
+    /// The operator's tools beyond the built-in ones, when configured.
+    pub fn toolbox(&self) -> Option<&toolbox::Toolbox> {
+        self.toolbox.as_deref()
     }
 
     /// The providers and their tools.
@@ -93,7 +109,7 @@ impl Orchestrator {
 
     /// Checks an orchestrated run input without starting anything.
     pub fn check(&self, input: &Value) -> Result<RunSpec, SpecError> {
-        spec::parse(input, &self.registry)
+        spec::parse_granting(input, &self.registry, self.toolbox())
     }
 
     /// Creates an orchestrated run from `input` and starts driving it.

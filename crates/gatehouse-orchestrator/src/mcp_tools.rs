@@ -171,6 +171,13 @@ impl McpTools {
         }
     }
 
+    /// Cancels every session without waiting for it to end.
+    pub fn cancel_all(&self) {
+        for server in &self.servers {
+            server.session.cancellation_token().cancel();
+        }
+    }
+
     /// Ends every session (a stdio server's program is stopped).
     pub async fn close(self) {
         for server in self.servers {

@@ -100,12 +100,21 @@ const MAX_PROMPT: usize = 100_000;
 
 /// Reads and checks an orchestrated run input against the tools `registry` offers.
 pub fn parse(input: &Value, registry: &ProviderRegistry) -> Result<RunSpec, SpecError> {
+    parse_granting(input, registry, None)
+}
+
+/// [`parse`], where a team's agents may also be granted `toolbox`'s tools.
+pub fn parse_granting(
+    input: &Value,
+    registry: &ProviderRegistry,
+    toolbox: Option<&crate::toolbox::Toolbox>,
+) -> Result<RunSpec, SpecError> {
     let Some(obj) = input.as_object() else {
         return Err(bad("", "must be an object"));
     };
     let team = match obj.get("team") {
         None | Some(Value::Null) => None,
-        Some(value) => Some(team::parse(value, registry)?),
+        Some(value) => Some(team::parse_granting(value, registry, toolbox)?),
     };
     let tool = match (obj.get("tool"), obj.get("agent_tool_config")) {
         _ if team.is_some() && obj.get("tool").is_none_or(Value::is_null) => {

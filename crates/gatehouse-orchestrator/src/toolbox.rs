@@ -26,7 +26,7 @@ use serde_json::{json, Value};
 
 use gatehouse_providers::text_tools::ToolSignature;
 
-use crate::command_tools::CommandTool;
+use crate::command_tools::{CommandOutcome, CommandTool};
 use crate::mcp_tools::{McpServerConfig, McpTools, McpToolsError};
 use crate::web_search::{self, WebSearch};
 use crate::workspace::Workspace;
@@ -84,7 +84,8 @@ impl Toolbox {
     /// The toolbox `config` describes, its MCP servers connected; run
     /// workspaces under `default_workspaces` unless the file says where.
     pub async fn load(config: ToolboxConfig, default_workspaces: PathBuf) -> Result<Self, String> {
-        let search = config.web_search.as_deref().map(WebSearch::new).transpose()?;
+        let search =
+            config.web_search.as_deref().map(WebSearch::new).transpose().map_err(|e| format!("web_search: {e}"))?;
         let mut names: Vec<String> = WORKSPACE_TOOLS.iter().map(|s| (*s).to_owned()).collect();
         names.extend(search.as_ref().map(|_| "web_search".to_owned()));
         for command in &config.commands {
@@ -186,25 +187,39 @@ impl Toolbox {
                 Ok(web_search::for_model(text("query").trim(), &results))
             }
             _ if self.mcp.offers(name) => self.mcp.call(name, args).await,
-            _ => {
-                let command = self
-                    .commands
-                    .iter()
-                    .find(|c| c.name == name)
-                    .ok_or_else(|| format!("there is no tool `{name}`"))?;
-                let argv = approved_argv.ok_or_else(|| format!("`{name}` runs only once a person approves it"))?;
-                if argv != command.argv(args)? {
-                    return Err(format!("`{name}` runs only as approved"));
-                }
-                let workspace = self.workspace(run)?;
-                Ok(command.run(argv, workspace.root()).await?.for_model())
-            }
+            _ => Ok(self.run_command(run, name, args, approved_argv).await?.for_model()),
         }
+    }
+
+    /// Runs command tool `name` for run `run`, only as a person approved
+    /// it (`approved_argv` equal to the argv `args` make): what it did.
+    pub async fn run_command(
+        &self,
+        run: &str,
+        name: &str,
+        args: &Value,
+        approved_argv: Option<&[String]>,
+    ) -> Result<CommandOutcome, String> {
+        let command =
+            self.commands.iter().find(|c| c.name == name).ok_or_else(|| format!("there is no tool `{name}`"))?;
+        let argv = approved_argv.ok_or_else(|| format!("`{name}` runs only once a person approves it"))?;
+        if argv != command.argv(args)? {
+            return Err(format!("`{name}` runs only as approved"));
+        }
+        let workspace = self.workspace(run)?;
+        command.run(argv, workspace.root()).await
     }
 
     /// Ends the MCP sessions.
     pub async fn close(self) {
         self.mcp.close().await;
+    }
+
+    /// Ends the MCP sessions of a toolbox still shared (a server shutting
+    /// down): their stdio programs are stopped; later calls are answered
+    /// with an error.
+    pub fn shutdown(&self) {
+        self.mcp.cancel_all();
     }
 }
 

@@ -66,6 +66,8 @@ pub struct ServerConfig {
     pub metrics_public: bool,
     /// Alert thresholds and SLA targets (`serve --alert-*`, `--sla-*`); no alert by default.
     pub alerts: crate::alerts::AlertConfig,
+    /// The operator's tools team runs may grant their agents (`serve --team-tools FILE`), loaded.
+    pub team_tools: Option<Arc<gatehouse_orchestrator::toolbox::Toolbox>>,
 }
 
 impl Default for ServerConfig {
@@ -87,6 +89,7 @@ impl Default for ServerConfig {
             retention_days: None,
             metrics_public: false,
             alerts: crate::alerts::AlertConfig::default(),
+            team_tools: None,
         }
     }
 }
@@ -127,7 +130,8 @@ const TOKEN_CACHE_TTL: Duration = Duration::from_secs(5);
 impl AppState {
     /// State over `engine`.
     pub fn new(engine: Engine, config: ServerConfig) -> Self {
-        let orchestrator = Orchestrator::new(engine.clone(), config.providers.clone());
+        let orchestrator =
+            Orchestrator::with_toolbox(engine.clone(), config.providers.clone(), config.team_tools.clone());
         let config = Arc::new(config);
         Self {
             orchestrator,

@@ -13,4 +13,5 @@ mod private_files;
 mod serve_and_ask;
 mod slow_clients;
 mod team_server;
+mod team_tools;
 mod tls_and_scoped_tokens;

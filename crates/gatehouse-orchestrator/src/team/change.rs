@@ -11,7 +11,7 @@ use gatehouse_providers::ProviderRegistry;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use super::{parse_agent, Team, TeamAgent, MAX_AGENTS};
+use super::{parse_agent_granting, Team, TeamAgent, MAX_AGENTS};
 use crate::spec::SpecError;
 
 /// A checked change, as recorded.
@@ -44,6 +44,16 @@ impl TeamChange {
     /// `{"action": "remove", "name"}`, `{"action": "update", "name", "role"?, "provider"?,
     /// "model"?, "tools"?}`) against `team`; errors name the request's field.
     pub fn check(request: &Value, team: &Team, registry: &ProviderRegistry) -> Result<Self, SpecError> {
+        Self::check_with(request, team, registry, None)
+    }
+
+    /// [`TeamChange::check`], where agents may also be granted `toolbox`'s tools.
+    pub fn check_with(
+        request: &Value,
+        team: &Team,
+        registry: &ProviderRegistry,
+        toolbox: Option<&crate::toolbox::Toolbox>,
+    ) -> Result<Self, SpecError> {
         let action = request.get("action").and_then(Value::as_str).unwrap_or_default();
         let name = || {
             let n = request.get("name").and_then(Value::as_str).map(str::trim).unwrap_or_default();
@@ -54,7 +64,7 @@ impl TeamChange {
         match action {
             "add" => {
                 let entry = request.get("agent").cloned().unwrap_or(Value::Null);
-                let agent = parse_agent(&entry, "agent", registry)?;
+                let agent = parse_agent_granting(&entry, "agent", registry, toolbox)?;
                 if team.agent(&agent.name).is_some() {
                     return Err(bad("agent.name", format!("`{}` is already in the team", agent.name)));
                 }
@@ -78,7 +88,7 @@ impl TeamChange {
                         entry.insert(key.to_owned(), v.clone());
                     }
                 }
-                let updated = parse_agent(&Value::Object(entry), "agent", registry)?;
+                let updated = parse_agent_granting(&Value::Object(entry), "agent", registry, toolbox)?;
                 Ok(Self::Update { agent: updated })
             }
             _ => Err(bad("action", "must be add, remove or update")),

@@ -7,10 +7,12 @@
 pub mod change;
 pub mod consensus_tools;
 pub mod dynamic;
+pub(crate) mod hitl_tools;
 pub(crate) mod memory;
 pub mod parallel;
 pub mod pattern_steps;
 pub mod restart;
+pub(crate) mod toolbox_tools;
 pub(crate) mod tools;
 pub(crate) mod turns;
 pub mod view;
@@ -22,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::spec::SpecError;
+use crate::toolbox::Toolbox;
 use tools::BuiltinTool;
 
 /// The most agents a team may have.
@@ -50,7 +53,8 @@ pub struct TeamAgent {
     pub model: String,
     /// The registry's tool the agent runs on (`scripted:chat`).
     pub tool: String,
-    /// The built-in tools its role may use besides `handoff`, which every agent has.
+    /// The tools its role may use besides `handoff`, which every agent has:
+    /// built-in ones, and the operator's toolbox tools by name.
     #[serde(default)]
     pub tools: Vec<String>,
 }
@@ -73,6 +77,16 @@ fn bad(field: impl Into<String>, message: impl Into<String>) -> SpecError {
 
 /// Reads and checks a run input's `team` against `registry`.
 pub fn parse(value: &Value, registry: &ProviderRegistry) -> Result<Team, SpecError> {
+    parse_granting(value, registry, None)
+}
+
+/// [`parse`], where agents may also be granted `toolbox`'s tools (a run
+/// input grants them; only the operator's file defines them).
+pub fn parse_granting(
+    value: &Value,
+    registry: &ProviderRegistry,
+    toolbox: Option<&Toolbox>,
+) -> Result<Team, SpecError> {
     let Some(list) = value.as_array() else {
         return Err(bad("team", "must be a list of agents ({\"name\", \"role\", \"provider\", \"model\", \"tools\"})"));
     };
@@ -85,7 +99,7 @@ pub fn parse(value: &Value, registry: &ProviderRegistry) -> Result<Team, SpecErr
     let mut seen: HashMap<String, usize> = HashMap::new();
     let mut agents = Vec::with_capacity(list.len());
     for (i, entry) in list.iter().enumerate() {
-        let agent = parse_agent(entry, &format!("team[{i}]"), registry)?;
+        let agent = parse_agent_granting(entry, &format!("team[{i}]"), registry, toolbox)?;
         if let Some(first) = seen.insert(agent.name.clone(), i) {
             return Err(bad(
                 format!("team[{i}].name"),
@@ -99,6 +113,16 @@ pub fn parse(value: &Value, registry: &ProviderRegistry) -> Result<Team, SpecErr
 
 /// Reads one agent at `field` (`team[2]`).
 pub fn parse_agent(entry: &Value, field: &str, registry: &ProviderRegistry) -> Result<TeamAgent, SpecError> {
+    parse_agent_granting(entry, field, registry, None)
+}
+
+/// [`parse_agent`], where the agent may also be granted `toolbox`'s tools.
+pub fn parse_agent_granting(
+    entry: &Value,
+    field: &str,
+    registry: &ProviderRegistry,
+    toolbox: Option<&Toolbox>,
+) -> Result<TeamAgent, SpecError> {
     let Some(obj) = entry.as_object() else {
         return Err(bad(field, "must be an object with name, role, provider and model"));
     };
@@ -129,7 +153,7 @@ pub fn parse_agent(entry: &Value, field: &str, registry: &ProviderRegistry) -> R
         Some(Value::Array(names)) => names
             .iter()
             .enumerate()
-            .map(|(j, n)| builtin_name(n, &format!("{field}.tools[{j}]")))
+            .map(|(j, n)| tool_name(n, &format!("{field}.tools[{j}]"), toolbox))
             .collect::<Result<Vec<_>, _>>()?,
         Some(_) => return Err(bad(format!("{field}.tools"), "must be a list of tool names")),
     };
@@ -158,12 +182,17 @@ fn agent_tool(registry: &ProviderRegistry, provider: &str, model: &str, field: &
     ))
 }
 
-fn builtin_name(value: &Value, field: &str) -> Result<String, SpecError> {
+fn tool_name(value: &Value, field: &str, toolbox: Option<&Toolbox>) -> Result<String, SpecError> {
     let name = value.as_str().map(str::trim).ok_or_else(|| bad(field, "must be a tool's name, a string"))?;
-    match BuiltinTool::named(name) {
-        Some(tool) => Ok(tool.name().to_owned()),
-        None => Err(bad(field, format!("no tool named `{name}`; the tools are {}", BuiltinTool::names().join(", ")))),
+    if let Some(tool) = BuiltinTool::named(name) {
+        return Ok(tool.name().to_owned());
     }
+    if toolbox.is_some_and(|t| t.offers(name)) {
+        return Ok(name.to_owned());
+    }
+    let mut names: Vec<String> = BuiltinTool::names().into_iter().map(str::to_owned).collect();
+    names.extend(toolbox.into_iter().flat_map(|t| t.signatures()).map(|s| s.name));
+    Err(bad(field, format!("no tool named `{name}`; the tools are {}", names.join(", "))))
 }
 
 #[cfg(test)]

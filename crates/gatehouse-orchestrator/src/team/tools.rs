@@ -38,11 +38,13 @@ pub(crate) enum BuiltinTool {
     ModifyTeam,
     /// Remove a sub-team an agent created, its agents with it.
     DissolveTeam,
+    /// Ask a person a question and wait for the answer (a question gate).
+    AskHuman,
 }
 
 impl BuiltinTool {
     /// Every built-in tool, in the order agents are shown them.
-    pub const ALL: [BuiltinTool; 12] = [
+    pub const ALL: [BuiltinTool; 13] = [
         Self::Handoff,
         Self::StoreMemory,
         Self::RetrieveMemory,
@@ -55,6 +57,7 @@ impl BuiltinTool {
         Self::CreateTeam,
         Self::ModifyTeam,
         Self::DissolveTeam,
+        Self::AskHuman,
     ];
 
     /// The tool called `name`.
@@ -82,6 +85,7 @@ impl BuiltinTool {
             Self::CreateTeam => "create_team",
             Self::ModifyTeam => "modify_team",
             Self::DissolveTeam => "dissolve_team",
+            Self::AskHuman => "ask_human",
         }
     }
 
@@ -123,6 +127,9 @@ impl BuiltinTool {
                  remove_agents: list[str]): change a sub-team an agent created"
             }
             Self::DissolveTeam => "dissolve_team(team_name: str, reason: str): remove a sub-team an agent created",
+            Self::AskHuman => {
+                "ask_human(question: str, options: List[str]?, timeout_secs: int?, escalation: {after_secs: int, to: List[str]}?): ask a person and wait for the answer"
+            }
         }
     }
 }
@@ -160,6 +167,9 @@ impl BuiltinTool {
                 "remove_agents": {"type": "array", "items": {"type": "string"}}}}),
             Self::DissolveTeam => json!({"type": "object", "required": ["team_name"], "properties": {
                 "team_name": {"type": "string"}, "reason": {"type": "string"}}}),
+            Self::AskHuman => json!({"type": "object", "required": ["question"], "properties": {
+                "question": {"type": "string"}, "options": {"type": "array", "items": {"type": "string"}},
+                "timeout_secs": {"type": "integer", "minimum": 1}, "escalation": {}}}),
         }
     }
 }
@@ -173,12 +183,19 @@ pub(crate) struct TextCalls {
 }
 
 /// The `TOOL_CALL:` lines of `text`, checked against `tools`; `None` when it has none.
+#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) fn calls_in_text(text: &str, tools: &[BuiltinTool]) -> Option<TextCalls> {
+    calls_in_text_also(text, tools, &[])
+}
+
+/// [`calls_in_text`], with `more` tools (the operator's) checked too.
+pub(crate) fn calls_in_text_also(text: &str, tools: &[BuiltinTool], more: &[ToolSignature]) -> Option<TextCalls> {
     if !text.contains(text_tools::MARKER) {
         return None;
     }
-    let signatures: Vec<ToolSignature> =
+    let mut signatures: Vec<ToolSignature> =
         tools.iter().map(|t| ToolSignature::new(t.name(), t.signature(), t.schema())).collect();
+    signatures.extend(more.iter().cloned());
     let parsed = text_tools::parse_reply(text, &signatures);
     let feedback = parsed.feedback();
     let calls = parsed.calls.into_iter().map(|c| ToolCall { name: c.tool, args: c.args }).collect();

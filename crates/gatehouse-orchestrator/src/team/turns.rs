@@ -12,6 +12,7 @@
 use std::collections::HashMap;
 
 use gatehouse_engine::DecisionAction;
+use gatehouse_providers::text_tools::ToolSignature;
 use gatehouse_providers::RunInput;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -27,7 +28,8 @@ use super::memory;
 use super::parallel;
 use super::pattern_steps::{self, FlowAt, Moved};
 use super::restart;
-use super::tools::{calls_in, calls_in_text, offered, text_arg, BuiltinTool, ToolCall};
+use super::tools::{calls_in, calls_in_text_also, offered, text_arg, BuiltinTool, ToolCall};
+use super::{hitl_tools, toolbox_tools};
 use super::{Team, TeamAgent};
 
 /// The most agent turns a team run takes before it fails as looping.
@@ -264,9 +266,10 @@ async fn follow_directives(d: &mut Driver, team: &Team, at: &mut Position, stepp
 /// The agent's turn: its model called, what it said journaled as one turn.
 async fn agent_turn(d: &mut Driver, spec: &RunSpec, team: &Team, agent: &TeamAgent, at: &Position) -> Step<AgentTurn> {
     let key = format!("team:{}", at.turn);
+    let more = toolbox_tools::granted(d.orchestrator().toolbox(), agent);
     let input = RunInput {
         tool: agent.tool.clone(),
-        prompt: prompt(spec, team, agent, at),
+        prompt: prompt(spec, team, agent, at, &more),
         system: Some(system(spec, agent)),
         inputs: spec.inputs.clone(),
     };
@@ -282,7 +285,7 @@ async fn agent_turn(d: &mut Driver, spec: &RunSpec, team: &Team, agent: &TeamAge
     };
     if said.calls.is_empty() {
         // A model without native tool calling writes its calls as `TOOL_CALL:` lines.
-        if let Some(read) = calls_in_text(&response.text, &offered(&agent.tools)) {
+        if let Some(read) = calls_in_text_also(&response.text, &offered(&agent.tools), &more) {
             (said.calls, said.text, said.feedback) = (read.calls, read.text, read.feedback);
         }
     }
@@ -315,7 +318,7 @@ fn system(spec: &RunSpec, agent: &TeamAgent) -> String {
 
 /// The turn's request, in sections one a line (a model without tool
 /// calling, and the scripted one, read them too).
-fn prompt(spec: &RunSpec, team: &Team, agent: &TeamAgent, at: &Position) -> String {
+fn prompt(spec: &RunSpec, team: &Team, agent: &TeamAgent, at: &Position, more: &[ToolSignature]) -> String {
     let mut out = format!("You are `{}`, the team's {}.\nTeam:\n", agent.name, agent.role);
     for a in &team.agents {
         out.push_str(&format!("- {} ({})\n", a.name, a.role));
@@ -337,14 +340,9 @@ fn prompt(spec: &RunSpec, team: &Team, agent: &TeamAgent, at: &Position) -> Stri
     if offered(&agent.tools).into_iter().any(consensus_tools::is_consensus) {
         out.push_str(&consensus_tools::prompt_lines(&at.consensus));
     }
-    out.push_str("Tools:\n");
-    for tool in offered(&agent.tools) {
-        out.push_str(&format!("- {}\n", tool.signature()));
-    }
-    out.push_str(&format!(
-        "Without native tool calling, call a tool with a line: {} {{\"tool_name\": \"handoff\", \"args\": {{\"destination_agent\": \"...\"}}}}\n",
-        gatehouse_providers::text_tools::MARKER
-    ));
+    // The tools in the model family's template, with the text protocol for models without native tool calling.
+    out.push_str(&toolbox_tools::tools_section(agent, &offered(&agent.tools), more));
+    out.push('\n');
     out.push_str(match &at.flow {
         Some(_) => "End your workflow step as it says: the workflow, not `handoff`, picks the next agent.",
         None => "Call `handoff` to pass the turn; answer without a tool call when the team's work is done.",
@@ -368,9 +366,13 @@ async fn intercept(
     at: &mut Position,
     spec: &RunSpec,
 ) -> Step<Intercepted> {
+    if toolbox_tools::is_toolbox_call(agent, call) {
+        return toolbox_tools::intercept(d, agent, call, key).await.map(Intercepted::Answer);
+    }
     let tools = offered(&agent.tools);
     let Some(tool) = BuiltinTool::named(&call.name).filter(|t| tools.contains(t)) else {
-        let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
+        let mut names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
+        names.extend(agent.tools.iter().map(String::as_str).filter(|t| BuiltinTool::named(t).is_none()));
         let answer = format!("`{}` is not one of your tools; they are {}", call.name, names.join(", "));
         return tool_answer(d, agent, call, key, async move { Ok(answer) }).await.map(Intercepted::Answer);
     };
@@ -395,6 +397,7 @@ async fn intercept(
         BuiltinTool::CreateTeam | BuiltinTool::ModifyTeam | BuiltinTool::DissolveTeam => {
             return dynamic::call(d, tool, team, &at.sub_teams, agent, call, key).await.map(Intercepted::Reshaped);
         }
+        BuiltinTool::AskHuman => return hitl_tools::ask_human(d, agent, call, key).await.map(Intercepted::Answer),
         _ => {}
     }
     let (h, name, args) = (d.handle(), agent.name.clone(), call.args.clone());
@@ -411,7 +414,8 @@ async fn intercept(
             | BuiltinTool::ParallelHandoff
             | BuiltinTool::CreateTeam
             | BuiltinTool::ModifyTeam
-            | BuiltinTool::DissolveTeam => unreachable!("handled above"),
+            | BuiltinTool::DissolveTeam
+            | BuiltinTool::AskHuman => unreachable!("handled above"),
         }
     };
     tool_answer(d, agent, call, key, work).await.map(Intercepted::Answer)

@@ -20,5 +20,6 @@ mod providers;
 mod released;
 mod restart;
 mod team;
-mod teamflow;
 mod team_parallel;
+mod team_tools;
+mod teamflow;

@@ -98,3 +98,27 @@ async fn a_run_without_a_team_has_no_team_to_show() {
     let (status, body) = s.get(&format!("/runs/{run}/team"), &s.reviewer).await;
     assert_eq!((status, body["code"].as_str()), (409, Some("conflict")), "{body}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reviewer_grants_the_servers_toolbox_tools_in_a_team_change_and_nothing_else() {
+    use gatehouse_orchestrator::toolbox::{Toolbox, ToolboxConfig};
+    use gatehouse_server::ServerConfig;
+
+    let dir = tempfile::tempdir().unwrap();
+    let toolbox = Toolbox::load(ToolboxConfig::default(), dir.path().to_owned()).await.unwrap();
+    let config = ServerConfig { team_tools: Some(std::sync::Arc::new(toolbox)), ..ServerConfig::default() };
+    let s = TestServer::start_with(config).await;
+    let input = json!({"prompt": "Add a logout button", "wait_for_start": true,
+        "team": [member("coder", "coder", &["create_artifact"]), member("tester", "tester", &[])]});
+    let (status, body) = s.post("/run", &s.reviewer, json!({"run_input": input})).await;
+    assert_eq!(status, 201, "{body}");
+    let team_path = format!("/runs/{}/team", body["run_id"].as_str().unwrap());
+    let grant = json!({"action": "update", "name": "tester", "tools": ["read_artifact", "code_search"]});
+    let (status, body) = s.post(&team_path, &s.reviewer, grant).await;
+    assert_eq!(status, 200, "{body}");
+    let tester = body["agents"].as_array().unwrap().iter().find(|a| a["name"] == "tester").unwrap().clone();
+    assert_eq!(tester["tools"], json!(["read_artifact", "code_search"]));
+    let unknown = json!({"action": "update", "name": "tester", "tools": ["read_artifact", "format_disk"]});
+    let (status, body) = s.post(&team_path, &s.reviewer, unknown).await;
+    assert_eq!((status, body["field"].as_str()), (422, Some("agent.tools[1]")), "{body}");
+}

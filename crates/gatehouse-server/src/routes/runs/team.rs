@@ -17,9 +17,9 @@ use gatehouse_orchestrator::consensus::{ProposalStatus, Vote};
 use gatehouse_orchestrator::pattern::StepKind;
 use gatehouse_orchestrator::team::change::{self, TeamChange};
 use gatehouse_orchestrator::team::consensus_tools::ProposalView;
-use gatehouse_orchestrator::team::pattern_steps::WorkflowView;
 use gatehouse_orchestrator::team::dynamic::ChangeEntry;
 use gatehouse_orchestrator::team::parallel::{groups, ParallelGroup};
+use gatehouse_orchestrator::team::pattern_steps::WorkflowView;
 use gatehouse_orchestrator::team::view::{team_of, team_view, TeamView};
 use gatehouse_orchestrator::team::TeamAgent;
 use serde::{Deserialize, Serialize};
@@ -596,7 +596,7 @@ pub async fn change_team(
             let run = caller.run(e, &id)?;
             let start = team_of(&run).ok_or_else(|| no_team(&run))?;
             let team = change::current(&start, &e.turns(&run.id)?);
-            let change = TeamChange::check(&request, &team, orchestrator.registry())
+            let change = TeamChange::check_with(&request, &team, orchestrator.registry(), orchestrator.toolbox())
                 .map_err(|s| ApiError::invalid_field(s.field, s.message))?;
             e.add_turn(&run.id, change.turn(&caller.name), &caller.name)?;
             let run = e.run(&run.id)?;

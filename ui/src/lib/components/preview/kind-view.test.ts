@@ -14,6 +14,15 @@ describe("kindView", () => {
     });
   });
 
+  it("a team's command tool approval: the exact argv and working directory are rows of the table", () => {
+    const argv = ["pytest", "-q", "-k", "x; rm -rf ~"];
+    const view = kindView(gate({ spec: { kind: "approval", action: "run `run_tests`" }, payload: { tool: "run_tests", argv, workdir: "/srv/ws/run-1", agent: "tester", args: { filter: "x; rm -rf ~" } } }));
+    expect(view).toMatchObject({ kind: "approval", action: "run `run_tests`" });
+    const rows = view.kind === "approval" && view.payload !== null && "rows" in view.payload ? view.payload.rows : [];
+    expect(rows).toContainEqual({ key: "argv", value: JSON.stringify(argv) });
+    expect(rows).toContainEqual({ key: "workdir", value: "/srv/ws/run-1" });
+  });
+
   it("a payload too wide for a table, or not an object, is shown as JSON", () => {
     const wide = Object.fromEntries(Array.from({ length: TABLE_FIELDS + 1 }, (_, i) => [`f${i}`, i]));
     expect(payloadView(wide)).toMatchObject({ cut: false });
