@@ -1,5 +1,6 @@
-//! `runs team RUN` (the team, who holds the turn, the handoffs and the
-//! memory), `runs team RUN add|remove|update ...` (a reviewer changes the
+//! `runs team RUN` (the team, who holds the turn, the handoffs, parallel
+//! work, team changes, a pattern run's workflow, the proposals with their
+//! votes, and the memory), `runs team RUN add|remove|update ...` (a reviewer changes the
 //! team) and `runs next-agent RUN [AGENT]` (a reviewer chooses who acts
 //! next). All through the server, which records the token's identity.
 
@@ -69,6 +70,10 @@ struct TeamState {
     changes: Vec<Value>,
     #[serde(default)]
     parallel: Vec<Value>,
+    #[serde(default)]
+    proposals: Vec<Value>,
+    #[serde(default)]
+    workflow: Option<Value>,
 }
 
 /// `runs team RUN [CHANGE]`: shows the team, after changing it when asked.
@@ -166,6 +171,10 @@ fn print(state: &TeamState) {
             );
         }
     }
+    if let Some(flow) = &state.workflow {
+        print_workflow(flow);
+    }
+    print_proposals(&state.proposals);
     outln!("\nMemory ({} keys, {} changes):", state.memory.len(), state.memory_history.len());
     for m in &state.memory {
         outln!(
@@ -175,5 +184,69 @@ fn print(state: &TeamState) {
             short(&m["value"].to_string(), 70),
             text(m, "by")
         );
+    }
+}
+
+fn text_of(v: &Value, key: &str) -> String {
+    v.get(key).and_then(Value::as_str).unwrap_or("").to_owned()
+}
+
+/// A pattern run's workflow: where it stands and every move so far.
+fn print_workflow(flow: &Value) {
+    let at = match flow["current"].as_str() {
+        Some(step) => format!("at {step}"),
+        None => text_of(flow, "state").replace('_', " "),
+    };
+    outln!("\nWorkflow {} ({at}):", text_of(flow, "name"));
+    for step in flow["steps"].as_array().into_iter().flatten() {
+        let exits: Vec<String> = step["exits"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|x| format!("{} -> {}", text_of(x, "outcome"), x["to"].as_str().unwrap_or("end")))
+            .collect();
+        let here = if flow["current"] == step["step"] { " *" } else { "" };
+        outln!(
+            "  {}{here} ({}, {}): {}",
+            text_of(step, "step"),
+            text_of(step, "agent"),
+            text_of(step, "kind"),
+            exits.join(", ")
+        );
+    }
+    for m in flow["moves"].as_array().into_iter().flatten() {
+        outln!(
+            "  #{} {} {} -> {}: {}",
+            m["turn"].as_u64().unwrap_or(0),
+            text_of(m, "from"),
+            text_of(m, "outcome"),
+            m["to"].as_str().unwrap_or("end"),
+            short(&text_of(m, "summary"), 60)
+        );
+    }
+}
+
+/// The team's proposals, each with its agents' votes and reasoning and the people's votes.
+fn print_proposals(proposals: &[Value]) {
+    if proposals.is_empty() {
+        return;
+    }
+    outln!("\nProposals ({}):", proposals.len());
+    for p in proposals {
+        let status = text_of(p, "status").replace('_', " ");
+        outln!(
+            "  {} by {} [{status}]: {}",
+            text_of(p, "id"),
+            text_of(p, "proposer"),
+            short(&text_of(p, "decision"), 60)
+        );
+        for b in p["ballots"].as_array().into_iter().flatten() {
+            outln!("    {} votes {}: {}", text_of(b, "agent"), text_of(b, "vote"), short(&text_of(b, "reasoning"), 60));
+        }
+        for v in p["people_votes"].as_array().into_iter().flatten() {
+            let vote = if v["approve"] == true { "approves" } else { "rejects" };
+            let why = v["reason"].as_str().map(|r| format!(": {}", short(r, 60))).unwrap_or_default();
+            outln!("    {} {vote}{why}", text_of(v, "reviewer"));
+        }
     }
 }

@@ -422,4 +422,20 @@ fn runs_team_shows_the_demo_teams_turn_handoffs_and_memory() {
     let text = stdout(&out);
     assert!(text.contains("Parallel work by lead (wait_all), sync point passed:"), "{text}");
     assert_eq!(text.matches(" [completed] ").count(), 3, "{text}");
+
+    // The consensus story: the proposal, each agent's vote with its reasoning, and the people's votes.
+    let out = server.run(&["runs", "team", &id("Audit log store")]);
+    assert_success(&out);
+    let text = stdout(&out);
+    assert!(text.contains("Proposals (1):"), "{text}");
+    assert!(text.matches(" votes approve: ").count() + text.matches(" votes reject: ").count() >= 2, "{text}");
+    assert!(text.contains(" approves") || text.contains(" rejects"), "{text}");
+
+    // The workflow story: its steps with where each outcome leads, and its moves.
+    let out = server.run(&["runs", "team", &id("Dark mode")]);
+    assert_success(&out);
+    let text = stdout(&out);
+    assert!(text.contains("Workflow code_review_deploy ("), "{text}");
+    assert!(text.contains(" -> end"), "{text}");
+    assert!(text.contains(" approve -> "), "{text}");
 }
