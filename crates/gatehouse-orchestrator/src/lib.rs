@@ -27,6 +27,7 @@ mod collab;
 pub mod command_tools;
 pub mod consensus;
 mod driver;
+mod execution;
 mod flow;
 pub mod import;
 pub mod information;
@@ -34,6 +35,8 @@ pub mod injection;
 pub mod mcp_tools;
 pub mod pattern;
 pub mod spec;
+mod task_answer;
+mod task_gates;
 pub mod team;
 pub mod toolbox;
 pub mod web_search;
@@ -219,9 +222,9 @@ async fn drive(d: &mut Driver, run: &Run) -> Result<Value, Halt> {
             return Err(Halt::Ended);
         }
     }
-    let result = match (&spec.team, spec.collaborate) {
+    let result = match (&spec.team, &spec.collaborate) {
         (Some(team), _) => team::turns::run(d, &spec, team).await?,
-        (None, Some(phases)) => collab::collaborate(d, &spec, phases).await?,
+        (None, Some(phases)) => collab::collaborate(d, &spec, phases.clone()).await?,
         (None, None) => flow::single(d, &spec).await?,
     };
     // A run paused after its last step completes once resumed.
