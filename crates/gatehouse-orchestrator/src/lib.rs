@@ -223,7 +223,14 @@ async fn drive(d: &mut Driver, run: &Run) -> Result<Value, Halt> {
         }
     }
     let result = match (&spec.team, &spec.collaborate) {
-        (Some(team), _) => team::turns::run(d, &spec, team).await?,
+        (Some(team), _) => {
+            let result = team::turns::run(d, &spec, team).await;
+            // The run's memory as it ends, kept with the run (a run that already ended keeps none).
+            if !matches!(result, Err(Halt::Ended)) {
+                team::memory::snapshot(&d.handle(), "end").await?;
+            }
+            result?
+        }
         (None, Some(phases)) => collab::collaborate(d, &spec, phases.clone()).await?,
         (None, None) => flow::single(d, &spec).await?,
     };

@@ -5,7 +5,7 @@
 //! run's stored input, so it survives a restart. [`turns`] drives it.
 
 pub mod change;
-pub(crate) mod memory;
+pub mod memory;
 pub(crate) mod tools;
 pub(crate) mod turns;
 pub mod view;

@@ -16,6 +16,7 @@ mod collaboration;
 mod control;
 mod flow;
 mod injection;
+mod memory;
 mod plan_acts;
 mod providers;
 mod released;
