@@ -126,6 +126,25 @@ async fn on_error_stop_cancels_the_run_naming_the_reviewer() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_skipped_failure_goes_on_and_a_replan_is_reviewed_while_an_intervention_point_is_set() {
+    let h = Harness::new();
+    let run = h.start(release("autonomous", json!(["on_error"])), json!({})).await;
+    h.decide(&h.gate(&run.id, GateKind::PlanReview).await, DecisionInput::approve());
+    let failed = h.gate(&run.id, GateKind::Approval).await;
+    h.decide(&failed, DecisionInput::new(DecisionAction::Defer));
+    // Autonomous, but the plan names a point: the build's replan waits for a person, who rejects it.
+    let replan = h.gate(&run.id, GateKind::PlanReview).await;
+    assert_eq!(step_of(&replan).0, "replan_review");
+    h.decide(&replan, DecisionInput::reject("no smoke test today"));
+    let done = h.status(&run.id, RunStatus::Completed).await;
+    assert_eq!(done.result.unwrap()["skipped"], json!(["task_001"]));
+    let plan = h.engine.plan(&run.id).unwrap().unwrap().plan;
+    let ids: Vec<&str> = plan.tasks.iter().map(|t| t.task_id.as_str()).collect();
+    assert_eq!(ids, ["task_001", "task_002", "task_003"], "the rejected replan left the plan as it was");
+    assert_eq!(plan.task("task_001").unwrap().metadata["skipped_by"], "alice");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn step_mode_reviews_each_result_and_a_redo_carries_the_feedback() {
     let h = Harness::new();
     let input = json!({"tool": "scripted:chat", "prompt": "Launch the beta",
