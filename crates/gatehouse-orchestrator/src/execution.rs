@@ -101,6 +101,17 @@ async fn task_now(d: &Driver, task_id: &str) -> Step<(Plan, PlanTask)> {
 async fn run_task(d: &mut Driver, spec: &RunSpec, tool: &Tool, goal: &str, task_id: &str) -> Step<Ended> {
     let (plan, task) = task_now(d, task_id).await?;
     let mut attempt = attempt_of(&task);
+    if task.status == TaskStatus::Failed && !asks_on_error(&plan) {
+        // The run failed at this task: a reviewer's retry of the run asks anew, anything else fails again.
+        let id = d.run_id.clone();
+        let retries = d.engine(move |e| e.run(&id)).await?.retries;
+        let failed_at = task.metadata.get("run_retries").and_then(Value::as_u64).unwrap_or(0);
+        if u64::from(retries) <= failed_at {
+            let error = task.metadata.get("error").and_then(Value::as_str).unwrap_or("it failed");
+            return Err(Halt::Fail(format!("task `{task_id}` failed: {error}")));
+        }
+        attempt = next_attempt(d, task_id, attempt, None).await?;
+    }
     if attempt == 0 && matches!(task.status, TaskStatus::Pending | TaskStatus::InProgress) {
         let reasons = task_gates::reasons_before(&plan, &task);
         if !reasons.is_empty() {
@@ -131,9 +142,14 @@ async fn run_task(d: &mut Driver, spec: &RunSpec, tool: &Tool, goal: &str, task_
         let key = attempt_key(task_id, attempt);
         let answer = attempt_task(d, spec, tool, goal, &plan, &task, &key).await?;
         if let Some(error) = &answer.failure {
-            let failed = Map::from_iter([("error".to_owned(), Value::from(error.clone()))]);
+            let id = d.run_id.clone();
+            let retries = d.engine(move |e| e.run(&id)).await?.retries;
+            let failed = Map::from_iter([
+                ("error".to_owned(), Value::from(error.clone())),
+                ("run_retries".to_owned(), Value::from(retries)),
+            ]);
             update(d, task_id, TaskStatus::Failed, failed).await?;
-            if !plan.human_intervention_points.iter().any(|p| p == ON_ERROR) {
+            if !asks_on_error(&plan) {
                 return Err(Halt::Fail(format!("task `{task_id}` failed: {error}")));
             }
             let gate = task_gates::task_failed(&task, error, &answer.output);
@@ -205,6 +221,10 @@ async fn attempt_task(
     inject(d, spec.answer_template.as_deref(), &mut input, at).await?;
     let text = generate(d, tool, key, "task", input).await?;
     Ok(task_answer::read(&text))
+}
+
+fn asks_on_error(plan: &Plan) -> bool {
+    plan.human_intervention_points.iter().any(|p| p == ON_ERROR)
 }
 
 /// Counts a new attempt in the plan (with the reviewer's feedback, if any); its number.

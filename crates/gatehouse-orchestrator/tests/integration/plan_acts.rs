@@ -114,6 +114,23 @@ async fn without_on_error_a_failed_task_fails_the_run_and_autonomous_asks_nothin
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plan_that_failed_at_a_task_asks_anew_when_a_reviewer_retries_the_run() {
+    let h = Harness::new();
+    let run = h.start(release("autonomous", json!([])), json!({})).await;
+    h.decide(&h.gate(&run.id, GateKind::PlanReview).await, DecisionInput::approve());
+    h.status(&run.id, RunStatus::Failed).await;
+    let retried = h.engine.retry_run(&run.id, "alice").unwrap();
+    h.orch.take_up(&retried);
+    let done = h.status(&run.id, RunStatus::Completed).await;
+    // Autonomous with no point: the build's replan was taken without asking.
+    let outputs = done.result.unwrap()["outputs"].as_array().unwrap().len();
+    assert_eq!(outputs, 4);
+    let plan = h.engine.plan(&run.id).unwrap().unwrap().plan;
+    assert_eq!(plan.task("task_001").unwrap().metadata["attempt"], 1);
+    assert_eq!(h.gates(&run.id).len(), 1, "still only the plan review");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_error_stop_cancels_the_run_naming_the_reviewer() {
     let h = Harness::new();
     let run = h.start(release("autonomous", json!(["on_error"])), json!({})).await;
