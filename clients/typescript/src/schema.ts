@@ -286,6 +286,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/hitl/memory/global": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The global memory team agents keep across runs: its live entries and
+         *     its history. Reviewers and admins with an unscoped token.
+         */
+        get: operations["global_memory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/hitl/metrics": {
         parameters: {
             query?: never;
@@ -881,6 +901,23 @@ export interface paths {
          *     next directive, then delivered to it once. Reviewers and admins only.
          */
         post: operations["inject_instruction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/hitl/runs/{run_id}/memory/snapshots": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The snapshots of a run's memory kept at each handoff and at its end. */
+        get: operations["memory_snapshots"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2147,6 +2184,23 @@ export interface components {
             alert: components["schemas"]["Alert"];
             /** @enum {string} */
             type: "alert_cleared";
+        } | {
+            /** @description The key. */
+            key: string;
+            /** @description Before, if it existed. */
+            old?: unknown;
+            /** @description After. */
+            new: unknown;
+            from_run?: null | components["schemas"]["RunId"];
+            /** @enum {string} */
+            type: "global_memory_set";
+        } | {
+            /** @description The key. */
+            key: string;
+            /** @description Its last value. */
+            old?: unknown;
+            /** @enum {string} */
+            type: "global_memory_deleted";
         };
         /** @description The run's events, oldest first. */
         EventPage: {
@@ -2564,6 +2618,13 @@ export interface components {
             /** @description Who may decide it (reviewers, `role:NAME`); anyone when empty. */
             deciders?: string[];
         };
+        /** @description The global memory: what it holds now (expired entries left out) and its changes. */
+        GlobalMemory: {
+            /** @description The live entries, by key. */
+            entries: components["schemas"]["MemoryEntry"][];
+            /** @description Its changes, oldest first (the newest thousand). */
+            history: components["schemas"]["MemoryChange"][];
+        };
         /** @description Turn-taking rules between a run's agents: its handoff protocol. */
         HandoffProtocol: {
             /**
@@ -2693,6 +2754,55 @@ export interface components {
              */
             hitl?: boolean | null;
             hitl_config?: null | components["schemas"]["HitlConfig"];
+        };
+        /** @description One change of a global memory key. */
+        MemoryChange: {
+            /** @description Its key. */
+            key: string;
+            /** @description Before (absent when new). */
+            old?: unknown;
+            /** @description After (absent when deleted). */
+            new?: unknown;
+            /** @description Who changed it. */
+            actor: string;
+            /**
+             * Format: date-time
+             * @description When.
+             */
+            at: string;
+        };
+        /** @description One remembered value. */
+        MemoryEntry: {
+            /** @description Its key (in a snapshot, `SCOPE:KEY`). */
+            key: string;
+            /** @description Its value. */
+            value: unknown;
+            /** @description The agent that stored it. */
+            by: string;
+            /**
+             * Format: date-time
+             * @description When it expires, if it does.
+             */
+            expires_at?: string | null;
+            /** @description The run it was stored from (global entries). */
+            run_id?: string | null;
+        };
+        /** @description A snapshot of a run's memory. */
+        MemorySnapshot: {
+            /** @description What it was taken at: `handoff:TURN`, or `end`. */
+            label: string;
+            /**
+             * Format: date-time
+             * @description When.
+             */
+            at?: string | null;
+            /** @description The run's memory then (its `run` and `team` scopes). */
+            entries: components["schemas"]["MemoryEntry"][];
+        };
+        /** @description A run's memory snapshots, in the order they were taken. */
+        MemorySnapshots: {
+            /** @description The snapshots. */
+            snapshots: components["schemas"]["MemorySnapshot"][];
         };
         /** @description The review metrics over the whole database. */
         Metrics: {
@@ -4922,6 +5032,42 @@ export interface operations {
             };
         };
     };
+    global_memory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GlobalMemory"];
+                };
+            };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
     metrics: {
         parameters: {
             query?: never;
@@ -6772,6 +6918,62 @@ export interface operations {
                     "application/json": components["schemas"]["ApiErrorBody"];
                 };
             };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    memory_snapshots: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The run */
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemorySnapshots"];
+                };
+            };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            /** @description A parameter is malformed or out of range; `field` names it */
             422: {
                 headers: {
                     [name: string]: unknown;

@@ -195,6 +195,8 @@ fn detail(event: &EventBody, gates: &HashMap<&GateId, &Gate>) -> String {
         }
         EventKind::ContextSet { key, new, .. } => format!("{key} = {}", short(&new.to_string(), 60)),
         EventKind::ContextDeleted { key, .. } => format!("{key} deleted"),
+        EventKind::GlobalMemorySet { key, new, .. } => format!("global {key} = {}", short(&new.to_string(), 60)),
+        EventKind::GlobalMemoryDeleted { key, .. } => format!("global {key} deleted"),
         EventKind::PlanRevised { revision } => {
             format!("revision {}: {}", revision.revision, short(&revision.change_log.join("; "), 80))
         }

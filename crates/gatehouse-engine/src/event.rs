@@ -239,6 +239,28 @@ pub enum EventKind {
         /// The figure now, its threshold and what it means.
         alert: crate::alert::Alert,
     },
+    /// A key of the global memory, kept across runs, was set (an event of no run,
+    /// so retention never drops it with the run that wrote it).
+    GlobalMemorySet {
+        /// The key.
+        key: String,
+        /// Before, if it existed.
+        #[serde(default)]
+        old: Option<serde_json::Value>,
+        /// After.
+        new: serde_json::Value,
+        /// The run whose agent set it.
+        #[serde(default)]
+        from_run: Option<RunId>,
+    },
+    /// A key of the global memory was deleted.
+    GlobalMemoryDeleted {
+        /// The key.
+        key: String,
+        /// Its last value.
+        #[serde(default)]
+        old: Option<serde_json::Value>,
+    },
 }
 
 impl EventKind {
@@ -274,6 +296,8 @@ impl EventKind {
             Self::RetentionPurged { .. } => "retention_purged",
             Self::AlertRaised { .. } => "alert_raised",
             Self::AlertCleared { .. } => "alert_cleared",
+            Self::GlobalMemorySet { .. } => "global_memory_set",
+            Self::GlobalMemoryDeleted { .. } => "global_memory_deleted",
         }
     }
 
@@ -289,6 +313,8 @@ impl EventKind {
                 | Self::TokenCreated { .. }
                 | Self::TokenRevoked { .. }
                 | Self::AllowRuleRevoked { .. }
+                | Self::GlobalMemorySet { .. }
+                | Self::GlobalMemoryDeleted { .. }
         )
     }
 }

@@ -2,9 +2,9 @@
 //! the goal and the reviewer refines it round after round until accepting
 //! it; the model writes a plan, which the reviewer modifies (with feedback
 //! or by editing it), approves, or rejects (ending the run cleanly); then
-//! the approved plan runs task by task without asking anything more.
-//! The plan lives in Gatehouse, so each round is a plan revision with its
-//! change log.
+//! the approved plan runs task by task (`execution.rs`), asking where its
+//! execution mode and intervention points say. The plan lives in
+//! Gatehouse, so each round is a plan revision with its change log.
 
 use gatehouse_engine::plan::{Plan, PlanOperation, PlanTask, TaskPriority, TaskStatus};
 use gatehouse_engine::{DecisionAction, GateSpec, NewGate};
@@ -13,7 +13,6 @@ use serde_json::{json, Map, Value};
 
 use crate::driver::{decision_of, Driver, Halt, Step};
 use crate::flow::{call_until_answered, recover_payload, rejected};
-use crate::injection::{inject, At};
 use crate::spec::{Collaboration, RunSpec};
 use crate::AGENT;
 
@@ -30,18 +29,19 @@ pub(crate) async fn collaborate(d: &mut Driver, spec: &RunSpec, phases: Collabor
                 .await?;
         return Ok(json!({"goal": goal, "outputs": [{"task_id": null, "description": goal, "output": output}]}));
     }
-    agree_plan(d, spec, &tool, &goal).await?;
-    execute(d, spec, &tool, &goal).await
+    agree_plan(d, spec, &tool, &goal, &phases).await?;
+    crate::execution::execute(d, spec, &tool, &goal).await
 }
 
 const GOAL_SYSTEM: &str = "You help a person pin down a goal before any work starts. Restate the goal as one \
     clear, checkable paragraph. Keep what was accepted; change what the feedback criticises. Answer with the goal only.";
 const PLAN_SYSTEM: &str = "You plan the work for an agreed goal. Write the plan as a numbered list, one task per \
     line, 3 to 8 tasks, each an imperative sentence. No other text.";
-const TASK_SYSTEM: &str =
-    "You carry out one task of an approved plan toward a goal. Answer with the task's result only.";
+pub(crate) const TASK_SYSTEM: &str = "You carry out one task of an approved plan toward a goal. Answer with the \
+    task's result only. If the task cannot be done, answer `TASK FAILED: ` and why. To revise the tasks still to do, \
+    answer a JSON object instead: {\"output\": \"the result\", \"replan\": [\"the next task\", \"the one after\"]}.";
 
-fn request(spec: &RunSpec, system: &str, prompt: String) -> RunInput {
+pub(crate) fn request(spec: &RunSpec, system: &str, prompt: String) -> RunInput {
     RunInput { tool: spec.tool.clone(), prompt, system: Some(system.to_owned()), inputs: spec.inputs.clone() }
 }
 
@@ -93,7 +93,7 @@ async fn agree_goal(d: &mut Driver, spec: &RunSpec, tool: &Tool) -> Step<String>
 }
 
 /// Generate, present, modify, until approved; a rejection ends the run.
-async fn agree_plan(d: &mut Driver, spec: &RunSpec, tool: &Tool, goal: &str) -> Step<()> {
+async fn agree_plan(d: &mut Driver, spec: &RunSpec, tool: &Tool, goal: &str, phases: &Collaboration) -> Step<()> {
     let mut feedback: Option<String> = None;
     for round in 1u32.. {
         let current = current_plan(d).await?;
@@ -106,7 +106,9 @@ async fn agree_plan(d: &mut Driver, spec: &RunSpec, tool: &Tool, goal: &str) -> 
         let text = generate(d, tool, &key, "plan", request(spec, PLAN_SYSTEM, prompt)).await?;
         let revise_key = format!("{key}:revision");
         if !d.journaled(&revise_key) {
-            let plan = parse_plan(&text, goal);
+            let mut plan = parse_plan(&text, goal);
+            plan.execution_mode = phases.execution_mode;
+            plan.human_intervention_points = phases.human_intervention_points.clone();
             let id = d.run_id.clone();
             let revision = d.engine(move |e| e.plan_apply(&id, PlanOperation::Replace { plan }, AGENT)).await?;
             let changes = if revision.change_log.is_empty() {
@@ -137,7 +139,7 @@ async fn agree_plan(d: &mut Driver, spec: &RunSpec, tool: &Tool, goal: &str) -> 
     unreachable!("the rounds end by approving or rejecting")
 }
 
-async fn current_plan(d: &Driver) -> Step<Option<Plan>> {
+pub(crate) async fn current_plan(d: &Driver) -> Step<Option<Plan>> {
     let id = d.run_id.clone();
     Ok(d.engine(move |e| e.plan(&id)).await?.map(|r| r.plan))
 }
@@ -146,7 +148,7 @@ fn numbered(plan: &Plan) -> String {
     plan.tasks.iter().enumerate().map(|(i, t)| format!("{}. {}", i + 1, t.description)).collect::<Vec<_>>().join("\n")
 }
 
-fn task_request(goal: &str, plan: Option<&Plan>, task: &str, done: &[(String, String)]) -> String {
+pub(crate) fn task_request(goal: &str, plan: Option<&Plan>, task: &str, done: &[(String, String)]) -> String {
     let listed = plan.map(numbered);
     let done: Vec<String> =
         done.iter().map(|(t, out)| format!("- {t}: {}", out.chars().take(400).collect::<String>())).collect();
@@ -157,48 +159,9 @@ fn task_request(goal: &str, plan: Option<&Plan>, task: &str, done: &[(String, St
     )
 }
 
-/// Runs the approved plan's tasks in order, asking nothing (an error gate
-/// only if a call fails); each task's output is kept in its metadata.
-async fn execute(d: &mut Driver, spec: &RunSpec, tool: &Tool, goal: &str) -> Step<Value> {
-    let plan = current_plan(d).await?.unwrap_or_default();
-    let mut done: Vec<(String, String)> = Vec::new();
-    let mut outputs = Vec::new();
-    for task in &plan.tasks {
-        let output = match task.status {
-            TaskStatus::Skipped => continue,
-            TaskStatus::Completed => task.metadata.get("output").and_then(Value::as_str).unwrap_or_default().to_owned(),
-            _ => {
-                update_task(d, &task.task_id, TaskStatus::InProgress, Map::new()).await?;
-                let prompt = task_request(goal, Some(&plan), &task.description, &done);
-                let key = format!("task:{}", task.task_id);
-                let mut input = request(spec, TASK_SYSTEM, prompt);
-                let at = At { key: format!("inject:{key}"), next: key.clone(), task: Some(&task.task_id) };
-                inject(d, spec.answer_template.as_deref(), &mut input, at).await?;
-                let output = generate(d, tool, &key, "task", input).await?;
-                let mut metadata = Map::new();
-                metadata.insert("output".into(), Value::String(output.clone()));
-                update_task(d, &task.task_id, TaskStatus::Completed, metadata).await?;
-                output
-            }
-        };
-        done.push((task.description.clone(), output.clone()));
-        outputs.push(json!({"task_id": task.task_id, "description": task.description, "output": output}));
-    }
-    let id = d.run_id.clone();
-    let revision = d.engine(move |e| e.plan(&id)).await?.map(|r| r.revision);
-    Ok(json!({"goal": goal, "plan_revision": revision, "outputs": outputs}))
-}
-
-async fn update_task(d: &Driver, task_id: &str, status: TaskStatus, metadata: Map<String, Value>) -> Step<()> {
-    let (id, task_id) = (d.run_id.clone(), task_id.to_owned());
-    let op = PlanOperation::UpdateTask { task_id, status: Some(status), metadata };
-    d.engine(move |e| e.plan_apply(&id, op, AGENT)).await?;
-    Ok(())
-}
-
 /// One model request: prepare, validate (an invalid payload is the
 /// error/retry gate), call until answered, audit; the cleaned text.
-async fn generate(d: &mut Driver, tool: &Tool, key: &str, step: &str, input: RunInput) -> Step<String> {
+pub(crate) async fn generate(d: &mut Driver, tool: &Tool, key: &str, step: &str, input: RunInput) -> Step<String> {
     let payload = match d.prepare(&input) {
         Ok(payload) => payload,
         Err(error) => {

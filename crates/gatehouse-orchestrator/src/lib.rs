@@ -27,6 +27,7 @@ mod collab;
 pub mod command_tools;
 pub mod consensus;
 mod driver;
+mod execution;
 mod flow;
 pub mod import;
 pub mod information;
@@ -34,6 +35,8 @@ pub mod injection;
 pub mod mcp_tools;
 pub mod pattern;
 pub mod spec;
+mod task_answer;
+mod task_gates;
 pub mod team;
 pub mod toolbox;
 pub mod web_search;
@@ -235,9 +238,16 @@ async fn drive(d: &mut Driver, run: &Run) -> Result<Value, Halt> {
             return Err(Halt::Ended);
         }
     }
-    let result = match (&spec.team, spec.collaborate) {
-        (Some(team), _) => team::turns::run(d, &spec, team).await?,
-        (None, Some(phases)) => collab::collaborate(d, &spec, phases).await?,
+    let result = match (&spec.team, &spec.collaborate) {
+        (Some(team), _) => {
+            let result = team::turns::run(d, &spec, team).await;
+            // The run's memory as it ends, kept with the run (a run that already ended keeps none).
+            if !matches!(result, Err(Halt::Ended)) {
+                team::memory::snapshot(&d.handle(), "end").await?;
+            }
+            result?
+        }
+        (None, Some(phases)) => collab::collaborate(d, &spec, phases.clone()).await?,
         (None, None) => flow::single(d, &spec).await?,
     };
     // A run paused after its last step completes once resumed.

@@ -5,6 +5,7 @@
 //! information step. A run input naming no tool is an agent-driven run,
 //! not this.
 
+use gatehouse_engine::plan::ExecutionMode;
 use gatehouse_providers::{ProviderRegistry, RunInput};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -67,13 +68,72 @@ impl RunSpec {
     }
 }
 
-/// Which collaboration phases run before execution.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// Which collaboration phases run before execution, and how the approved
+/// plan runs (its `execution_mode` and `human_intervention_points`, which
+/// the plan carries and only a person changes).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Collaboration {
     /// Evaluate, present and refine the goal until the reviewer accepts it.
     pub goal: bool,
     /// Generate, present and modify the plan until approved (or rejected).
     pub plan: bool,
+    /// How the approved plan's tasks run (see `execution.rs`).
+    #[serde(default)]
+    pub execution_mode: ExecutionMode,
+    /// Where the run stops for a person: `before_deployment`, `on_error`, or a named point.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub human_intervention_points: Vec<String>,
+}
+
+impl Collaboration {
+    /// These phases, the plan autonomous with no intervention point.
+    pub fn phases(goal: bool, plan: bool) -> Self {
+        Self { goal, plan, execution_mode: ExecutionMode::default(), human_intervention_points: Vec::new() }
+    }
+}
+
+/// The most intervention points a plan names, and the longest name.
+const MAX_POINTS: usize = 20;
+const MAX_POINT: usize = 100;
+
+/// `collaborate` as an object: its phases and the plan's settings.
+fn collaboration(c: &Map<String, Value>) -> Result<Option<Collaboration>, SpecError> {
+    let flag = |name: &str| match c.get(name) {
+        None | Some(Value::Null) => Ok(true),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(_) => Err(bad(format!("collaborate.{name}"), "must be true or false")),
+    };
+    let mut collaboration = Collaboration::phases(flag("goal")?, flag("plan")?);
+    if let Some(mode) = c.get("execution_mode").filter(|m| !m.is_null()) {
+        collaboration.execution_mode = serde_json::from_value(mode.clone())
+            .map_err(|_| bad("collaborate.execution_mode", "must be `autonomous`, `supervised` or `step`"))?;
+    }
+    match c.get("human_intervention_points") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(points)) if points.len() <= MAX_POINTS => {
+            for (i, point) in points.iter().enumerate() {
+                let field = format!("collaborate.human_intervention_points[{i}]");
+                let name = point.as_str().map(str::trim).filter(|p| !p.is_empty() && p.chars().count() <= MAX_POINT);
+                let name = name.ok_or_else(|| bad(&field, format!("must be a name of 1 to {MAX_POINT} characters")))?;
+                if !collaboration.human_intervention_points.iter().any(|p| p == name) {
+                    collaboration.human_intervention_points.push(name.to_owned());
+                }
+            }
+        }
+        Some(_) => {
+            let message = format!("must be a list of at most {MAX_POINTS} names (`before_deployment`, `on_error`...)");
+            return Err(bad("collaborate.human_intervention_points", message));
+        }
+    }
+    let settled = collaboration.execution_mode != ExecutionMode::Autonomous
+        || !collaboration.human_intervention_points.is_empty();
+    if settled && !collaboration.plan {
+        return Err(bad(
+            "collaborate.plan",
+            "must be true when the plan's execution mode or intervention points are set",
+        ));
+    }
+    Ok((collaboration.goal || collaboration.plan).then_some(collaboration))
 }
 
 /// A run input Gatehouse cannot orchestrate, naming the field.
@@ -147,16 +207,8 @@ pub fn parse_granting(
     };
     let collaborate = match obj.get("collaborate") {
         None | Some(Value::Null) | Some(Value::Bool(false)) => None,
-        Some(Value::Bool(true)) => Some(Collaboration { goal: true, plan: true }),
-        Some(Value::Object(c)) => {
-            let flag = |name: &str| match c.get(name) {
-                None | Some(Value::Null) => Ok(true),
-                Some(Value::Bool(b)) => Ok(*b),
-                Some(_) => Err(bad(format!("collaborate.{name}"), "must be true or false")),
-            };
-            let collaboration = Collaboration { goal: flag("goal")?, plan: flag("plan")? };
-            (collaboration.goal || collaboration.plan).then_some(collaboration)
-        }
+        Some(Value::Bool(true)) => Some(Collaboration::phases(true, true)),
+        Some(Value::Object(c)) => collaboration(c)?,
         Some(_) => return Err(bad("collaborate", "must be true, false or {\"goal\": bool, \"plan\": bool}")),
     };
     let assessment = match obj.get("assessment") {
@@ -292,8 +344,30 @@ mod tests {
     fn collaboration_is_both_phases_or_the_ones_named() {
         let r = registry();
         let c = |v: Value| parse(&json!({"tool": "scripted:chat", "prompt": "x", "collaborate": v}), &r).unwrap();
-        assert_eq!(c(json!(true)).collaborate, Some(Collaboration { goal: true, plan: true }));
-        assert_eq!(c(json!({"goal": false})).collaborate, Some(Collaboration { goal: false, plan: true }));
+        assert_eq!(c(json!(true)).collaborate, Some(Collaboration::phases(true, true)));
+        assert_eq!(c(json!({"goal": false})).collaborate, Some(Collaboration::phases(false, true)));
         assert_eq!(c(json!({"goal": false, "plan": false})).collaborate, None);
+        let settled = c(json!({"execution_mode": "supervised", "human_intervention_points": ["on_error", "on_error"]}));
+        let settled = settled.collaborate.unwrap();
+        assert_eq!(settled.execution_mode, ExecutionMode::Supervised);
+        assert_eq!(settled.human_intervention_points, ["on_error"]);
+    }
+
+    #[test]
+    fn plan_settings_name_their_field() {
+        let r = registry();
+        let err = |v: Value| {
+            parse(&json!({"tool": "scripted:chat", "prompt": "x", "collaborate": v}), &r).unwrap_err().to_string()
+        };
+        assert_eq!(
+            err(json!({"execution_mode": "wild"})),
+            "run_input.collaborate.execution_mode: must be `autonomous`, `supervised` or `step`"
+        );
+        assert!(err(json!({"human_intervention_points": ["ok", " "]}))
+            .starts_with("run_input.collaborate.human_intervention_points[1]: must be a name"));
+        assert!(err(json!({"human_intervention_points": "on_error"}))
+            .starts_with("run_input.collaborate.human_intervention_points: must be a list"));
+        assert!(err(json!({"plan": false, "execution_mode": "step"}))
+            .starts_with("run_input.collaborate.plan: must be true"));
     }
 }

@@ -40,6 +40,7 @@ pub mod request;
 pub mod response;
 pub mod retry;
 pub mod scripted;
+pub mod scripted_release;
 pub mod scripted_team;
 pub mod scripted_teamflow;
 pub mod secret;

@@ -16,6 +16,7 @@ use crate::prepare::{self, SystemPlacement};
 use crate::provider::{Provider, ProviderKind};
 use crate::request::{Payload, RunInput, Tool};
 use crate::response::{FinishReason, ProviderResponse};
+use crate::scripted_release::{is_release, release_plan, release_task};
 use crate::scripted_team::{completion, team_turn, ScriptedToolCall};
 
 /// One step of a tool's script.
@@ -172,11 +173,15 @@ fn is_header(line: &str) -> bool {
 /// The scripted assistant's answer to an orchestrated request, chosen by
 /// what it asks for (its `Goal:`, `Feedback:` and `Task:` sections):
 /// a numbered plan when asked for one, a restated goal, a finished task,
-/// or else a draft answer to the prompt. Deterministic.
+/// or else a draft answer to the prompt; a goal naming a release plays the
+/// release story (`scripted_release.rs`). Deterministic.
 pub fn assist(prompt: &str) -> String {
     let goal = section(prompt, "Goal").unwrap_or(prompt).trim();
     let feedback = section(prompt, "Feedback").map(str::trim).filter(|f| !f.is_empty());
     let lowered = prompt.to_lowercase();
+    if lowered.contains("numbered list") && is_release(goal) && feedback.is_none() {
+        return release_plan();
+    }
     if lowered.contains("numbered list") {
         let mut steps = vec![
             format!("Gather what is known about: {goal}"),
@@ -195,6 +200,10 @@ pub fn assist(prompt: &str) -> String {
         };
     }
     if let Some(task) = section(prompt, "Task") {
+        let attempt = section(prompt, "Attempt").and_then(|a| a.trim().parse().ok()).unwrap_or(1);
+        if let Some(answer) = is_release(goal).then(|| release_task(task, attempt)).flatten() {
+            return answer;
+        }
         return format!("Done: {task}.");
     }
     format!("Draft answer to \"{}\": it depends; here is a first plan.", prompt.trim())

@@ -88,6 +88,8 @@ export const WORDS = {
     retention_purged: "Old records purged",
     alert_raised: "Alert raised",
     alert_cleared: "Alert cleared",
+    global_memory_set: "Global memory set",
+    global_memory_deleted: "Global memory deleted",
   } satisfies Labels<S["EventKind"]["type"]>,
   ExecutionMode: { autonomous: "Autonomous", supervised: "Supervised", step: "Step by step" } satisfies Labels<S["ExecutionMode"]>,
   GateKind: {

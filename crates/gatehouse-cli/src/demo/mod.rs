@@ -1,7 +1,7 @@
 //! `gatehouse demo`: a simulated fleet of agents at work, so a new user
 //! sees the product working at once. It starts the server, fills the
 //! database with a realistic workload (scripted stories touch every gate
-//! kind, policy, mode and outcome, and five orchestrated runs drive the
+//! kind, policy, mode and outcome, and six orchestrated runs drive the
 //! scripted provider; randomized routine runs add volume)
 //! and keeps a live trickle of gates going until Ctrl-C. The fleet works
 //! through the server's own engine, so its decisions wake waiting agents.
@@ -45,7 +45,7 @@ pub const REVIEWERS: [&str; 3] = ["alice", "bob", "carol"];
 /// Arguments of `demo`.
 #[derive(Debug, Args)]
 pub struct DemoArgs {
-    /// Runs to simulate in total. The fifteen scripted stories always play (they cover every gate
+    /// Runs to simulate in total. The scripted stories always play, twenty runs (they cover every gate
     /// kind and orchestrated runs); runs beyond them are randomized routine work.
     #[arg(long, default_value_t = 16, value_name = "N")]
     pub runs: u32,

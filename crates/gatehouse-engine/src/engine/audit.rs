@@ -331,6 +331,19 @@ fn compare_rows(r: &dyn ReadTx, implied: &Implied, report: &mut AuditReport) -> 
         |_| false,
     )?;
 
+    let global_memory = Table {
+        what: "global memory key",
+        rows: r.stored_rows(AuditTable::GlobalMemory)?,
+        expected: implied.global_memory.iter().map(|(key, v)| (key.clone(), v.clone())).collect(),
+    };
+    global_memory.compare::<Value>(
+        report,
+        |row, _| text(&row.columns, "key"),
+        |_| Value::Null,
+        |v| Ok(v.clone()),
+        |_| false,
+    )?;
+
     let plans = Table {
         what: "plan revision",
         rows: r.stored_rows(AuditTable::PlanRevisions)?,

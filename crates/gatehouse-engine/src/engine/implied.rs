@@ -1,5 +1,5 @@
 //! The state the event log implies: every run, gate, decision, turn,
-//! context key, plan revision, allow-rule and token as the events describe
+//! context key, global memory key, plan revision, allow-rule and token as the events describe
 //! them, replayed in log order. Audit verification compares each stored
 //! row with it, so a row edited, added or removed behind the engine's back
 //! shows as a difference from its events.
@@ -27,6 +27,8 @@ pub(crate) struct Implied {
     pub turns: BTreeMap<String, Turn>,
     /// By (run, key).
     pub context: BTreeMap<(String, String), serde_json::Value>,
+    /// The global memory, by key (events of no run, never purged).
+    pub global_memory: BTreeMap<String, serde_json::Value>,
     /// By (run, revision).
     pub plans: BTreeMap<(String, u32), PlanRevision>,
     /// Each with the sequence number of the event that created it.
@@ -161,6 +163,12 @@ impl Implied {
             }
             EventKind::ContextDeleted { key, .. } => {
                 self.context.remove(&(run_id, key));
+            }
+            EventKind::GlobalMemorySet { key, new, .. } => {
+                self.global_memory.insert(key, new);
+            }
+            EventKind::GlobalMemoryDeleted { key, .. } => {
+                self.global_memory.remove(&key);
             }
             EventKind::PlanRevised { revision } => {
                 self.plans.insert((run_id, revision.revision), *revision);

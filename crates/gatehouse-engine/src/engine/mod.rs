@@ -27,6 +27,7 @@ mod gates;
 mod health;
 mod implied;
 mod maintenance;
+mod memory;
 pub mod metrics;
 mod recordings;
 mod release;

@@ -128,6 +128,8 @@ pub enum AuditTable {
     AllowRules,
     /// `tokens` (never the secrets' hashes).
     Tokens,
+    /// `global_memory` (its `value` is the row's data).
+    GlobalMemory,
 }
 
 impl AuditTable {
@@ -148,6 +150,7 @@ impl AuditTable {
             Self::PlanRevisions => "SELECT run_id, revision, data FROM plan_revisions",
             Self::AllowRules => "SELECT id, agent, action, created_at, expires_at, revoked_at, data FROM allow_rules",
             Self::Tokens => "SELECT id, name, role, created_at, revoked_at, data FROM tokens",
+            Self::GlobalMemory => "SELECT key, value FROM global_memory",
         }
     }
 }
@@ -197,6 +200,8 @@ pub trait ReadTx {
     fn turns(&self, run: &RunId) -> Result<Vec<Turn>>;
     /// A run's current shared context.
     fn context(&self, run: &RunId) -> Result<BTreeMap<String, serde_json::Value>>;
+    /// The global memory, kept across runs, by key.
+    fn global_memory(&self) -> Result<BTreeMap<String, serde_json::Value>>;
     /// A run's plan revisions, oldest first.
     fn plan_revisions(&self, run: &RunId) -> Result<Vec<PlanRevision>>;
     /// A run's newest plan revision.
@@ -270,6 +275,8 @@ pub trait WriteTx: ReadTx {
     fn insert_turn(&mut self, turn: &Turn) -> Result<()>;
     /// Sets (`Some`) or deletes (`None`) a context key.
     fn put_context(&mut self, run: &RunId, key: &str, value: Option<&serde_json::Value>) -> Result<()>;
+    /// Sets (`Some`) or deletes (`None`) a key of the global memory.
+    fn put_global_memory(&mut self, key: &str, value: Option<&serde_json::Value>) -> Result<()>;
     /// Stores a plan revision.
     fn insert_plan_revision(&mut self, run: &RunId, revision: &PlanRevision) -> Result<()>;
     /// Stores an agent's rating.

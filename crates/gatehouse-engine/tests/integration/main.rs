@@ -18,6 +18,7 @@ mod declared_gates;
 mod durability;
 mod expiry_and_audit;
 mod gates;
+mod global_memory;
 mod instances;
 mod metrics;
 mod payload_schema;

@@ -307,10 +307,11 @@ fn migrating_an_older_database_indexes_its_gates() {
     f.engine.resolve_gate(&gate.id, DecisionInput::respond("done"), "frank").unwrap();
     let path = f.db_path();
     drop(f.engine);
-    // Back to version 3: no search index (nor version 5's additions).
+    // Back to version 3: no search index (nor the later versions' additions).
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch(
-        "DROP INDEX gates_escalation; ALTER TABLE gates DROP COLUMN escalate_at; DROP TABLE allow_rules;
+        "DROP TABLE global_memory;
+         DROP INDEX gates_escalation; ALTER TABLE gates DROP COLUMN escalate_at; DROP TABLE allow_rules;
          DROP INDEX runs_by_parent; ALTER TABLE runs DROP COLUMN parent_id;
          DROP TRIGGER gate_search_insert; DROP TRIGGER gate_search_update; DROP TRIGGER gate_search_delete;
          DROP VIEW gate_search_source; DROP TABLE gate_search; PRAGMA user_version = 3;",
@@ -424,9 +425,10 @@ fn migrating_an_older_postgres_database_indexes_its_gates() {
     let run = f.run("agent");
     let gate = open(&f, &run, NewGate::question("Renew the TLS certificate?"));
     f.engine.resolve_gate(&gate.id, DecisionInput::respond("done"), "frank").unwrap();
-    // Back to version 1: no search index.
+    // Back to version 1: no search index (nor the later versions' additions).
     f.tamper(
-        "DROP TABLE gate_search; DROP TRIGGER gate_search_insert ON gates; DROP TRIGGER gate_search_update ON gates;
+        "DROP TABLE global_memory;
+         DROP TABLE gate_search; DROP TRIGGER gate_search_insert ON gates; DROP TRIGGER gate_search_update ON gates;
          DROP TRIGGER gate_search_delete ON gates; DROP FUNCTION gate_search_follow(); DROP FUNCTION gate_search_put;
          DROP FUNCTION gate_search_word; DROP FUNCTION gate_search_fold;
          UPDATE gatehouse_schema SET version = 1;",

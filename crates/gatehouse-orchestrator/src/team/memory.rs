@@ -1,13 +1,18 @@
 //! The team's memory: `store_memory`, `retrieve_memory` and `search_memory`
-//! over the run's shared context, the engine's audited key-value store (on
-//! SQLite and PostgreSQL alike), under keys `memory:SCOPE:KEY`. Each value
-//! is kept with who stored it and when it expires; the context's history
-//! is the memory's history, and a reviewer reads both through the context
-//! API. Handoffs write their context here too (`handoff:TURN` in the run scope).
+//! in three scopes. `run` and `team` live in the run's shared context, the
+//! engine's audited key-value store (on SQLite and PostgreSQL alike), under
+//! keys `memory:SCOPE:KEY`; `global` lives in the engine's global memory,
+//! kept across runs, which the team agents of every run read and write
+//! (and reviewers read, `GET /memory/global`). Each value is kept with who
+//! stored it, from which run, and when it expires; the history is the
+//! store's. Handoffs write their context here too (`handoff:TURN` in the
+//! run scope), and each handoff and the run's end keep a snapshot of the
+//! run's memory beside it (`snapshot:LABEL`, state preservation), read with
+//! [`snapshots`].
 
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use crate::driver::{Handle, Step};
 
@@ -21,6 +26,8 @@ pub(crate) enum Scope {
     Run,
     /// What the run's team shares.
     Team,
+    /// What the team agents of every run share, kept across runs.
+    Global,
 }
 
 impl Scope {
@@ -28,8 +35,8 @@ impl Scope {
         match text_arg(args, "scope").unwrap_or("run") {
             "run" => Ok(Self::Run),
             "team" => Ok(Self::Team),
-            "global" => Err("scope `global` is not kept yet: use `run` or `team`".to_owned()),
-            other => Err(format!("scope `{other}` is unknown: use `run` or `team`")),
+            "global" => Ok(Self::Global),
+            other => Err(format!("scope `{other}` is unknown: use `run`, `team` or `global`")),
         }
     }
 
@@ -37,6 +44,7 @@ impl Scope {
         match self {
             Self::Run => "run",
             Self::Team => "team",
+            Self::Global => "global",
         }
     }
 }
@@ -48,11 +56,14 @@ const MAX_TTL: i64 = 366 * 24 * 3600;
 
 /// A remembered value as the context holds it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct Entry {
+pub struct Entry {
     pub value: Value,
     pub by: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<DateTime<Utc>>,
+    /// The run it was stored from (global entries, which outlive it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
 }
 
 /// The context key of `key` in `scope`.
@@ -61,17 +72,83 @@ pub(crate) fn context_key(scope: Scope, key: &str) -> String {
 }
 
 /// Stores `value` under `key`; a value already there, the same, is not stored again
-/// (a step replayed after a restart writes nothing twice).
-pub(crate) async fn put(h: &Handle, scope: Scope, key: &str, entry: Entry) -> Step<()> {
-    let (id, key) = (h.run_id.clone(), context_key(scope, key));
+/// (a step replayed after a restart writes nothing twice). A handoff's
+/// record takes a snapshot of the run's memory beside it.
+pub(crate) async fn put(h: &Handle, scope: Scope, key: &str, mut entry: Entry) -> Step<()> {
+    let id = h.run_id.clone();
+    if scope == Scope::Global {
+        entry.run = Some(id.to_string());
+        let (key, value) = (key.to_owned(), serde_json::to_value(&entry).unwrap_or(Value::Null));
+        return h.engine(move |e| e.global_memory_set(&key, value, crate::AGENT, &id).map(|_| ())).await;
+    }
+    let context = context_key(scope, key);
     let value = serde_json::to_value(&entry).unwrap_or(Value::Null);
     h.engine(move |e| {
-        if e.context(&id)?.get(&key) != Some(&value) {
-            e.context_set(&id, &key, value, crate::AGENT)?;
+        if e.context(&id)?.get(&context) != Some(&value) {
+            e.context_set(&id, &context, value, crate::AGENT)?;
         }
         Ok(())
     })
+    .await?;
+    if scope == Scope::Run && key.starts_with("handoff:") {
+        snapshot(h, key).await?;
+    }
+    Ok(())
+}
+
+/// The context key of the snapshot labelled `label`.
+const SNAPSHOT: &str = "snapshot:";
+
+/// Keeps a snapshot of the run's memory (its `run` and `team` scopes, as
+/// they stand) under `snapshot:LABEL`, once: a label already kept is not
+/// taken again, so a run driven again after a restart keeps the first.
+pub(crate) async fn snapshot(h: &Handle, label: &str) -> Step<()> {
+    let (id, key) = (h.run_id.clone(), format!("{SNAPSHOT}{label}"));
+    h.engine(move |e| {
+        let context = e.context(&id)?;
+        if context.contains_key(&key) {
+            return Ok(());
+        }
+        let memory: Map<String, Value> = context
+            .into_iter()
+            .filter_map(|(k, v)| Some((k.strip_prefix("memory:")?.to_owned(), v)))
+            .filter(|(k, _)| !k.starts_with("global:"))
+            .collect();
+        e.context_set(&id, &key, json!({"at": e.now(), "memory": memory}), crate::AGENT)?;
+        Ok(())
+    })
     .await
+}
+
+/// A snapshot of a run's memory, as a reviewer reads it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MemorySnapshot {
+    /// What it was taken at: `handoff:TURN`, or `end`.
+    pub label: String,
+    /// When.
+    pub at: Option<DateTime<Utc>>,
+    /// The memory then, by `SCOPE:KEY`: each entry's value, who stored it, when it expires.
+    pub memory: Map<String, Value>,
+}
+
+/// The snapshots kept in a run's context, in the order they were taken.
+pub fn snapshots(context: &std::collections::BTreeMap<String, Value>) -> Vec<MemorySnapshot> {
+    let mut found: Vec<MemorySnapshot> = context
+        .iter()
+        .filter_map(|(k, v)| {
+            let label = k.strip_prefix(SNAPSHOT)?.to_owned();
+            let at = v.get("at").and_then(|t| serde_json::from_value(t.clone()).ok());
+            let memory = v.get("memory").and_then(Value::as_object).cloned().unwrap_or_default();
+            Some(MemorySnapshot { label, at, memory })
+        })
+        .collect();
+    // Handoffs by their turn, then the end (times can tie).
+    let order = |label: &str| match label.strip_prefix("handoff:").and_then(|n| n.parse::<u64>().ok()) {
+        Some(turn) => (0, turn),
+        None => (1, u64::from(label != "end")),
+    };
+    found.sort_by(|a, b| (order(&a.label), &a.label).cmp(&(order(&b.label), &b.label)));
+    found
 }
 
 /// `store_memory(key, value, scope, ttl)`: the answer for the agent.
@@ -95,7 +172,7 @@ pub(crate) async fn store(h: &Handle, agent: &str, args: &Value) -> Step<String>
     };
     let now = now(h).await?;
     let expires_at = ttl.map(|s| now + Duration::seconds(s));
-    put(h, scope, key, Entry { value, by: agent.to_owned(), expires_at }).await?;
+    put(h, scope, key, Entry { value, by: agent.to_owned(), expires_at, run: None }).await?;
     let until = expires_at.map(|t| format!(" until {}", t.to_rfc3339())).unwrap_or_default();
     Ok(format!("store_memory: kept `{key}` in the {} memory{until}", scope.name()))
 }
@@ -144,13 +221,24 @@ pub(crate) async fn search(h: &Handle, args: &Value) -> Step<String> {
 /// The scope's unexpired entries, by key.
 async fn live_entries(h: &Handle, scope: Scope, now: DateTime<Utc>) -> Step<Vec<(String, Entry)>> {
     let id = h.run_id.clone();
-    let context = h.engine(move |e| e.context(&id)).await?;
-    let prefix = context_key(scope, "");
-    Ok(context
+    let (stored, prefix) = match scope {
+        Scope::Global => (h.engine(|e| e.global_memory()).await?, String::new()),
+        _ => (h.engine(move |e| e.context(&id)).await?, context_key(scope, "")),
+    };
+    Ok(live(stored, &prefix, now))
+}
+
+/// The entries of `stored` under `prefix` (without it) that have not expired at `now`.
+pub fn live(
+    stored: std::collections::BTreeMap<String, Value>,
+    prefix: &str,
+    now: DateTime<Utc>,
+) -> Vec<(String, Entry)> {
+    stored
         .into_iter()
-        .filter_map(|(k, v)| Some((k.strip_prefix(&prefix)?.to_owned(), serde_json::from_value::<Entry>(v).ok()?)))
+        .filter_map(|(k, v)| Some((k.strip_prefix(prefix)?.to_owned(), serde_json::from_value::<Entry>(v).ok()?)))
         .filter(|(_, e)| e.expires_at.is_none_or(|t| t > now))
-        .collect())
+        .collect()
 }
 
 /// The engine's clock (a test's injected one included).
@@ -164,5 +252,6 @@ pub(crate) fn handoff_entry(from: &str, to: &str, reason: &str, context: &Value)
         value: json!({"from": from, "to": to, "reason": reason, "context": context}),
         by: from.to_owned(),
         expires_at: None,
+        run: None,
     }
 }

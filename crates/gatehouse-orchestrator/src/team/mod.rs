@@ -8,7 +8,7 @@ pub mod change;
 pub mod consensus_tools;
 pub mod dynamic;
 pub(crate) mod hitl_tools;
-pub(crate) mod memory;
+pub mod memory;
 pub mod parallel;
 pub mod pattern_steps;
 pub mod restart;

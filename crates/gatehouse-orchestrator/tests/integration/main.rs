@@ -16,6 +16,8 @@ mod collaboration;
 mod control;
 mod flow;
 mod injection;
+mod memory;
+mod plan_acts;
 mod providers;
 mod released;
 mod restart;

@@ -283,7 +283,7 @@ async fn memory_tools_keep_retrieve_search_and_expire_values_in_their_scope() {
     assert_eq!(prompts.len(), 3);
     for expected in [
         "store_memory: kept `build` in the team memory until ",
-        "store_memory: scope `global` is not kept yet",
+        "store_memory: kept `x` in the global memory",
         "retrieve_memory `build`: {\\\"id\\\":7}",
         "search_memory `\\\"id\\\":7`:\\n- build: {\\\"id\\\":7}",
         "retrieve_memory: nothing kept under `build` in the run memory",
@@ -293,7 +293,8 @@ async fn memory_tools_keep_retrieve_search_and_expire_values_in_their_scope() {
     assert!(prompts[2].contains("retrieve_memory: nothing kept under `build` in the team memory"), "{}", prompts[2]);
     // Kept with its history, for a reviewer.
     let history = engine.context_history(&run.id).unwrap();
-    assert_eq!(history.iter().map(|c| c.key.as_str()).collect::<Vec<_>>(), ["memory:team:build"]);
+    assert_eq!(history.iter().map(|c| c.key.as_str()).collect::<Vec<_>>(), ["memory:team:build", "snapshot:end"]);
+    assert_eq!(engine.global_memory().unwrap()["x"]["value"], 1);
 }
 
 /// A chat completion answering `text`, with no native tool call.

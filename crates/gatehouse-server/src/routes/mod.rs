@@ -1,6 +1,7 @@
 //! The API's routes, one module per resource: a run's lifecycle, turns,
 //! control, listings and events under [`runs`]; gates opened, read, decided
-//! and searched under [`gates`]; then a run's plan and shared context,
+//! and searched under [`gates`]; then a run's plan and shared context, the
+//! team agents' global memory and a run's memory snapshots ([`memory`]),
 //! allow-rules, the event stream, recordings, tokens, retention, the audit
 //! log, metrics, alerts, live replays and providers. The older run endpoint, `POST /api/teams/run`,
 //! is in [`legacy`], nested beside them. Each module registers its handlers with
@@ -17,6 +18,7 @@ pub mod collab;
 pub mod events;
 pub mod gates;
 pub mod legacy;
+pub mod memory;
 pub mod metrics;
 pub mod providers;
 pub mod recordings;
@@ -33,6 +35,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .merge(runs::routes())
         .merge(gates::routes())
         .merge(collab::routes())
+        .merge(memory::routes())
         .merge(rules::routes())
         .merge(events::routes())
         .merge(recordings::routes())

@@ -23,6 +23,7 @@ mod instances;
 mod json_errors;
 mod legacy;
 mod mcp;
+mod memory;
 mod open_and_wait;
 mod operations;
 mod orchestrated;

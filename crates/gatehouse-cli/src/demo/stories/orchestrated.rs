@@ -1,7 +1,8 @@
 //! Orchestrated stories: runs Gatehouse drives itself with the scripted
 //! provider (the review checkpoints and goal and plan collaboration), reviewed by the
-//! demo's people. Two are left waiting for whoever opens the reviewer UI:
-//! a goal in its third round and a payload before its call.
+//! demo's people. Three are left waiting for whoever opens the reviewer UI:
+//! a goal in its third round, a payload before its call, and a supervised
+//! release plan before its deployment.
 
 use anyhow::Result;
 use gatehouse_engine::{DecisionAction, DecisionInput, GateKind, NewRun, RunStatus};
@@ -10,7 +11,7 @@ use serde_json::{json, Value};
 use crate::demo::Sim;
 
 /// How many runs these stories create.
-pub const COUNT: u32 = 5;
+pub const COUNT: u32 = 6;
 
 fn policy(config: Value) -> NewRun {
     serde_json::from_value(config).unwrap_or_default()
@@ -26,7 +27,8 @@ pub fn play(sim: &mut Sim) -> Result<()> {
     alt_text(sim)?;
     flaky_model(sim)?;
     beta_launch(sim)?;
-    incident_summary(sim)
+    incident_summary(sim)?;
+    supervised_release(sim)
 }
 
 /// A draft reviewed at each step; the answer edited before it is accepted.
@@ -91,5 +93,28 @@ fn incident_summary(sim: &mut Sim) -> Result<()> {
         "prompt": "Summarise this week's incident reports for Monday's operations review"});
     let run = sim.orchestrate(input, policy(json!({"user_id": "omar", "session_id": "ops-weekly"})))?;
     sim.await_gate(&run, GateKind::PayloadReview)?;
+    sim.report(&run)
+}
+
+/// A supervised plan that stops before deploying and on errors: each task
+/// approved, the failed migration retried, the build's replan (a smoke test
+/// first) approved; the deployment waits for whoever opens the UI.
+fn supervised_release(sim: &mut Sim) -> Result<()> {
+    let input = json!({"tool": "scripted:chat", "prompt": "Release Gatehouse 0.9 to production",
+        "collaborate": {"goal": false, "execution_mode": "supervised",
+                        "human_intervention_points": ["before_deployment", "on_error"]}});
+    let run = sim.orchestrate(input, policy(json!({"title": "Release 0.9 (supervised plan)", "user_id": "omar"})))?;
+    let plan = sim.await_gate(&run, GateKind::PlanReview)?;
+    sim.decide(&plan, DecisionInput::approve(), "alice")?;
+    // The migration, its failure (retried), the build, its replan, the smoke test.
+    for kind in [GateKind::Approval, GateKind::Approval, GateKind::Approval, GateKind::PlanReview, GateKind::Approval] {
+        let gate = sim.await_gate(&run, kind)?;
+        let decision = match gate.context.step.as_deref() {
+            Some("task_error") => DecisionInput::new(DecisionAction::Retry),
+            _ => DecisionInput::approve(),
+        };
+        sim.decide(&gate, decision, "bob")?;
+    }
+    sim.await_gate(&run, GateKind::Approval)?;
     sim.report(&run)
 }

@@ -323,6 +323,15 @@ impl<W> ReadTx for PgDb<'_, W> {
         Ok(out)
     }
 
+    fn global_memory(&self) -> Result<BTreeMap<String, serde_json::Value>> {
+        let rows = self.conn.query("SELECT key, value FROM global_memory ORDER BY key", &[])?;
+        let mut out = BTreeMap::new();
+        for row in &rows {
+            out.insert(get::<String>(row, 0)?, serde_json::from_str(&get::<String>(row, 1)?)?);
+        }
+        Ok(out)
+    }
+
     fn plan_revisions(&self, run: &RunId) -> Result<Vec<PlanRevision>> {
         self.collect("SELECT data FROM plan_revisions WHERE run_id = ? ORDER BY revision", &[text(run.as_str())])
     }
@@ -692,6 +701,19 @@ impl WriteTx for PgDb<'_, &mut WriteState> {
                 &[&run.as_str(), &key, &to_json(v)?],
             )?,
             None => exec(self.conn, "DELETE FROM context WHERE run_id = $1 AND key = $2", &[&run.as_str(), &key])?,
+        };
+        Ok(())
+    }
+
+    fn put_global_memory(&mut self, key: &str, value: Option<&serde_json::Value>) -> Result<()> {
+        match value {
+            Some(v) => exec(
+                self.conn,
+                "INSERT INTO global_memory (key, value) VALUES ($1, $2)
+                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                &[&key, &to_json(v)?],
+            )?,
+            None => exec(self.conn, "DELETE FROM global_memory WHERE key = $1", &[&key])?,
         };
         Ok(())
     }

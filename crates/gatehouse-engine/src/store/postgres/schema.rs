@@ -280,6 +280,13 @@ const MIGRATIONS: &[&str] = &[
     -- The gates stored before this version.
     DO $$ BEGIN PERFORM gate_search_put(g) FROM gates g; END $$;
     "#,
+    // The global memory team agents keep across runs, as SQLite keeps it.
+    r#"
+    CREATE TABLE global_memory (
+        key    TEXT COLLATE "C" PRIMARY KEY,
+        value  TEXT NOT NULL
+    );
+    "#,
 ];
 
 /// The schema version this binary writes.

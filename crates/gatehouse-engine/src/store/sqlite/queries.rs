@@ -289,6 +289,17 @@ impl<W> ReadTx for Db<'_, W> {
         Ok(out)
     }
 
+    fn global_memory(&self) -> Result<BTreeMap<String, serde_json::Value>> {
+        let mut stmt = self.conn.prepare_cached("SELECT key, value FROM global_memory ORDER BY key")?;
+        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+        let mut out = BTreeMap::new();
+        for row in rows {
+            let (k, v) = row?;
+            out.insert(k, parse(&v)?);
+        }
+        Ok(out)
+    }
+
     fn plan_revisions(&self, run: &RunId) -> Result<Vec<PlanRevision>> {
         collect(self.conn, "SELECT data FROM plan_revisions WHERE run_id = ? ORDER BY revision", &[text(run.as_str())])
     }
@@ -607,6 +618,17 @@ impl WriteTx for Db<'_, &mut WriteState> {
                 .conn
                 .prepare_cached("DELETE FROM context WHERE run_id = ? AND key = ?")?
                 .execute(params![run.as_str(), key])?,
+        };
+        Ok(())
+    }
+
+    fn put_global_memory(&mut self, key: &str, value: Option<&serde_json::Value>) -> Result<()> {
+        match value {
+            Some(v) => self
+                .conn
+                .prepare_cached("INSERT OR REPLACE INTO global_memory (key, value) VALUES (?, ?)")?
+                .execute(params![key, to_json(v)?])?,
+            None => self.conn.prepare_cached("DELETE FROM global_memory WHERE key = ?")?.execute(params![key])?,
         };
         Ok(())
     }

@@ -204,6 +204,14 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE runs ADD COLUMN parent_id TEXT;
     CREATE INDEX runs_by_parent ON runs (parent_id, created_at) WHERE parent_id IS NOT NULL;
     "#,
+    // The global memory team agents keep across runs (each value the
+    // memory's entry as JSON: value, who stored it, when it expires).
+    r#"
+    CREATE TABLE global_memory (
+        key    TEXT PRIMARY KEY,
+        value  TEXT NOT NULL
+    ) STRICT, WITHOUT ROWID;
+    "#,
 ];
 
 /// The schema version this binary writes.

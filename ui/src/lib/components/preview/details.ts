@@ -2,11 +2,13 @@
 // for the last few gates looked at, so moving back with k shows a gate at
 // once. One request per gate at a time; a gate that closes is forgotten,
 // and one the event stream says changed (a vote, an escalation, actions
-// decided, its run's turns, context or plan) is fetched again.
+// decided, its run's turns, context or plan) is fetched again. A plan
+// review whose plan lives in its run, not its payload, is fetched with the
+// run's plan (the revision it names, else the newest).
 
 import type { Api } from "../../api/client";
 import { errorMessage } from "../../api/client";
-import type { GateDetail, LogEvent } from "../../api/types";
+import type { Gate, GateDetail, LogEvent, Plan, PlanRevision } from "../../api/types";
 
 /** How much of a payload the preview shows: a large one is read in the gate's own window. */
 export const PAYLOAD_PREVIEW_CHARS = 20_000;
@@ -33,7 +35,20 @@ export function changesPreview(events: readonly LogEvent[], gate: { id: string; 
   });
 }
 
-export type Loaded = { ok: true; detail: GateDetail } | { ok: false; message: string };
+/** A gate's content; `runPlan` for a plan review whose plan is its run's (null when the run has none or it could not be read). */
+export type Loaded = { ok: true; detail: GateDetail; runPlan?: Plan | null } | { ok: false; message: string };
+
+/** Whether `gate` is a plan review whose payload carries no plan, so its plan is its run's. */
+export function planInRun(gate: Pick<Gate, "spec" | "payload">): boolean {
+  const payload = gate.payload as { tasks?: unknown } | null | undefined;
+  return gate.spec.kind === "plan_review" && !(payload !== null && typeof payload === "object" && Array.isArray(payload.tasks));
+}
+
+/** The plan of revision `wanted` among a run's revisions, else its newest. */
+export function revisionPlan(revisions: readonly PlanRevision[], wanted: number | null | undefined): Plan | null {
+  const found = wanted != null ? revisions.find((r) => r.revision === wanted) : undefined;
+  return (found ?? revisions.at(-1))?.plan ?? null;
+}
 
 export class GateDetails {
   #api: Api;
@@ -73,9 +88,22 @@ export class GateDetails {
   async #fetch(gateId: string, signal?: AbortSignal): Promise<Loaded> {
     try {
       const { data, error, response } = await this.#api.GET("/api/hitl/gates/{gate_id}", { params: { path: { gate_id: gateId } }, ...(signal ? { signal } : {}) });
-      return data ? { ok: true, detail: data } : { ok: false, message: `Cannot load this gate (${response.status}): ${errorMessage(error)}` };
+      if (!data) return { ok: false, message: `Cannot load this gate (${response.status}): ${errorMessage(error)}` };
+      if (!planInRun(data.gate)) return { ok: true, detail: data };
+      const wanted = data.gate.spec.kind === "plan_review" ? data.gate.spec.plan_revision : null;
+      return { ok: true, detail: data, runPlan: await this.#runPlan(data.gate.run_id, wanted, signal) };
     } catch (e) {
       return { ok: false, message: `Cannot load this gate: ${e instanceof Error ? e.message : String(e)}` };
+    }
+  }
+
+  /** The run's plan at revision `wanted` (else its newest); null when it has none or it cannot be read. */
+  async #runPlan(runId: string, wanted: number | null | undefined, signal?: AbortSignal): Promise<Plan | null> {
+    try {
+      const { data } = await this.#api.GET("/api/hitl/runs/{run_id}/plan", { params: { path: { run_id: runId } }, ...(signal ? { signal } : {}) });
+      return data ? revisionPlan(data.revisions, wanted) : null;
+    } catch {
+      return null;
     }
   }
 

@@ -47,6 +47,11 @@ describe("kindView", () => {
       ],
     });
     expect(kindView(gate({ spec: { kind: "plan_review", plan_revision: 3 } }))).toMatchObject({ revision: 3, tasks: null });
+    const runPlan = { tasks: [{ task_id: "c", description: "ship", dependencies: ["b"], status: "in_progress" }] };
+    expect(kindView(gate({ spec: { kind: "plan_review", plan_revision: 3 } }), runPlan)).toMatchObject({
+      revision: 3,
+      tasks: [{ id: "c", description: "ship", after: ["b"], status: "in_progress" }],
+    });
   });
 
   it("a goal and its deliverables in words, not JSON", () => {

@@ -92,8 +92,8 @@ function weightOf(payload: unknown, name: string): string | null {
   return w === null ? null : String(w);
 }
 
-/** The pane's view of `gate`, by its kind. */
-export function kindView(gate: Pick<Gate, "spec" | "payload" | "options">): KindView {
+/** The pane's view of `gate`, by its kind; a plan review without a plan in its payload shows `runPlan`, its run's. */
+export function kindView(gate: Pick<Gate, "spec" | "payload" | "options">, runPlan?: unknown): KindView {
   const spec = gate.spec as Record<string, unknown> & { kind: Gate["spec"]["kind"] };
   const payload = gate.payload;
   switch (spec.kind) {
@@ -110,7 +110,7 @@ export function kindView(gate: Pick<Gate, "spec" | "payload" | "options">): Kind
         payload: payloadView(payload),
       };
     case "plan_review":
-      return { kind: spec.kind, round: count(spec.round), revision: count(spec.plan_revision), tasks: planTasks(payload) };
+      return { kind: spec.kind, round: count(spec.round), revision: count(spec.plan_revision), tasks: planTasks(payload) ?? planTasks(runPlan) };
     case "goal_review": {
       const deliverables = isObject(payload) && payload.deliverables != null ? readableText(payload.deliverables) : null;
       return { kind: spec.kind, round: count(spec.round), goal: readableText(spec.goal), deliverables };

@@ -1,0 +1,139 @@
+//! The team agents' memory beyond one run's view: `GET /memory/global`, the
+//! global memory every run's team agents share (its live entries and its
+//! history; reviewers, unscoped), and `GET /runs/{run_id}/memory/snapshots`,
+//! the snapshots of a run's memory kept at each handoff and at its end
+//! (whoever may see the run).
+
+use axum::extract::State;
+use axum::Json;
+use chrono::{DateTime, Utc};
+use gatehouse_orchestrator::team::memory::{live, snapshots, Entry};
+use serde::Serialize;
+use serde_json::Value;
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::auth::Caller;
+use crate::error::{ApiErrorBody, ApiResult};
+use crate::params::ApiPath;
+use crate::state::AppState;
+
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(global_memory)).routes(routes!(memory_snapshots))
+}
+
+/// One remembered value.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MemoryEntry {
+    /// Its key (in a snapshot, `SCOPE:KEY`).
+    pub key: String,
+    /// Its value.
+    pub value: Value,
+    /// The agent that stored it.
+    pub by: String,
+    /// When it expires, if it does.
+    pub expires_at: Option<DateTime<Utc>>,
+    /// The run it was stored from (global entries).
+    pub run_id: Option<String>,
+}
+
+impl MemoryEntry {
+    fn new(key: String, entry: Entry) -> Self {
+        Self { key, value: entry.value, by: entry.by, expires_at: entry.expires_at, run_id: entry.run }
+    }
+}
+
+/// One change of a global memory key.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MemoryChange {
+    /// Its key.
+    pub key: String,
+    /// Before (absent when new).
+    pub old: Option<Value>,
+    /// After (absent when deleted).
+    pub new: Option<Value>,
+    /// Who changed it.
+    pub actor: String,
+    /// When.
+    pub at: DateTime<Utc>,
+}
+
+/// The global memory: what it holds now (expired entries left out) and its changes.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct GlobalMemory {
+    /// The live entries, by key.
+    pub entries: Vec<MemoryEntry>,
+    /// Its changes, oldest first (the newest thousand).
+    pub history: Vec<MemoryChange>,
+}
+
+/// A snapshot of a run's memory.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MemorySnapshot {
+    /// What it was taken at: `handoff:TURN`, or `end`.
+    pub label: String,
+    /// When.
+    pub at: Option<DateTime<Utc>>,
+    /// The run's memory then (its `run` and `team` scopes).
+    pub entries: Vec<MemoryEntry>,
+}
+
+/// A run's memory snapshots, in the order they were taken.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MemorySnapshots {
+    /// The snapshots.
+    pub snapshots: Vec<MemorySnapshot>,
+}
+
+/// The global memory team agents keep across runs: its live entries and
+/// its history. Reviewers and admins with an unscoped token.
+#[utoipa::path(get, path = "/memory/global", tag = "reviewers",
+    responses((status = 200, body = GlobalMemory), (status = 403, body = ApiErrorBody)))]
+pub async fn global_memory(State(state): State<AppState>, caller: Caller) -> ApiResult<Json<GlobalMemory>> {
+    caller.require_reviewer()?;
+    caller.require_unscoped("the global memory")?;
+    let found = state
+        .engine_checked(|e| {
+            let entries = live(e.global_memory()?, "", e.now()).into_iter().map(|(k, v)| MemoryEntry::new(k, v));
+            let history = e.global_memory_history()?.into_iter().map(|c| MemoryChange {
+                key: c.key,
+                old: c.old,
+                new: c.new,
+                actor: c.actor,
+                at: c.at,
+            });
+            Ok(GlobalMemory { entries: entries.collect(), history: history.collect() })
+        })
+        .await?;
+    Ok(Json(found))
+}
+
+/// The snapshots of a run's memory kept at each handoff and at its end.
+#[utoipa::path(get, path = "/runs/{run_id}/memory/snapshots", tag = "runs",
+    params(("run_id" = String, Path, description = "The run")),
+    responses((status = 200, body = MemorySnapshots), (status = 403, body = ApiErrorBody),
+        (status = 404, body = ApiErrorBody)))]
+pub async fn memory_snapshots(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiPath(run_id): ApiPath<String>,
+) -> ApiResult<Json<MemorySnapshots>> {
+    let id = gatehouse_engine::RunId::from_string(run_id);
+    let found = state
+        .engine_checked(move |e| {
+            let run = caller.run(e, &id)?;
+            let kept = snapshots(&e.context(&run.id)?).into_iter().map(|s| MemorySnapshot {
+                label: s.label,
+                at: s.at,
+                entries: s
+                    .memory
+                    .into_iter()
+                    .filter_map(|(k, v)| Some(MemoryEntry::new(k, serde_json::from_value::<Entry>(v).ok()?)))
+                    .collect(),
+            });
+            Ok(MemorySnapshots { snapshots: kept.collect() })
+        })
+        .await?;
+    Ok(Json(found))
+}
