@@ -11,6 +11,7 @@ use axum::http::request::Parts;
 use axum::http::{header, HeaderMap};
 use axum::middleware::Next;
 use axum::response::Response;
+use gatehouse_engine::plan::{PlanOperation, PlanRevision};
 use gatehouse_engine::token::TokenScope;
 use gatehouse_engine::{
     Decider, Engine, EngineError, Gate, GateId, NewRun, Oversight, ReviewFloor, Run, RunId, TokenRole,
@@ -135,6 +136,18 @@ impl Caller {
                 Ok(f(e, &run.id, &caller.name)?)
             })
             .await
+    }
+
+    /// Applies a plan operation to the run as this caller. Once the run has
+    /// a plan, an agent may not change how people review it (403 naming
+    /// the field); reviewers may.
+    pub async fn change_plan(&self, state: &AppState, run_id: String, op: PlanOperation) -> ApiResult<PlanRevision> {
+        let by_agent = self.role == TokenRole::Agent;
+        self.on_run(state, run_id, move |e, id, actor| match by_agent {
+            true => e.plan_apply_by_agent(id, op, actor),
+            false => e.plan_apply(id, op, actor),
+        })
+        .await
     }
 
     /// The gate and its run, if this caller may use the run; a gate outside

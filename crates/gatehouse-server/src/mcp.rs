@@ -225,10 +225,7 @@ impl Backend for InProcess {
     }
 
     async fn change_plan(&self, caller: &Caller, run: &RunId, op: PlanOperation) -> Result<PlanRevision, BackendError> {
-        caller
-            .on_run(&self.state, run.to_string(), move |e, id, actor| e.plan_apply(id, op, actor))
-            .await
-            .map_err(refused)
+        caller.change_plan(&self.state, run.to_string(), op).await.map_err(refused)
     }
 
     /// In one trip to the engine, as the token that started the run (it

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::engine::tx::{emit, ensure_live, load_run, not_found_run};
 use crate::engine::Engine;
@@ -13,7 +14,7 @@ use crate::error::{EngineError, Result};
 use crate::event::EventKind;
 use crate::gate::{Gate, GateStatus};
 use crate::ids::RunId;
-use crate::plan::{PlanOperation, PlanRevision, ProgressState, ProgressStatus};
+use crate::plan::{Plan, PlanOperation, PlanRevision, ProgressState, ProgressStatus};
 use crate::run::{Run, RunStatus};
 use crate::scoring::CapabilityRating;
 use crate::store::{EventFilter, GateFilter, ReadTx, Store, WriteTx};
@@ -134,6 +135,31 @@ impl<S: Store> Engine<S> {
         })
     }
 
+    /// Applies `op` for an agent of the run: as [`Engine::plan_apply`], but
+    /// refused (`Weakens`, 403) when it would change how people review the
+    /// plan: once the run has a plan, its `execution_mode`, its
+    /// `human_intervention_points`, and a task's `kind` or
+    /// `intervention_point` metadata are a reviewer's to change. Checked
+    /// against the plan in the same transaction, so no reviewer's change
+    /// between a read and the write is undone.
+    pub fn plan_apply_by_agent(&self, run_id: &RunId, op: PlanOperation, actor: &str) -> Result<PlanRevision> {
+        let op = self.redacted(op)?;
+        let (run_id, actor, now) = (run_id.clone(), actor.to_owned(), self.now());
+        self.store().write(move |tx| {
+            let run = load_run(tx, &run_id)?;
+            ensure_live(&run, "plan changes")?;
+            if let Some(current) = tx.latest_plan(&run.id)? {
+                if let Some(field) = review_change(&current.plan, &op) {
+                    return Err(EngineError::Weakens {
+                        field,
+                        rule: "an agent may not change how people review its plan; a reviewer may".into(),
+                    });
+                }
+            }
+            apply_plan_op(tx, &run, &op, &actor, now)
+        })
+    }
+
     /// Progress of a run: its plan's tasks when it has a plan, otherwise
     /// its gates (decided or expired, of all opened; gates withdrawn by a
     /// cancel count for neither); a completed run is complete.
@@ -166,6 +192,38 @@ impl<S: Store> Engine<S> {
     /// Every agent's capability rating.
     pub fn ratings(&self) -> Result<Vec<CapabilityRating>> {
         self.store().read(|r| r.ratings())
+    }
+}
+
+/// The task metadata keys that decide where people review a plan's tasks.
+const REVIEW_KEYS: [&str; 2] = ["kind", "intervention_point"];
+
+/// The field through which `op` would change how people review `plan`, if any.
+fn review_change(plan: &Plan, op: &PlanOperation) -> Option<String> {
+    match op {
+        PlanOperation::Replace { plan: new } => {
+            if new.execution_mode != plan.execution_mode {
+                return Some("plan.execution_mode".into());
+            }
+            if new.human_intervention_points != plan.human_intervention_points {
+                return Some("plan.human_intervention_points".into());
+            }
+            new.tasks.iter().enumerate().find_map(|(i, task)| {
+                let old = plan.tasks.iter().find(|t| t.task_id == task.task_id)?;
+                let key = REVIEW_KEYS.into_iter().find(|k| old.metadata.get(*k) != task.metadata.get(*k))?;
+                Some(format!("plan.tasks[{i}].metadata.{key}"))
+            })
+        }
+        PlanOperation::UpdateTask { task_id, metadata, .. } => {
+            let old = plan.tasks.iter().find(|t| t.task_id == *task_id)?;
+            let key = REVIEW_KEYS.into_iter().find(|k| match metadata.get(*k) {
+                None => false,
+                Some(Value::Null) => old.metadata.get(*k).is_some_and(|v| !v.is_null()),
+                Some(v) => old.metadata.get(*k) != Some(v),
+            })?;
+            Some(format!("metadata.{key}"))
+        }
+        _ => None,
     }
 }
 

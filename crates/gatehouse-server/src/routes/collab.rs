@@ -60,7 +60,10 @@ pub async fn read_plan(
 /// Applies one plan operation (`op`: add_task, update_task, assign_task,
 /// estimate_duration, set_dependencies, replace) and answers with the new
 /// revision. The run's agents and reviewers may change it; a change that
-/// would leave a dangling dependency or a cycle is 422 naming it.
+/// would leave a dangling dependency or a cycle is 422 naming it. Once the
+/// run has a plan, how people review it (`execution_mode`,
+/// `human_intervention_points`, a task's `kind` and `intervention_point`
+/// metadata) is a reviewer's to change: an agent's change of it is 403.
 #[utoipa::path(post, path = "/runs/{run_id}/plan", tag = "collaboration", params(("run_id" = String, Path, description = "The run")),
     request_body = PlanOperation,
     responses((status = 200, body = PlanRevision), (status = 403, body = ApiErrorBody), (status = 404, body = ApiErrorBody),
@@ -71,7 +74,7 @@ pub async fn change_plan(
     ApiPath(run_id): ApiPath<String>,
     ApiJson(op): ApiJson<PlanOperation>,
 ) -> ApiResult<Json<PlanRevision>> {
-    Ok(Json(caller.on_run(&state, run_id, move |e, id, actor| e.plan_apply(id, op, actor)).await?))
+    Ok(Json(caller.change_plan(&state, run_id, op).await?))
 }
 
 /// Reads the run's shared context.

@@ -205,6 +205,60 @@ async fn the_plan_is_read_and_changed_by_its_agent_and_its_reviewers() {
 }
 
 #[tokio::test]
+async fn an_agent_may_not_change_how_people_review_its_plan() {
+    let s = TestServer::start().await;
+    let run = s.run().await;
+    let path = format!("/runs/{run}/plan");
+    let plan = |mode: &str, points: Value, kind: &str| {
+        json!({"op": "replace", "plan": {"execution_mode": mode, "human_intervention_points": points, "tasks": [
+            {"task_id": "build", "description": "Build the image"},
+            {"task_id": "ship", "description": "Ship it", "metadata": {"kind": kind}}]}})
+    };
+    // The agent writes the first plan as it likes.
+    let (status, rev) = s.post(&path, &s.agent, plan("supervised", json!(["before_deployment"]), "deployment")).await;
+    assert_eq!(status, 200, "{rev}");
+
+    // Then how people review it is theirs: the mode, the points, a task's review metadata.
+    let refused = [
+        (plan("autonomous", json!(["before_deployment"]), "deployment"), "plan.execution_mode"),
+        (plan("supervised", json!([]), "deployment"), "plan.human_intervention_points"),
+        (plan("supervised", json!(["before_deployment"]), "chore"), "plan.tasks[1].metadata.kind"),
+        (json!({"op": "update_task", "task_id": "ship", "metadata": {"kind": null}}), "metadata.kind"),
+        (
+            json!({"op": "update_task", "task_id": "ship", "metadata": {"intervention_point": "qa"}}),
+            "metadata.intervention_point",
+        ),
+    ];
+    for (op, field) in refused {
+        let (status, err) = s.post(&path, &s.agent, op.clone()).await;
+        assert_eq!(status, 403, "{op}: {err}");
+        assert_eq!(err["field"], field, "{err}");
+    }
+    let (_, view) = s.get(&path, &s.reviewer).await;
+    assert_eq!(view["revisions"].as_array().unwrap().len(), 1, "nothing refused was stored: {view}");
+
+    // The agent still works its plan: progress, its own notes, the same review with a task added.
+    let (status, rev) = s
+        .post(
+            &path,
+            &s.agent,
+            json!({"op": "update_task", "task_id": "build", "status": "completed",
+        "metadata": {"output": "image built", "kind": null}}),
+        )
+        .await;
+    assert_eq!(status, 200, "{rev}");
+    let mut more = plan("supervised", json!(["before_deployment"]), "deployment");
+    more["plan"]["tasks"].as_array_mut().unwrap().push(json!({"task_id": "announce", "description": "Tell the team"}));
+    let (status, rev) = s.post(&path, &s.agent, more).await;
+    assert_eq!(status, 200, "{rev}");
+
+    // A reviewer changes the review.
+    let (status, rev) = s.post(&path, &s.reviewer, plan("autonomous", json!([]), "deployment")).await;
+    assert_eq!(status, 200, "{rev}");
+    assert_eq!(rev["plan"]["execution_mode"], "autonomous", "{rev}");
+}
+
+#[tokio::test]
 async fn shared_context_is_set_read_deleted_and_its_history_kept() {
     let s = TestServer::start().await;
     let run = s.run().await;
