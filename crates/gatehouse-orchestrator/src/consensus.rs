@@ -190,12 +190,14 @@ impl Consensus {
 
     /// `finalize_consensus`: decided by the votes, or handed to people when
     /// people are stakeholders or `people_decide` (the run's setting) is on.
-    pub fn finalize(&mut self, args: &Value, people_decide: bool) -> Result<Finalized, String> {
+    /// A stakeholder no longer on `team` (a reviewer removed it) is not
+    /// waited for.
+    pub fn finalize(&mut self, args: &Value, people_decide: bool, team: &[&str]) -> Result<Finalized, String> {
         let proposal = self.open_mut(text(args, "proposal_id")?)?;
         let missing: Vec<&str> = proposal
             .agents
             .iter()
-            .filter(|a| !proposal.ballots.iter().any(|b| &b.agent == *a))
+            .filter(|a| team.contains(&a.as_str()) && !proposal.ballots.iter().any(|b| &b.agent == *a))
             .map(String::as_str)
             .collect();
         if !missing.is_empty() {
@@ -284,12 +286,12 @@ mod tests {
         assert_eq!(id, "p1");
         c.vote("coder", &json!({"proposal_id": "p1", "vote": "approve", "reasoning": "simple"})).unwrap();
         assert_eq!(
-            c.finalize(&json!({"proposal_id": "p1"}), false).unwrap_err(),
+            c.finalize(&json!({"proposal_id": "p1"}), false, &TEAM).unwrap_err(),
             "p1 still waits for the votes of tester"
         );
         c.vote("tester", &json!({"proposal_id": "p1", "vote": "abstain"})).unwrap();
         assert_eq!(
-            c.finalize(&json!({"proposal_id": "p1"}), false).unwrap(),
+            c.finalize(&json!({"proposal_id": "p1"}), false, &TEAM).unwrap(),
             Finalized::Decided { agreed: true, tally: (1, 0, 1) }
         );
         assert_eq!(c.proposals[0].status, ProposalStatus::Agreed);
@@ -300,13 +302,28 @@ mod tests {
     }
 
     #[test]
+    fn a_stakeholder_a_reviewer_removed_is_not_waited_for() {
+        let mut c = Consensus::default();
+        let args = json!({"decision": "Use SQLite", "stakeholders": ["coder", "tester"]});
+        c.propose("architect", &args, &TEAM).unwrap();
+        c.vote("coder", &json!({"proposal_id": "p1", "vote": "reject", "reasoning": "too small"})).unwrap();
+        let finalize = json!({"proposal_id": "p1"});
+        assert_eq!(c.finalize(&finalize, false, &TEAM).unwrap_err(), "p1 still waits for the votes of tester");
+        let without_tester = ["architect", "coder"];
+        assert_eq!(
+            c.finalize(&finalize, false, &without_tester).unwrap(),
+            Finalized::Decided { agreed: false, tally: (0, 1, 0) }
+        );
+    }
+
+    #[test]
     fn a_tie_is_not_agreement() {
         let mut c = Consensus::default();
         c.propose("architect", &json!({"decision": "Rewrite it", "stakeholders": ["coder", "tester"]}), &TEAM).unwrap();
         c.vote("coder", &json!({"proposal_id": "p1", "vote": "yes"})).unwrap();
         c.vote("tester", &json!({"proposal_id": "p1", "vote": "no", "reasoning": "too risky"})).unwrap();
         assert_eq!(
-            c.finalize(&json!({"proposal_id": "p1"}), false).unwrap(),
+            c.finalize(&json!({"proposal_id": "p1"}), false, &TEAM).unwrap(),
             Finalized::Decided { agreed: false, tally: (1, 1, 0) }
         );
     }
@@ -325,7 +342,7 @@ mod tests {
             "you are not a stakeholder of p1; its voters are coder"
         );
         c.vote("coder", &json!({"proposal_id": "p1", "vote": "approve", "reasoning": "all merged"})).unwrap();
-        let Finalized::ToPeople { text } = c.finalize(&json!({"proposal_id": "p1"}), false).unwrap() else {
+        let Finalized::ToPeople { text } = c.finalize(&json!({"proposal_id": "p1"}), false, &TEAM).unwrap() else {
             panic!("people decide");
         };
         assert!(text.contains("**The team proposes:** Ship on Friday"), "{text}");
@@ -342,7 +359,7 @@ mod tests {
         let mut c = Consensus::default();
         c.propose("coder", &json!({"decision": "Add a cache", "stakeholders": ["tester"]}), &TEAM).unwrap();
         c.vote("tester", &json!({"proposal_id": "p1", "vote": "approve"})).unwrap();
-        assert!(matches!(c.finalize(&json!({"proposal_id": "p1"}), true).unwrap(), Finalized::ToPeople { .. }));
+        assert!(matches!(c.finalize(&json!({"proposal_id": "p1"}), true, &TEAM).unwrap(), Finalized::ToPeople { .. }));
     }
 
     #[test]

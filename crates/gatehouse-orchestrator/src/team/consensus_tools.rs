@@ -149,7 +149,7 @@ fn answer(
             .and_then(|()| next.propose(&agent.name, args, &names))
             .map(|id| (proposed(&next, &id), None)),
         BuiltinTool::VoteOnProposal => next.vote(&agent.name, args).map(|()| (voted(&next, &agent.name), None)),
-        BuiltinTool::FinalizeConsensus => next.finalize(args, people_decide).map(|f| finalized(&next, args, f)),
+        BuiltinTool::FinalizeConsensus => next.finalize(args, people_decide, &names).map(|f| finalized(&next, args, f)),
         _ => Err(format!("`{}` is not a consensus tool", tool.name())),
     };
     match done {

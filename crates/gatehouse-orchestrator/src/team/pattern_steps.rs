@@ -86,6 +86,11 @@ impl FlowAt {
         &self.workflow.steps[self.step].agent
     }
 
+    /// Whether `agent` takes any step of the workflow.
+    pub fn has_step_for(&self, agent: &str) -> bool {
+        self.workflow.steps.iter().any(|s| s.agent == agent)
+    }
+
     /// After a reviewer chose `chosen` to act next (over `before`): the
     /// workflow goes to that agent's first step, when it has one.
     pub fn follow(&mut self, before: &str, chosen: &str) {

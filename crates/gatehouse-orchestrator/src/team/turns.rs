@@ -249,9 +249,16 @@ async fn follow_directives(d: &mut Driver, team: &Team, at: &mut Position, stepp
         return Ok(());
     };
     let key = format!("team:{}:override", at.turn);
-    let known = team.agent(&chosen).is_some();
+    let on_team = team.agent(&chosen).is_some();
+    let stepless = at.flow.as_ref().filter(|f| on_team && !f.has_step_for(&chosen));
+    let known = on_team && stepless.is_none();
     let content = if known {
         format!("**{chosen}** takes the next turn, as a reviewer chose.")
+    } else if let Some(flow) = stepless {
+        format!(
+            "A reviewer chose `{chosen}` to act next, who takes no step of the workflow; **{}** goes on with it.",
+            flow.agent()
+        )
     } else {
         format!("A reviewer chose `{chosen}` to act next, who is not on the team ({}).", team.names().join(", "))
     };

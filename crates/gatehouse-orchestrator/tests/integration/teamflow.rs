@@ -463,6 +463,31 @@ async fn a_reviewers_choice_of_the_next_agent_moves_the_workflow_to_that_agents_
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reviewers_choice_of_an_agent_with_no_step_leaves_the_workflow_where_it_is_and_says_so() {
+    let h = Harness::new();
+    let mut story = pattern_story();
+    story["team"].as_array_mut().unwrap().push(member("auditor", "auditor", &[]));
+    let config = json!({"hitl_config": {"run_policy": "auto"}, "step_mode": "breakpoint",
+        "breakpoints": [{"on": "step", "name": "agent_turn"}]});
+    let run = h.start(story, config).await;
+    h.status(&run.id, RunStatus::Paused).await;
+    // Paused after the coder's turn: the auditor is on the team but takes no step of the workflow.
+    h.engine.set_next_agent(&run.id, Some("auditor"), "alice").unwrap();
+    h.engine.set_run_control(&run.id, gatehouse_engine::StepMode::Continuous, Vec::new(), "alice").unwrap();
+    h.engine.resume_run(&run.id, "alice").unwrap();
+    let gate = h.until(|e| Ok(review_gate(e, &run.id))).await.unwrap();
+    assert_eq!(view(&h.engine, &run.id)["workflow"]["current"], "review", "the workflow went on to its review");
+
+    let turns = h.engine.turns(&run.id).unwrap();
+    let note = turns.iter().find(|t| t.metadata.get("team_override").is_some()).expect("the choice is on the timeline");
+    assert_eq!(note.metadata["applied"], false);
+    assert!(note.content.contains("takes no step of the workflow"), "{}", note.content);
+    assert!(turns.iter().all(|t| t.metadata.get("team_agent") != Some(&json!("auditor"))), "the auditor never acted");
+    h.decide(&gate, DecisionInput::approve());
+    h.status(&run.id, RunStatus::Completed).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_finished_workflows_answer_sent_back_by_its_reviewer_is_taken_again_at_the_last_step() {
     let report =
         |summary: &str| calls(summary, vec![("report_outcome", json!({"outcome": "success", "summary": summary}))]);
