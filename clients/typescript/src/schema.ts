@@ -958,7 +958,10 @@ export interface paths {
          * Applies one plan operation (`op`: add_task, update_task, assign_task,
          *     estimate_duration, set_dependencies, replace) and answers with the new
          *     revision. The run's agents and reviewers may change it; a change that
-         *     would leave a dangling dependency or a cycle is 422 naming it.
+         *     would leave a dangling dependency or a cycle is 422 naming it. Once the
+         *     run has a plan, how people review it (`execution_mode`,
+         *     `human_intervention_points`, a task's `kind` and `intervention_point`
+         *     metadata) is a reviewer's to change: an agent's change of it is 403.
          */
         post: operations["change_plan"];
         delete?: never;

@@ -22,6 +22,7 @@ pub mod listing;
 pub mod nodes;
 pub mod restart_task;
 pub mod team;
+pub mod team_views;
 pub mod turns;
 
 /// The runs' routes.

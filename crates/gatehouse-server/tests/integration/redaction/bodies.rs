@@ -301,7 +301,10 @@ pub(super) fn caller<'s>(s: &'s TestServer, op: &str) -> &'s str {
         | "POST /replays"
         | "POST /replays/{replay_id}/control"
         | "POST /runs/{run_id}/team"
-        | "POST /runs/{run_id}/restart-task" => &s.reviewer,
+        | "POST /runs/{run_id}/restart-task"
+        // A plan's `replace` may change how people review it, a reviewer's
+        // call once the run has a plan; agents' plan calls redact alike.
+        | "POST /runs/{run_id}/plan" => &s.reviewer,
         "POST /recordings"
         | "POST /tokens"
         | "POST /signin-links"
