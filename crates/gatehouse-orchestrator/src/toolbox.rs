@@ -140,6 +140,12 @@ impl Toolbox {
             || self.commands.iter().any(|c| c.name == name)
     }
 
+    /// Whether `name` acts outside the run (an MCP server's tool), so a
+    /// restart must never call it a second time.
+    pub fn acts_outside(&self, name: &str) -> bool {
+        self.mcp.offers(name)
+    }
+
     /// The run's workspace.
     pub fn workspace(&self, run: &str) -> Result<Workspace, String> {
         Workspace::open(self.workspaces.join(run)).map_err(|e| format!("the run's workspace could not be made: {e}"))

@@ -2,7 +2,8 @@
 //! and connected at start (a bad file stops the server, naming the file and
 //! what is wrong), a team run may grant its tools by name and nothing else;
 //! and a team agent calls an external MCP server's tools (here `gatehouse
-//! mcp` itself over stdio), discovered at start and listed to its model.
+//! mcp` itself over stdio), discovered at start and listed to its model;
+//! an MCP call cut short by a restart is never made a second time.
 
 use crate::common;
 
@@ -127,5 +128,98 @@ fn a_team_agent_calls_an_mcp_servers_tools_listed_to_its_model_at_start() {
         .filter_map(|t| t.metadata["tool_call"]["tool_name"].as_str())
         .collect();
     assert_eq!(called, ["gh.plan_add_task", "gh.plan_read"]);
+    runtime.shutdown_background();
+}
+
+/// The gates `server` holds, as an admin lists them.
+fn server_gates(server: &Server) -> Vec<Value> {
+    let resp = reqwest::blocking::Client::new()
+        .get(format!("{}/api/hitl/gates", server.url))
+        .bearer_auth(&server.admin)
+        .timeout(Duration::from_secs(10))
+        .send()
+        .expect("the server answers");
+    let body: Value = resp.json().expect("a JSON list");
+    body["gates"].as_array().cloned().unwrap_or_default()
+}
+
+/// One orchestrator on `db`, its toolbox connected to `server` through `gatehouse mcp`.
+fn mcp_orchestrator(
+    runtime: &tokio::runtime::Runtime,
+    dir: &std::path::Path,
+    server: &Server,
+    token: &str,
+    model: Arc<ScriptedProvider>,
+) -> (Engine, Arc<Orchestrator>) {
+    let config = ToolboxConfig {
+        mcp_servers: vec![McpServerConfig::Stdio {
+            name: "gh".into(),
+            command: env!("CARGO_BIN_EXE_gatehouse").into(),
+            args: vec!["mcp".into(), "--url".into(), server.url.clone(), "--token".into(), token.to_owned()],
+            env: HashMap::new(),
+        }],
+        ..ToolboxConfig::default()
+    };
+    let engine = Engine::open(dir.join("team.db"), EngineConfig::default()).unwrap();
+    let toolbox = runtime.block_on(Toolbox::load(config, dir.join("workspaces"))).expect("gatehouse mcp connects");
+    let mut registry = ProviderRegistry::new();
+    registry.register(model as Arc<dyn Provider>).unwrap();
+    let orch = Orchestrator::with_toolbox(engine.clone(), registry, Some(Arc::new(toolbox)));
+    (engine, orch)
+}
+
+fn mcp_model(steps: Vec<Step>) -> Arc<ScriptedProvider> {
+    Arc::new(ScriptedProvider::new("mcpish").with_tool(
+        Tool::new("mcpish:agent", "agent", gatehouse_providers::openai::chat_schema()),
+        PayloadShape::Chat,
+        steps,
+    ))
+}
+
+#[test]
+fn an_mcp_call_cut_short_by_a_restart_is_not_made_again_and_the_agent_is_told() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("g.db"));
+    let token = agent_token(&server);
+    let questions = |server: &Server| {
+        server_gates(server)
+            .into_iter()
+            .filter(|g| g["preview"].as_str().is_some_and(|t| t.contains("Which region")))
+            .count()
+    };
+    let run = {
+        // `gh.ask_human` waits on the server for a person: the call is in flight when the runtime dies.
+        let ask = Step::Calls(
+            "Asking.".into(),
+            vec![("gh.ask_human".to_owned(), json!({"question": "Which region first?"}))],
+        );
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        let (_engine, orch) = mcp_orchestrator(&runtime, dir.path(), &server, &token, mcp_model(vec![ask]));
+        let input = json!({"prompt": "Roll out", "team": [
+            {"name": "a", "role": "operator", "provider": "mcpish", "model": "agent", "tools": ["gh.ask_human"]}]});
+        let template = serde_json::from_value(json!({"hitl_config": {"run_policy": "auto"}})).unwrap();
+        let run = runtime.block_on(orch.start(&input, template, "alice")).expect("the team is accepted").id;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while questions(&server) == 0 {
+            assert!(Instant::now() < deadline, "the MCP call never reached the server");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        runtime.shutdown_background();
+        run
+    };
+
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let model = mcp_model(vec![Step::Reply("I will ask in the channel instead.".into())]);
+    let (engine, orch) = mcp_orchestrator(&runtime, dir.path(), &server, &token, model.clone());
+    assert_eq!(runtime.block_on(orch.resume_all()).unwrap(), std::slice::from_ref(&run));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while engine.run(&run).unwrap().status != RunStatus::Completed {
+        assert!(Instant::now() < deadline, "{:#?}", engine.turns(&run).unwrap());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    assert_eq!(questions(&server), 1, "the MCP tool was called once");
+    let told = model.calls()[0].payload.to_value().to_string();
+    assert!(told.contains("`gh.ask_human` was called before Gatehouse restarted and what it did is unknown"), "{told}");
     runtime.shutdown_background();
 }

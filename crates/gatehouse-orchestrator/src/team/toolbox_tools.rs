@@ -12,7 +12,8 @@
 //! only approve or reject: it runs on approval, and the agent is told the
 //! reviewer's reason on a rejection. The argv comes from the operator's
 //! template; an agent's arguments only fill its placeholders. A command is
-//! noted as started (`team:N:tool:I:started`) before it runs, so a restart
+//! noted as started (`team:N:tool:I:started`) before it runs (and so is an
+//! MCP server's tool, which acts outside the run), so a restart
 //! that finds it started without an outcome tells the agent so and never
 //! runs it twice.
 
@@ -71,6 +72,21 @@ pub(crate) async fn intercept(d: &mut Driver, agent: &TeamAgent, call: &ToolCall
     match prepared {
         Err(refusal) => journal(d, agent, call, key, async move { Ok(Ran::Answer(refusal)) }).await,
         Ok(Prepared::Ready) => {
+            // An MCP tool acts outside the run: noted before it is called, so a
+            // restart that finds it called but not answered never calls it again.
+            let outside = h.orchestrator().toolbox().is_some_and(|t| t.acts_outside(&call.name));
+            let started = format!("{key}:started");
+            if outside && !d.journaled(key) {
+                if d.journaled(&started) {
+                    let answer = format!(
+                        "`{}` was called before Gatehouse restarted and what it did is unknown; it was not called again.",
+                        call.name
+                    );
+                    return journal(d, agent, call, key, async move { Ok(Ran::Answer(answer)) }).await;
+                }
+                let meta = json!({"tool_started": {"tool": call.name, "args": call.args}});
+                d.note(&started, format!("Calling `{}`.", call.name), meta).await?;
+            }
             let (name, args, run) = (call.name.clone(), call.args.clone(), h.run_id.to_string());
             let work = async move {
                 let toolbox = h.orchestrator().toolbox().ok_or("the toolbox went away")?;
