@@ -58,7 +58,7 @@ impl<S: Store> Engine<S> {
         self.store().write(move |tx| {
             let run = load_run(tx, &run_id)?;
             ensure_live(&run, "context changes")?;
-            let old = tx.context(&run.id)?.remove(&key);
+            let old = tx.context_value(&run.id, &key)?;
             tx.put_context(&run.id, &key, Some(&value))?;
             emit(tx, &run, &actor, now, EventKind::ContextSet { key, old: old.clone(), new: value })?;
             Ok(old)
@@ -74,7 +74,7 @@ impl<S: Store> Engine<S> {
         self.store().write(move |tx| {
             let run = load_run(tx, &run_id)?;
             ensure_live(&run, "context changes")?;
-            let Some(old) = tx.context(&run.id)?.remove(&key) else {
+            let Some(old) = tx.context_value(&run.id, &key)? else {
                 return Err(EngineError::NotFound { what: "context key", id: key });
             };
             tx.put_context(&run.id, &key, None)?;
@@ -87,6 +87,22 @@ impl<S: Store> Engine<S> {
     pub fn context(&self, run_id: &RunId) -> Result<BTreeMap<String, serde_json::Value>> {
         self.run(run_id)?;
         self.store().read(|r| r.context(run_id))
+    }
+
+    /// One key of a run's shared context, as it stands.
+    pub fn context_value(&self, run_id: &RunId, key: &str) -> Result<Option<serde_json::Value>> {
+        self.store().read(|r| {
+            r.run(run_id)?.ok_or_else(|| not_found_run(run_id))?;
+            r.context_value(run_id, key)
+        })
+    }
+
+    /// The keys of a run's shared context that start with `prefix`.
+    pub fn context_prefixed(&self, run_id: &RunId, prefix: &str) -> Result<BTreeMap<String, serde_json::Value>> {
+        self.store().read(|r| {
+            r.run(run_id)?.ok_or_else(|| not_found_run(run_id))?;
+            r.context_prefixed(run_id, prefix)
+        })
     }
 
     /// Every set and delete of a run's context, oldest first.

@@ -309,6 +309,12 @@ impl<S: Store> Engine<S> {
     pub fn turns(&self, run_id: &RunId) -> Result<Vec<Turn>> {
         self.store().read(|r| r.turns(run_id))
     }
+
+    /// A run's turns after the turn index `after`, in order: what a loop
+    /// that already read up to `after` has not seen (indices only grow).
+    pub fn turns_after(&self, run_id: &RunId, after: u32) -> Result<Vec<Turn>> {
+        self.store().read(|r| r.turns_after(run_id, after))
+    }
 }
 
 /// Why a sub-agent's run is paused when its parent's pause reached it.

@@ -198,8 +198,14 @@ pub trait ReadTx {
     fn escalation_due_ids(&self, now: chrono::DateTime<chrono::Utc>, limit: u32) -> Result<Vec<GateId>>;
     /// A run's turns in order.
     fn turns(&self, run: &RunId) -> Result<Vec<Turn>>;
+    /// A run's turns after the turn index `after`, in order.
+    fn turns_after(&self, run: &RunId, after: u32) -> Result<Vec<Turn>>;
     /// A run's current shared context.
     fn context(&self, run: &RunId) -> Result<BTreeMap<String, serde_json::Value>>;
+    /// One key of a run's shared context.
+    fn context_value(&self, run: &RunId, key: &str) -> Result<Option<serde_json::Value>>;
+    /// The keys of a run's shared context that start with `prefix`.
+    fn context_prefixed(&self, run: &RunId, prefix: &str) -> Result<BTreeMap<String, serde_json::Value>>;
     /// The global memory, kept across runs, by key.
     fn global_memory(&self) -> Result<BTreeMap<String, serde_json::Value>>;
     /// A run's plan revisions, oldest first.
@@ -406,5 +412,35 @@ impl Store for AnyStore {
             Self::Sqlite(s) => s.pick_up_external_events(),
             Self::Postgres(p) => p.pick_up_external_events(),
         }
+    }
+}
+
+/// The first key after every key that starts with `prefix`, in byte order
+/// (UTF-8 keeps the characters' order): keys with the prefix are those in
+/// `prefix..prefix_end(prefix)`. None for a prefix no key can follow.
+pub(crate) fn prefix_end(prefix: &str) -> Option<String> {
+    let mut chars: Vec<char> = prefix.chars().collect();
+    while let Some(last) = chars.pop() {
+        if let Some(next) = (u32::from(last) + 1..=u32::from(char::MAX)).find_map(char::from_u32) {
+            chars.push(next);
+            return Some(chars.into_iter().collect());
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::prefix_end;
+
+    #[test]
+    fn a_prefix_ends_at_its_last_character_moved_on_by_one() {
+        assert_eq!(prefix_end("memory:").as_deref(), Some("memory;"));
+        assert_eq!(prefix_end("mé").as_deref(), Some("mê"));
+        // Past the surrogates' gap, and past the last character there is.
+        assert_eq!(prefix_end("a\u{d7ff}").as_deref(), Some("a\u{e000}"));
+        assert_eq!(prefix_end("a\u{10ffff}").as_deref(), Some("b"));
+        assert_eq!(prefix_end("\u{10ffff}"), None);
+        assert_eq!(prefix_end(""), None);
     }
 }

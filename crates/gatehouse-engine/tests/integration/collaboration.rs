@@ -49,6 +49,41 @@ fn shared_context_keeps_every_set_and_delete_with_actor_and_old_value() {
 }
 
 #[test]
+fn the_turns_after_an_index_are_the_later_ones_in_order() {
+    let f = Fixture::new();
+    let run = f.run("writer");
+    for n in 1..=5 {
+        f.engine.add_turn(&run.id, NewTurn::new(Role::Agent, format!("draft {n}")), "writer").unwrap();
+    }
+    let after = |i| f.engine.turns_after(&run.id, i).unwrap().iter().map(|t| t.index).collect::<Vec<_>>();
+    assert_eq!(after(0), [1, 2, 3, 4, 5]);
+    assert_eq!(after(3), [4, 5]);
+    assert_eq!(after(5), Vec::<u32>::new());
+    assert_eq!(f.engine.turns_after(&run.id, 3).unwrap()[0].content, "draft 4");
+}
+
+#[test]
+fn one_context_key_or_the_keys_under_a_prefix_are_read_without_the_rest() {
+    let f = Fixture::new();
+    let run = f.run("agent");
+    for key in ["memory:run:a", "memory:team:b", "memory;", "memorx", "snapshot:handoff:1", "mémoire:c", "m"] {
+        f.engine.context_set(&run.id, key, json!(key), "agent").unwrap();
+    }
+    assert_eq!(f.engine.context_value(&run.id, "memory:team:b").unwrap(), Some(json!("memory:team:b")));
+    assert_eq!(f.engine.context_value(&run.id, "memory:team").unwrap(), None);
+    let keys = |prefix| f.engine.context_prefixed(&run.id, prefix).unwrap().into_keys().collect::<Vec<_>>();
+    assert_eq!(keys("memory:"), ["memory:run:a", "memory:team:b"]);
+    assert_eq!(keys("memory:run:"), ["memory:run:a"]);
+    assert_eq!(keys("mé"), ["mémoire:c"]);
+    assert_eq!(keys("nothing"), Vec::<String>::new());
+    // A set reads the old value alone and still reports it.
+    let old = f.engine.context_set(&run.id, "memory:run:a", json!(2), "agent").unwrap();
+    assert_eq!(old, Some(json!("memory:run:a")));
+    let unknown = f.engine.context_value(&gatehouse_engine::RunId::from_string("run_missing"), "k");
+    assert!(matches!(unknown, Err(EngineError::NotFound { what: "run", .. })), "{unknown:?}");
+}
+
+#[test]
 fn plan_revisions_keep_a_change_log_and_reject_cycles_without_storing_them() {
     let f = Fixture::new();
     let run = f.run("lead");

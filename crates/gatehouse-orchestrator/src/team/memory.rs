@@ -84,7 +84,7 @@ pub(crate) async fn put(h: &Handle, scope: Scope, key: &str, mut entry: Entry) -
     let context = context_key(scope, key);
     let value = serde_json::to_value(&entry).unwrap_or(Value::Null);
     h.engine(move |e| {
-        if e.context(&id)?.get(&context) != Some(&value) {
+        if e.context_value(&id, &context)?.as_ref() != Some(&value) {
             e.context_set(&id, &context, value, crate::AGENT)?;
         }
         Ok(())
@@ -105,11 +105,11 @@ const SNAPSHOT: &str = "snapshot:";
 pub(crate) async fn snapshot(h: &Handle, label: &str) -> Step<()> {
     let (id, key) = (h.run_id.clone(), format!("{SNAPSHOT}{label}"));
     h.engine(move |e| {
-        let context = e.context(&id)?;
-        if context.contains_key(&key) {
+        if e.context_value(&id, &key)?.is_some() {
             return Ok(());
         }
-        let memory: Map<String, Value> = context
+        let memory: Map<String, Value> = e
+            .context_prefixed(&id, "memory:")?
             .into_iter()
             .filter_map(|(k, v)| Some((k.strip_prefix("memory:")?.to_owned(), v)))
             .filter(|(k, _)| !k.starts_with("global:"))
@@ -223,7 +223,11 @@ async fn live_entries(h: &Handle, scope: Scope, now: DateTime<Utc>) -> Step<Vec<
     let id = h.run_id.clone();
     let (stored, prefix) = match scope {
         Scope::Global => (h.engine(|e| e.global_memory()).await?, String::new()),
-        _ => (h.engine(move |e| e.context(&id)).await?, context_key(scope, "")),
+        _ => {
+            let prefix = context_key(scope, "");
+            let within = prefix.clone();
+            (h.engine(move |e| e.context_prefixed(&id, &within)).await?, prefix)
+        }
     };
     Ok(live(stored, &prefix, now))
 }

@@ -104,7 +104,8 @@ pub(crate) struct Taken {
 /// Looks for restarts recorded since `after` at the boundary `here`, unless
 /// the run already went past it (one of `next` is journaled). Waits while
 /// the run is paused first, so a restart asked at a pause is taken at once.
-/// `current` is the agent whose turn it is.
+/// `current` is the agent whose turn it is. `after` moves on to the last
+/// turn read, so each look reads only the turns recorded since the last.
 pub(crate) async fn taken(
     d: &mut Driver,
     team: &Team,
@@ -122,10 +123,12 @@ pub(crate) async fn taken(
     let found = if d.journaled(here) {
         None
     } else {
-        let id = d.run_id.clone();
-        let turns = d.engine(move |e| e.turns(&id)).await?;
-        let since = *after;
-        let Some((index, by, request)) = recorded(&turns).into_iter().rev().find(|(i, _, _)| *i > since) else {
+        let (id, since) = (d.run_id.clone(), *after);
+        let turns = d.engine(move |e| e.turns_after(&id, since)).await?;
+        let Some((index, by, request)) = recorded(&turns).into_iter().next_back() else {
+            // Nothing to take up to the last turn read: the next look reads
+            // only what comes after it (turn indices only grow).
+            *after = turns.last().map_or(since, |t| t.index.max(since));
             return Ok(None);
         };
         let agent = request.agent.filter(|a| team.agent(a).is_some()).unwrap_or_else(|| current.to_owned());

@@ -198,6 +198,8 @@ fn call_keys(d: &Driver, turn: u32) -> Vec<String> {
 /// Applies a reviewer's team changes recorded since the last ones applied,
 /// at the start of turn `turn`. Journaled, so a run driven again applies
 /// the same changes at the same turn (and none where none were applied).
+/// `applied` moves on to the last turn read, so each look reads only the
+/// turns recorded since the last.
 async fn apply_changes(d: &mut Driver, team: &mut Team, applied: &mut u32, turn: u32) -> Step<()> {
     let key = format!("team:{turn}:team");
     if !d.journaled(&key) && d.journaled(&format!("team:{turn}:call")) {
@@ -207,7 +209,7 @@ async fn apply_changes(d: &mut Driver, team: &mut Team, applied: &mut u32, turn:
     let changes = if d.journaled(&key) {
         None
     } else {
-        let turns = d.engine(move |e| e.turns(&id)).await?;
+        let turns = d.engine(move |e| e.turns_after(&id, after)).await?;
         // A change whose agent runs on no tool of the registry (a turn written
         // around the checked endpoint) is passed over rather than failing the run.
         let registry = d.orchestrator().registry();
@@ -215,9 +217,11 @@ async fn apply_changes(d: &mut Driver, team: &mut Team, applied: &mut u32, turn:
             TeamChange::Add { agent } | TeamChange::Update { agent } => registry.resolve(&agent.tool).is_ok(),
             TeamChange::Remove { .. } => true,
         };
-        let new: Vec<(u32, TeamChange)> =
-            change::recorded(&turns).into_iter().filter(|(i, c)| *i > after && runs_here(c)).collect();
+        let new: Vec<(u32, TeamChange)> = change::recorded(&turns).into_iter().filter(|(_, c)| runs_here(c)).collect();
         if new.is_empty() {
+            // Nothing to apply up to the last turn read: the next look reads
+            // only what comes after it (turn indices only grow).
+            *applied = turns.last().map_or(after, |t| t.index.max(after));
             return Ok(());
         }
         Some(new)

@@ -313,9 +313,39 @@ impl<W> ReadTx for PgDb<'_, W> {
         self.collect("SELECT data FROM turns WHERE run_id = ? ORDER BY idx", &[text(run.as_str())])
     }
 
+    fn turns_after(&self, run: &RunId, after: u32) -> Result<Vec<Turn>> {
+        self.collect(
+            "SELECT data FROM turns WHERE run_id = ? AND idx > ? ORDER BY idx",
+            &[text(run.as_str()), Box::new(i64::from(after))],
+        )
+    }
+
     fn context(&self, run: &RunId) -> Result<BTreeMap<String, serde_json::Value>> {
         let rows =
             self.conn.query("SELECT key, value FROM context WHERE run_id = $1 ORDER BY key", &[&run.as_str()])?;
+        let mut out = BTreeMap::new();
+        for row in &rows {
+            out.insert(get::<String>(row, 0)?, serde_json::from_str(&get::<String>(row, 1)?)?);
+        }
+        Ok(out)
+    }
+
+    fn context_value(&self, run: &RunId, key: &str) -> Result<Option<serde_json::Value>> {
+        let rows =
+            self.conn.query("SELECT value FROM context WHERE run_id = $1 AND key = $2", &[&run.as_str(), &key])?;
+        match rows.first() {
+            Some(row) => Ok(Some(serde_json::from_str(&get::<String>(row, 0)?)?)),
+            None => Ok(None),
+        }
+    }
+
+    fn context_prefixed(&self, run: &RunId, prefix: &str) -> Result<BTreeMap<String, serde_json::Value>> {
+        let end = crate::store::prefix_end(prefix);
+        let rows = self.conn.query(
+            "SELECT key, value FROM context WHERE run_id = $1 AND key >= $2 AND ($3::TEXT IS NULL OR key < $3)
+             ORDER BY key",
+            &[&run.as_str(), &prefix, &end],
+        )?;
         let mut out = BTreeMap::new();
         for row in &rows {
             out.insert(get::<String>(row, 0)?, serde_json::from_str(&get::<String>(row, 1)?)?);

@@ -278,9 +278,38 @@ impl<W> ReadTx for Db<'_, W> {
         collect(self.conn, "SELECT data FROM turns WHERE run_id = ? ORDER BY idx", &[text(run.as_str())])
     }
 
+    fn turns_after(&self, run: &RunId, after: u32) -> Result<Vec<Turn>> {
+        collect(
+            self.conn,
+            "SELECT data FROM turns WHERE run_id = ? AND idx > ? ORDER BY idx",
+            &[text(run.as_str()), SqlValue::Integer(i64::from(after))],
+        )
+    }
+
     fn context(&self, run: &RunId) -> Result<BTreeMap<String, serde_json::Value>> {
         let mut stmt = self.conn.prepare_cached("SELECT key, value FROM context WHERE run_id = ? ORDER BY key")?;
         let rows = stmt.query_map([run.as_str()], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+        let mut out = BTreeMap::new();
+        for row in rows {
+            let (k, v) = row?;
+            out.insert(k, parse(&v)?);
+        }
+        Ok(out)
+    }
+
+    fn context_value(&self, run: &RunId, key: &str) -> Result<Option<serde_json::Value>> {
+        let mut stmt = self.conn.prepare_cached("SELECT value FROM context WHERE run_id = ? AND key = ?")?;
+        let value: Option<String> = stmt.query_row([run.as_str(), key], |r| r.get(0)).optional()?;
+        value.map(|v| parse(&v)).transpose()
+    }
+
+    fn context_prefixed(&self, run: &RunId, prefix: &str) -> Result<BTreeMap<String, serde_json::Value>> {
+        let end = crate::store::prefix_end(prefix);
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT key, value FROM context WHERE run_id = ?1 AND key >= ?2 AND (?3 IS NULL OR key < ?3) ORDER BY key",
+        )?;
+        let rows = stmt
+            .query_map(params![run.as_str(), prefix, end], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
         let mut out = BTreeMap::new();
         for row in rows {
             let (k, v) = row?;
