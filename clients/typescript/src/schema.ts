@@ -1002,11 +1002,13 @@ export interface paths {
         put?: never;
         /**
          * Sends an agent of a live team run back to redo its turn, with an
-         *     optional instruction; on a plan collaboration run, restarts the plan
-         *     task `task_id` and the tasks depending on it. 422 naming the field
-         *     (`agent` not on the team, `task_id` missing or not in the plan, either
-         *     given to the wrong kind of run), 409 for a run that ended, has neither
-         *     a team nor a plan to restart, or waits at a gate; 403 for an agent's token.
+         *     optional instruction, or restarts the plan task `task_id` and the tasks
+         *     depending on it (a team run's plan: its assigned agent sent back; a plan
+         *     collaboration run: the run runs them again). 422 naming the field
+         *     (`agent` not on the team, on a plan collaboration run or not the task's;
+         *     `task_id` missing on a plan collaboration run or not in the plan), 409
+         *     for a run that ended, has neither a team nor a plan, or waits at a gate;
+         *     403 for an agent's token.
          */
         post: operations["restart_task"];
         delete?: never;
@@ -3424,8 +3426,9 @@ export interface components {
             /** @description What the agent is told as it redoes its turn. */
             instruction?: string | null;
             /**
-             * @description A plan collaboration run's task to restart (with the tasks depending
-             *     on it); required there, refused on a team run.
+             * @description A plan task to restart (with the tasks depending on it): required on
+             *     a plan collaboration run; on a team run with a plan, its assigned
+             *     agent is the one sent back.
              */
             task_id?: string | null;
         };

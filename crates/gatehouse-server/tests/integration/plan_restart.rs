@@ -122,3 +122,44 @@ async fn a_team_runs_plan_takes_its_members_only_and_a_plain_run_has_no_task_to_
     assert_eq!(status, 409, "{body}");
     assert!(body["message"].as_str().unwrap().contains("neither a team nor a plan"), "{body}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restarting_a_team_runs_plan_task_sends_its_agent_back() {
+    let s = TestServer::start().await;
+    let member = |name: &str| json!({"name": name, "role": name, "provider": "scripted", "model": "chat"});
+    let input = json!({"prompt": "Add a logout button", "team": [member("coder"), member("tester")],
+        "plan": {"tasks": [{"task_id": "t1", "description": "Write it", "assigned_agent": "coder"},
+                           {"task_id": "t2", "description": "Test it", "assigned_agent": "tester", "dependencies": ["t1"]}]}});
+    let start = json!({"run_input": input, "step_mode": "breakpoint",
+        "breakpoints": [{"on": "step", "name": "agent_turn"}]});
+    let (status, body) = s.post("/run", &s.reviewer, start).await;
+    assert_eq!(status, 201, "{body}");
+    let run = body["run_id"].as_str().unwrap().to_owned();
+    until(&s, &format!("/run/{run}/status"), |b| b["status"] == "paused").await;
+    let path = format!("/runs/{run}/restart-task");
+    let (status, body) = s.post(&path, &s.reviewer, json!({"task_id": "t3"})).await;
+    assert_eq!((status, body["field"].as_str()), (422, Some("task_id")), "{body}");
+    let (status, body) = s.post(&path, &s.reviewer, json!({"task_id": "t1", "agent": "tester"})).await;
+    assert_eq!((status, body["field"].as_str()), (422, Some("agent")), "{body}");
+
+    let (status, body) = s.post(&path, &s.reviewer, json!({"task_id": "t1", "instruction": "smaller"})).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body["agents"].is_array(), "the team comes back: {body}");
+    let (_, plan) = s.get(&format!("/runs/{run}/plan"), &s.reviewer).await;
+    let t1 = task(&plan, "t1");
+    assert_eq!((t1["status"].as_str(), t1["metadata"]["attempt"].as_u64()), (Some("pending"), Some(1)), "{plan}");
+    let (_, state) = s.get(&format!("/run/{run}/state"), &s.reviewer).await;
+    assert!(state["turns"].to_string().contains("sent **coder** back to redo its turn: smaller"), "{state}");
+
+    // Going on, the coder redoes its task, which completes at its handoff; the tester's follows.
+    let control = json!({"step_mode": "continuous"});
+    let (status, body) =
+        s.call(reqwest::Method::PUT, &format!("/runs/{run}/control"), &s.reviewer, Some(control)).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(s.post(&format!("/run/{run}/resume"), &s.reviewer, json!({})).await.0, 200);
+    until(&s, &format!("/run/{run}/status"), |b| b["status"] == "awaiting_human").await;
+    let (_, plan) = s.get(&format!("/runs/{run}/plan"), &s.reviewer).await;
+    let t1 = task(&plan, "t1");
+    assert_eq!((t1["status"].as_str(), t1["metadata"]["attempt"].as_u64()), (Some("completed"), Some(1)), "{plan}");
+    assert_eq!(task(&plan, "t2")["status"], "completed", "{plan}");
+}

@@ -8,6 +8,8 @@
 //! its own work. A run waiting at a review gate is answered there instead
 //! (retry with changes sends the agent back).
 //!
+//! On a team run with a plan, `task_id` names a plan task: it and its
+//! dependants go back to `pending` and its assigned agent is sent back.
 //! On a plan collaboration run the request names the plan's `task_id`: the
 //! task and the tasks depending on it go back to `pending` as one plan
 //! revision (the instruction the task's feedback), recorded as the
@@ -42,8 +44,9 @@ pub struct RestartTaskRequest {
     /// What the agent is told as it redoes its turn.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instruction: Option<String>,
-    /// A plan collaboration run's task to restart (with the tasks depending
-    /// on it); required there, refused on a team run.
+    /// A plan task to restart (with the tasks depending on it): required on
+    /// a plan collaboration run; on a team run with a plan, its assigned
+    /// agent is the one sent back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task_id: Option<String>,
 }
@@ -80,11 +83,13 @@ fn refusal(e: &gatehouse_engine::Engine, run: &Run) -> ApiResult<Option<ApiError
 }
 
 /// Sends an agent of a live team run back to redo its turn, with an
-/// optional instruction; on a plan collaboration run, restarts the plan
-/// task `task_id` and the tasks depending on it. 422 naming the field
-/// (`agent` not on the team, `task_id` missing or not in the plan, either
-/// given to the wrong kind of run), 409 for a run that ended, has neither
-/// a team nor a plan to restart, or waits at a gate; 403 for an agent's token.
+/// optional instruction, or restarts the plan task `task_id` and the tasks
+/// depending on it (a team run's plan: its assigned agent sent back; a plan
+/// collaboration run: the run runs them again). 422 naming the field
+/// (`agent` not on the team, on a plan collaboration run or not the task's;
+/// `task_id` missing on a plan collaboration run or not in the plan), 409
+/// for a run that ended, has neither a team nor a plan, or waits at a gate;
+/// 403 for an agent's token.
 #[utoipa::path(post, path = "/runs/{run_id}/restart-task", tag = "reviewers",
     params(("run_id" = String, Path, description = "The run")),
     request_body = RestartTaskRequest,
@@ -114,21 +119,47 @@ pub async fn restart_task(
             if let Some(refused) = refusal(e, &run)? {
                 return Err(refused);
             }
-            if req.task_id.is_some() {
-                return Err(ApiError::invalid_field(
-                    "task_id",
-                    "a team run restarts an agent's turn: name the `agent`",
-                ));
-            }
             let team = change::current(&start, &e.turns(&run.id)?);
+            let (request, task) = team_plan_task(e, &run, &req, request)?;
             let restart =
                 RestartTask::check(&request, &team).map_err(|s| ApiError::invalid_field(s.field, s.message))?;
+            if let Some(task) = task {
+                e.plan_restart_task(&run.id, &task, restart.instruction.as_deref(), &caller.name)?;
+            }
             e.add_turn(&run.id, restart.turn(&caller.name), &caller.name)?;
             let run = e.run(&run.id)?;
             state_of(e, &run).map(RestartTaskAnswer::Team)
         })
         .await?;
     Ok(Json(found))
+}
+
+/// A team run's restart naming a plan task (`task_id`): the request with
+/// the task's agent as the one sent back (422 when another `agent` is
+/// named, the run has no plan or the task is not in it), and the task.
+fn team_plan_task(
+    e: &Engine,
+    run: &Run,
+    req: &RestartTaskRequest,
+    mut request: serde_json::Value,
+) -> ApiResult<(serde_json::Value, Option<String>)> {
+    let Some(task_id) = req.task_id.as_deref().map(str::trim).filter(|t| !t.is_empty()) else {
+        return Ok((request, None));
+    };
+    let plan = e.plan(&run.id)?.ok_or_else(|| ApiError::invalid_field("task_id", "the team run has no plan"))?;
+    let Some(task) = plan.plan.task(task_id) else {
+        let ids: Vec<&str> = plan.plan.tasks.iter().map(|t| t.task_id.as_str()).collect();
+        let message = format!("no task `{task_id}` in the plan; the tasks are {}", ids.join(", "));
+        return Err(ApiError::invalid_field("task_id", message));
+    };
+    if let Some(assigned) = &task.assigned_agent {
+        if req.agent.as_deref().is_some_and(|a| a.trim() != assigned) {
+            let message = format!("task `{task_id}` is assigned to `{assigned}`, who redoes it");
+            return Err(ApiError::invalid_field("agent", message));
+        }
+        request["agent"] = serde_json::Value::from(assigned.clone());
+    }
+    Ok((request, Some(task_id.to_owned())))
 }
 
 /// A plan collaboration run's task back to `pending` with its dependants,
