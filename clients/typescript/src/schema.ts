@@ -1002,9 +1002,13 @@ export interface paths {
         put?: never;
         /**
          * Sends an agent of a live team run back to redo its turn, with an
-         *     optional instruction. 422 naming the field (`agent` not on the team),
-         *     409 for a run that ended, has no team (a plan task's restart is not
-         *     offered yet) or waits at a gate; 403 for an agent's token.
+         *     optional instruction, or restarts the plan task `task_id` and the tasks
+         *     depending on it (a team run's plan: its assigned agent sent back; a plan
+         *     collaboration run: the run runs them again). 422 naming the field
+         *     (`agent` not on the team, on a plan collaboration run or not the task's;
+         *     `task_id` missing on a plan collaboration run or not in the plan), 409
+         *     for a run that ended, has neither a team nor a plan, or waits at a gate;
+         *     403 for an agent's token.
          */
         post: operations["restart_task"];
         delete?: never;
@@ -3413,12 +3417,20 @@ export interface components {
             /** @description What the agent wants to know about it. */
             questions?: string[];
         };
+        /** @description What a restart answers: a team run's team, or a plan run's new plan revision. */
+        RestartTaskAnswer: components["schemas"]["TeamState"] | components["schemas"]["PlanRevision"];
         /** @description Which agent redoes its turn, and what it is told. */
         RestartTaskRequest: {
             /** @description The agent sent back; absent: the agent holding the turn. */
             agent?: string | null;
             /** @description What the agent is told as it redoes its turn. */
             instruction?: string | null;
+            /**
+             * @description A plan task to restart (with the tasks depending on it): required on
+             *     a plan collaboration run; on a team run with a plan, its assigned
+             *     agent is the one sent back.
+             */
+            task_id?: string | null;
         };
         /** @description Limits under which `auto_with_thresholds` lets a gate pass without a human. */
         ReviewThresholds: {
@@ -7254,7 +7266,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TeamState"];
+                    "application/json": components["schemas"]["RestartTaskAnswer"];
                 };
             };
             /** @description No bearer token, or one that is unknown or revoked */

@@ -64,14 +64,18 @@ pub enum RunsCommand {
         /// The agent; none withdraws an earlier choice.
         agent: Option<String>,
     },
-    /// Send an agent of a live team run back to redo its turn, with an
-    /// optional instruction (reviewer or admin token).
+    /// Send an agent of a live team run back to redo its turn, or restart a
+    /// plan collaboration run's task (`--task`), with an optional
+    /// instruction (reviewer or admin token).
     RestartTask {
         /// The run.
         run_id: String,
         /// The agent (none: the agent holding the turn).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "task")]
         agent: Option<String>,
+        /// A plan collaboration run's task (its tasks depending on it restart too).
+        #[arg(long, value_name = "TASK_ID")]
+        task: Option<String>,
         /// What the agent is told as it redoes its turn.
         #[arg(long, value_name = "TEXT")]
         instruction: Option<String>,
@@ -107,8 +111,9 @@ pub fn run(api: &Api, command: &RunsCommand) -> Result<()> {
         RunsCommand::Show { run_id } => return show(api, run_id),
         RunsCommand::Team { run_id, change } => return crate::runs_team::team(api, run_id, change.as_ref()),
         RunsCommand::NextAgent { run_id, agent } => return crate::runs_team::next_agent(api, run_id, agent.as_deref()),
-        RunsCommand::RestartTask { run_id, agent, instruction } => {
-            return crate::runs_restart::restart_task(api, run_id, agent.as_deref(), instruction.as_deref())
+        RunsCommand::RestartTask { run_id, agent, task, instruction } => {
+            let which = crate::runs_restart::Which { agent: agent.as_deref(), task: task.as_deref() };
+            return crate::runs_restart::restart_task(api, run_id, which, instruction.as_deref());
         }
         RunsCommand::Start { run_id } => (api.send(api.request(Method::POST, &["run", run_id, "start"]))?, "started"),
         RunsCommand::Retry { run_id } => (api.send(api.request(Method::POST, &["run", run_id, "retry"]))?, "retried"),

@@ -112,6 +112,11 @@ impl Driver {
         self.journal.contains_key(key)
     }
 
+    /// What the step or note under `key` journaled, if it was done.
+    pub fn output(&self, key: &str) -> Option<&Value> {
+        self.journal.get(key)
+    }
+
     /// A handle for a step's work.
     pub fn handle(&self) -> Handle {
         self.h.clone()
@@ -189,7 +194,7 @@ impl Driver {
     }
 
     /// A system note journaling `output` under `key`.
-    async fn note_with(&mut self, key: &str, content: String, metadata: Value, output: Value) -> Step<()> {
+    pub(crate) async fn note_with(&mut self, key: &str, content: String, metadata: Value, output: Value) -> Step<()> {
         if self.journal.contains_key(key) {
             return Ok(());
         }

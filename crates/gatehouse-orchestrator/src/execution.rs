@@ -9,7 +9,9 @@
 //! and which attempt it is on (`metadata.attempt`), and every step and gate
 //! of an attempt has a key made from the task's id and the attempt, so a
 //! run driven again after a restart replays, runs no task twice and asks
-//! nothing twice.
+//! nothing twice. A reviewer's restart of a task (`plan_restart.rs`) puts
+//! it back to `pending` with a new attempt: it passes its gate again and
+//! runs under its new attempt's keys.
 
 use gatehouse_engine::plan::{Plan, PlanOperation, PlanTask, TaskStatus};
 use gatehouse_engine::DecisionAction;
@@ -28,6 +30,8 @@ use crate::AGENT;
 enum Ended {
     Completed,
     Skipped,
+    /// A reviewer restarted it while an attempt was under way (`plan_restart.rs`).
+    Restarted,
 }
 
 /// Runs the plan's tasks until none is left to start; the run's result.
@@ -78,7 +82,7 @@ fn output_of(task: &PlanTask) -> &str {
 }
 
 /// Which attempt the task is on (0 for the first).
-fn attempt_of(task: &PlanTask) -> u64 {
+pub(crate) fn attempt_of(task: &PlanTask) -> u64 {
     task.metadata.get("attempt").and_then(Value::as_u64).unwrap_or(0)
 }
 
@@ -90,7 +94,7 @@ fn attempt_key(task_id: &str, attempt: u64) -> String {
     }
 }
 
-async fn task_now(d: &Driver, task_id: &str) -> Step<(Plan, PlanTask)> {
+pub(crate) async fn task_now(d: &Driver, task_id: &str) -> Step<(Plan, PlanTask)> {
     let plan = current_plan(d).await?.unwrap_or_default();
     let task = plan.task(task_id).cloned().ok_or_else(|| Halt::Fail(format!("task `{task_id}` left the plan")))?;
     Ok((plan, task))
@@ -112,10 +116,12 @@ async fn run_task(d: &mut Driver, spec: &RunSpec, tool: &Tool, goal: &str, task_
         }
         attempt = next_attempt(d, task_id, attempt, None).await?;
     }
-    if attempt == 0 && matches!(task.status, TaskStatus::Pending | TaskStatus::InProgress) {
+    // A task starting afresh (a first attempt, or one a reviewer restarted) passes its gate first.
+    if task.status == TaskStatus::Pending || (attempt == 0 && task.status == TaskStatus::InProgress) {
         let reasons = task_gates::reasons_before(&plan, &task);
         if !reasons.is_empty() {
-            let (key, gate) = (format!("task:{task_id}:before"), task_gates::before_task(&task, &reasons));
+            let key = format!("{}:before", attempt_key(task_id, attempt));
+            let gate = task_gates::before_task(&task, &reasons);
             let gate = d.ask(&key, "task_review", gate).await?;
             let decision = decision_of(&gate);
             match decision.action {
@@ -134,6 +140,9 @@ async fn run_task(d: &mut Driver, spec: &RunSpec, tool: &Tool, goal: &str, task_
             }
         }
     }
+    if crate::plan_restart::waits_again(d, task_id).await? {
+        return Ok(Ended::Restarted);
+    }
     loop {
         let (plan, task) = task_now(d, task_id).await?;
         if task.status == TaskStatus::Pending {
@@ -141,6 +150,9 @@ async fn run_task(d: &mut Driver, spec: &RunSpec, tool: &Tool, goal: &str, task_
         }
         let key = attempt_key(task_id, attempt);
         let answer = attempt_task(d, spec, tool, goal, &plan, &task, &key).await?;
+        if crate::plan_restart::dropped(d, task_id, attempt, &key).await? {
+            return Ok(Ended::Restarted);
+        }
         if let Some(error) = &answer.failure {
             let id = d.run_id.clone();
             let retries = d.engine(move |e| e.run(&id)).await?.retries;

@@ -34,6 +34,7 @@ pub mod information;
 pub mod injection;
 pub mod mcp_tools;
 pub mod pattern;
+pub mod plan_restart;
 pub mod spec;
 mod task_answer;
 mod task_gates;
@@ -240,6 +241,7 @@ async fn drive(d: &mut Driver, run: &Run) -> Result<Value, Halt> {
     }
     let result = match (&spec.team, &spec.collaborate) {
         (Some(team), _) => {
+            team::plan_progress::seed(d, &spec).await?;
             let result = team::turns::run(d, &spec, team).await;
             // The run's memory as it ends, kept with the run (a run that already ended keeps none).
             if !matches!(result, Err(Halt::Ended)) {

@@ -54,6 +54,11 @@ pub struct RunSpec {
     /// input): whose `parallel_handoff` started it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<team::parallel::Branch>,
+    /// A team run's plan as the run input gives it (`plan`: tasks assigned
+    /// to members, its execution mode and intervention points); see
+    /// `team/plan_progress.rs`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<gatehouse_engine::plan::Plan>,
 }
 
 impl RunSpec {
@@ -233,6 +238,7 @@ pub fn parse_granting(
         .map_err(|m| bad("answer_template", m))?;
     let pattern = team::pattern_steps::parse_pattern(obj.get("pattern"), team.as_ref())?;
     let consensus = team::consensus_tools::parse_settings(obj.get("consensus"), team.is_some())?;
+    let plan = team::plan_progress::parse_plan(obj.get("plan"), team.as_ref())?;
     Ok(RunSpec {
         tool,
         prompt,
@@ -246,6 +252,7 @@ pub fn parse_granting(
         pattern,
         consensus,
         branch: None,
+        plan,
     })
 }
 

@@ -43,6 +43,7 @@ pub mod scripted;
 pub mod scripted_release;
 pub mod scripted_team;
 pub mod scripted_teamflow;
+pub mod scripted_teamplan;
 pub mod secret;
 mod similar;
 pub mod text_tools;

@@ -10,6 +10,8 @@
 //! report in the team's memory) and hands back to the coder, then passes
 //! and hands to the deployer; the deployer deploys and answers.
 //!
+//! With a plan, a planner writes it first (`scripted_teamplan.rs`).
+//!
 //! The parallel research sweep: a lead hands each researcher of the team
 //! one angle of the task at once (`parallel_handoff`), waits at the sync
 //! point, and writes the summary of their findings once handed them.
@@ -28,6 +30,9 @@ pub fn team_turn(prompt: &str) -> Option<(String, Vec<ScriptedToolCall>)> {
     let role = after.trim().strip_prefix(", the team's ")?.trim_end_matches('.').to_lowercase();
     let members = members(prompt);
     if let Some(found) = crate::scripted_teamflow::turn(prompt, name, &role, &members) {
+        return Some(found);
+    }
+    if let Some(found) = crate::scripted_teamplan::turn(prompt, name, &role, &members) {
         return Some(found);
     }
     let task = line_value(prompt, "Task:").unwrap_or("the task");
@@ -52,6 +57,7 @@ pub fn team_turn(prompt: &str) -> Option<(String, Vec<ScriptedToolCall>)> {
             let report = json!({"failing_tests": ["login_rejects_a_bad_password", "logout_clears_the_session"]});
             let mut calls =
                 vec![("store_memory".to_owned(), json!({"key": "test_report", "value": report, "scope": "team"}))];
+            calls.extend(crate::scripted_teamplan::blocked_call(prompt, &report));
             calls.extend(to("coder").map(|c| handoff(c, "Two tests fail.", report.clone())));
             return Some(("Ran the tests: 2 of 14 fail.".to_owned(), calls));
         }

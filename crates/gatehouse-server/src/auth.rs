@@ -140,12 +140,17 @@ impl Caller {
 
     /// Applies a plan operation to the run as this caller. Once the run has
     /// a plan, an agent may not change how people review it (403 naming
-    /// the field); reviewers may.
+    /// the field); reviewers may. On a team run a task is assigned to a
+    /// member of the team only (422 naming the field).
     pub async fn change_plan(&self, state: &AppState, run_id: String, op: PlanOperation) -> ApiResult<PlanRevision> {
         let by_agent = self.role == TokenRole::Agent;
-        self.on_run(state, run_id, move |e, id, actor| match by_agent {
-            true => e.plan_apply_by_agent(id, op, actor),
-            false => e.plan_apply(id, op, actor),
+        self.on_run(state, run_id, move |e, id, actor| {
+            // A team run's tasks go to its members only (422 naming the field).
+            gatehouse_orchestrator::team::plan_tools::check_on_run(e, id, &op)?;
+            match by_agent {
+                true => e.plan_apply_by_agent(id, op, actor),
+                false => e.plan_apply(id, op, actor),
+            }
         })
         .await
     }

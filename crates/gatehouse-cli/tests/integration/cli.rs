@@ -415,6 +415,10 @@ fn runs_team_shows_the_demo_teams_turn_handoffs_and_memory() {
     let restart = server.run(&["runs", "restart-task", &team_run, "--agent", "coder", "--instruction", "again"]);
     assert!(!restart.status.success(), "{}", stdout(&restart));
     assert!(stderr(&restart).contains("there is no task to restart"), "{}", stderr(&restart));
+    // A plan collaboration run's task restarts by its id, once the run does not wait at a gate.
+    let planned = server.run(&["runs", "restart-task", &other, "--task", "task_001"]);
+    assert!(!planned.status.success(), "{}", stdout(&planned));
+    assert!(stderr(&planned).contains("(goal_review): decide it there"), "{}", stderr(&planned));
 
     // The sweep: the lead's parallel work with its passed sync point, three branches completed.
     let out = server.run(&["runs", "team", &id("Caching research sweep")]);

@@ -176,6 +176,34 @@ impl<S: Store> Engine<S> {
         })
     }
 
+    /// A reviewer's restart of a plan task: the task and the tasks depending
+    /// on it back to `pending` ([`Plan::restarted`]) as one revision with its
+    /// change log, read and written in one transaction so no progress the
+    /// run records meanwhile is undone; `feedback` goes to the task's
+    /// `metadata.feedback` for its next attempt. 404 for a run without a plan.
+    pub fn plan_restart_task(
+        &self,
+        run_id: &RunId,
+        task_id: &str,
+        feedback: Option<&str>,
+        actor: &str,
+    ) -> Result<PlanRevision> {
+        let (run_id, task_id, actor, now) = (run_id.clone(), task_id.to_owned(), actor.to_owned(), self.now());
+        let feedback = feedback.map(str::to_owned);
+        self.store().write(move |tx| {
+            let run = load_run(tx, &run_id)?;
+            ensure_live(&run, "plan changes")?;
+            let current = tx
+                .latest_plan(&run.id)?
+                .ok_or_else(|| EngineError::NotFound { what: "plan of run", id: run.id.to_string() })?;
+            let mut plan = current.plan.restarted(&task_id)?;
+            if let (Some(feedback), Some(task)) = (feedback, plan.tasks.iter_mut().find(|t| t.task_id == task_id)) {
+                task.metadata.insert("feedback".into(), Value::from(feedback));
+            }
+            apply_plan_op(tx, &run, &PlanOperation::Replace { plan }, &actor, now)
+        })
+    }
+
     /// Progress of a run: its plan's tasks when it has a plan, otherwise
     /// its gates (decided or expired, of all opened; gates withdrawn by a
     /// cancel count for neither); a completed run is complete.

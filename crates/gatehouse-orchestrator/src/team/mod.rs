@@ -11,6 +11,8 @@ pub(crate) mod hitl_tools;
 pub mod memory;
 pub mod parallel;
 pub mod pattern_steps;
+pub mod plan_progress;
+pub mod plan_tools;
 pub mod restart;
 pub(crate) mod toolbox_tools;
 pub(crate) mod tools;

@@ -261,6 +261,7 @@ async fn start_branch(h: &Handle, spec: &RunSpec, team: Team, task: &str, mark: 
         pattern: None,
         consensus: spec.consensus.clone(),
         branch: Some(mark.clone()),
+        plan: None,
     };
     let input =
         serde_json::to_value(&branch_spec).map_err(|e| Halt::Fail(format!("a branch cannot be stored: {e}")))?;

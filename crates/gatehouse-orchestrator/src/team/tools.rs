@@ -40,11 +40,23 @@ pub(crate) enum BuiltinTool {
     DissolveTeam,
     /// Ask a person a question and wait for the answer (a question gate).
     AskHuman,
+    /// Read the run's plan (`plan_tools.rs`).
+    PlanRead,
+    /// Add a pending task to the plan.
+    PlanAddTask,
+    /// Set a task's status and metadata.
+    PlanUpdateTask,
+    /// Assign a task to a member of the team.
+    PlanAssignTask,
+    /// Record a task's estimated duration.
+    PlanEstimateDuration,
+    /// Replace a task's dependencies.
+    PlanSetDependencies,
 }
 
 impl BuiltinTool {
     /// Every built-in tool, in the order agents are shown them.
-    pub const ALL: [BuiltinTool; 13] = [
+    pub const ALL: [BuiltinTool; 19] = [
         Self::Handoff,
         Self::StoreMemory,
         Self::RetrieveMemory,
@@ -58,6 +70,12 @@ impl BuiltinTool {
         Self::ModifyTeam,
         Self::DissolveTeam,
         Self::AskHuman,
+        Self::PlanRead,
+        Self::PlanAddTask,
+        Self::PlanUpdateTask,
+        Self::PlanAssignTask,
+        Self::PlanEstimateDuration,
+        Self::PlanSetDependencies,
     ];
 
     /// The tool called `name`.
@@ -86,6 +104,12 @@ impl BuiltinTool {
             Self::ModifyTeam => "modify_team",
             Self::DissolveTeam => "dissolve_team",
             Self::AskHuman => "ask_human",
+            Self::PlanRead => "plan_read",
+            Self::PlanAddTask => "plan_add_task",
+            Self::PlanUpdateTask => "plan_update_task",
+            Self::PlanAssignTask => "plan_assign_task",
+            Self::PlanEstimateDuration => "plan_estimate_duration",
+            Self::PlanSetDependencies => "plan_set_dependencies",
         }
     }
 
@@ -130,6 +154,22 @@ impl BuiltinTool {
             Self::AskHuman => {
                 "ask_human(question: str, options: List[str]?, timeout_secs: int?, escalation: {after_secs: int, to: List[str]}?): ask a person and wait for the answer"
             }
+            Self::PlanRead => "plan_read(): the run's plan, its tasks with their status and assigned agent",
+            Self::PlanAddTask => {
+                "plan_add_task(description: str, priority: low|medium|high|critical?, dependencies: List[str]?, \
+                 assigned_agent: str?): add a pending task to the plan"
+            }
+            Self::PlanUpdateTask => {
+                "plan_update_task(task_id: str, status: pending|completed|failed|blocked|skipped?, metadata: dict?): \
+                 update a task"
+            }
+            Self::PlanAssignTask => "plan_assign_task(task_id: str, agent_name: str): assign a task to a team member",
+            Self::PlanEstimateDuration => {
+                "plan_estimate_duration(task_id: str, duration: str): set a task's estimated duration"
+            }
+            Self::PlanSetDependencies => {
+                "plan_set_dependencies(task_id: str, dependencies: List[str]): set the tasks a task waits for"
+            }
         }
     }
 }
@@ -170,6 +210,20 @@ impl BuiltinTool {
             Self::AskHuman => json!({"type": "object", "required": ["question"], "properties": {
                 "question": {"type": "string"}, "options": {"type": "array", "items": {"type": "string"}},
                 "timeout_secs": {"type": "integer", "minimum": 1}, "escalation": {}}}),
+            Self::PlanRead => json!({"type": "object", "properties": {}}),
+            Self::PlanAddTask => json!({"type": "object", "required": ["description"], "properties": {
+                "description": {"type": "string"}, "priority": {"type": "string"},
+                "dependencies": {"type": "array", "items": {"type": "string"}}, "assigned_agent": {"type": "string"}}}),
+            Self::PlanUpdateTask => json!({"type": "object", "required": ["task_id"], "properties": {
+                "task_id": {"type": "string"}, "status": {"type": "string"}, "metadata": {"type": "object"}}}),
+            Self::PlanAssignTask => json!({"type": "object", "required": ["task_id", "agent_name"], "properties": {
+                "task_id": {"type": "string"}, "agent_name": {"type": "string"}}}),
+            Self::PlanEstimateDuration => json!({"type": "object", "required": ["task_id", "duration"], "properties": {
+                "task_id": {"type": "string"}, "duration": {"type": "string"}}}),
+            Self::PlanSetDependencies => {
+                json!({"type": "object", "required": ["task_id", "dependencies"], "properties": {
+                "task_id": {"type": "string"}, "dependencies": {"type": "array", "items": {"type": "string"}}}})
+            }
         }
     }
 }

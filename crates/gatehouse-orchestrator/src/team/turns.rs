@@ -29,7 +29,7 @@ use super::parallel;
 use super::pattern_steps::{self, FlowAt, Moved};
 use super::restart;
 use super::tools::{calls_in, calls_in_text_also, offered, text_arg, BuiltinTool, ToolCall};
-use super::{hitl_tools, toolbox_tools};
+use super::{hitl_tools, plan_progress, plan_tools, toolbox_tools};
 use super::{Team, TeamAgent};
 
 /// The most agent turns a team run takes before it fails as looping.
@@ -109,6 +109,9 @@ pub(crate) async fn run(d: &mut Driver, spec: &RunSpec, team: &Team) -> Step<Val
             true => team.agent(&at.active).cloned().unwrap_or(agent),
             false => agent,
         };
+        if let Some(task) = plan_progress::start(d, &agent, at.turn).await? {
+            at.notes.push(task);
+        }
         let said = agent_turn(d, spec, &team, &agent, &at).await?;
         *at.turns_by.entry(agent.name.clone()).or_default() += 1;
         at.notes.clear();
@@ -130,7 +133,7 @@ pub(crate) async fn run(d: &mut Driver, spec: &RunSpec, team: &Team) -> Step<Val
                     restarted = restart_at(d, &team, &mut at, &here, &[next]).await?;
                     if !restarted {
                         match review_answer(d, &agent, &said, &at).await? {
-                            Ok(result) => return Ok(result),
+                            Ok(result) => return plan_progress::answered(d, &agent, at.turn).await.map(|_| result),
                             Err(feedback) => at.notes.push(feedback),
                         }
                     }
@@ -158,6 +161,12 @@ pub(crate) async fn run(d: &mut Driver, spec: &RunSpec, team: &Team) -> Step<Val
                     at.active = to;
                     break;
                 }
+            }
+        }
+        if let Some((_, reason, _)) = at.handed.clone() {
+            if let Some(back) = plan_progress::handed(d, &agent, at.turn, &reason).await? {
+                (at.active, at.handed) = (back.agent, None);
+                at.notes.push(back.note);
             }
         }
         if let Some(feedback) =
@@ -409,6 +418,9 @@ async fn intercept(
             return dynamic::call(d, tool, team, &at.sub_teams, agent, call, key).await.map(Intercepted::Reshaped);
         }
         BuiltinTool::AskHuman => return hitl_tools::ask_human(d, agent, call, key).await.map(Intercepted::Answer),
+        _ if plan_tools::is_plan_tool(tool) => {
+            return plan_tools::call(d, tool, team, agent, call, key).await.map(Intercepted::Answer)
+        }
         _ => {}
     }
     let (h, name, args) = (d.handle(), agent.name.clone(), call.args.clone());
@@ -426,7 +438,13 @@ async fn intercept(
             | BuiltinTool::CreateTeam
             | BuiltinTool::ModifyTeam
             | BuiltinTool::DissolveTeam
-            | BuiltinTool::AskHuman => unreachable!("handled above"),
+            | BuiltinTool::AskHuman
+            | BuiltinTool::PlanRead
+            | BuiltinTool::PlanAddTask
+            | BuiltinTool::PlanUpdateTask
+            | BuiltinTool::PlanAssignTask
+            | BuiltinTool::PlanEstimateDuration
+            | BuiltinTool::PlanSetDependencies => unreachable!("handled above"),
         }
     };
     tool_answer(d, agent, call, key, work).await.map(Intercepted::Answer)

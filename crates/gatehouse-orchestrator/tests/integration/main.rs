@@ -23,5 +23,6 @@ mod released;
 mod restart;
 mod team;
 mod team_parallel;
+mod team_plan;
 mod team_tools;
 mod teamflow;

@@ -28,6 +28,7 @@ mod open_and_wait;
 mod operations;
 mod orchestrated;
 mod oversight;
+mod plan_restart;
 mod redaction;
 mod released_gates;
 mod replays;

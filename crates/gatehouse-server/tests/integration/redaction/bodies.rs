@@ -272,9 +272,11 @@ pub(super) fn fit(op: &str, body: &mut Value, canary: &str, ctx: &Ids) {
                 obj.remove(field);
             }
         }
-        // The coder of a paused team run goes back; the instruction is free text.
+        // The coder of a paused team run goes back; the instruction is free text
+        // (a plan task's id is for plan collaboration runs).
         "POST /runs/{run_id}/restart-task" => {
             obj.insert("agent".into(), json!("coder"));
+            obj.remove("task_id");
         }
         _ => {}
     }

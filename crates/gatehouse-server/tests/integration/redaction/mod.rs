@@ -154,7 +154,7 @@ async fn no_secret_sent_in_any_field_of_any_operation_is_stored_streamed_exporte
                 || (op.ends_with("/tokens") && f == ".teams[]")
                 || (op.ends_with("/teams/run") && f == ".tool")
                 || (op.ends_with("/team") && [".name", ".provider", ".model", ".tools[]"].contains(&f))
-                || (op.ends_with("/restart-task") && f == ".agent")
+                || (op.ends_with("/restart-task") && [".agent", ".task_id"].contains(&f))
                 || references.contains(&f)
         };
         missing.extend(fields.difference(&accepted).filter(|f| !exempt(f)).map(|f| format!("{op} {f}")));

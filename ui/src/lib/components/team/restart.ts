@@ -11,14 +11,18 @@ export type ParallelGroup = components["schemas"]["ParallelGroupState"];
 export type TeamChangeEntry = components["schemas"]["TeamChangeEntry"];
 
 /** Sends `agent` (none: the agent holding the turn) back to redo its turn. */
-export function restartTask(api: Api, runId: string, agent: string | null, instruction: string): Promise<Answer<TeamState>> {
+export async function restartTask(api: Api, runId: string, agent: string | null, instruction: string): Promise<Answer<TeamState>> {
   const body: RestartTaskRequest = {
     ...(agent ? { agent } : {}),
     ...(instruction.trim() ? { instruction: instruction.trim() } : {}),
   };
-  return attempt("restart the task", () =>
+  const answer = await attempt("restart the task", () =>
     api.POST("/api/hitl/runs/{run_id}/restart-task", { params: { path: { run_id: runId } }, body }),
   );
+  if (!answer.ok || "agents" in answer.value) return answer as Answer<TeamState>;
+  // A plan collaboration run answers with its plan revision: not a team run's panel.
+  const message = "Cannot restart the task: the run has no team";
+  return { ok: false, message, error: { status: 200, code: null, field: null, message, resolvedBy: null, resolvedAt: null } };
 }
 
 /** What a reviewer reads of a parallel handoff's sync point. */

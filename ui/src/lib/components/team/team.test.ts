@@ -1,7 +1,7 @@
 // The team panel's pure parts: a run's team names, and the handoff graph's layout.
 
 import { describe, expect, it } from "vitest";
-import { graphLayout, teamNames } from "./team";
+import { graphLayout, tasksOf, teamNames } from "./team";
 
 describe("team names", () => {
   it("are read from a run's input, and a run without a team has none", () => {
@@ -42,5 +42,20 @@ describe("the handoff graph", () => {
   it("keeps an agent who left but was handed to", () => {
     const { nodes } = graphLayout(["coder"], [{ from: "coder", to: "auditor" }], 200);
     expect(nodes.map((n) => n.name)).toEqual(["coder", "auditor"]);
+  });
+});
+
+describe("an agent's plan tasks", () => {
+  it("are the tasks assigned to it, with their status, in plan order", () => {
+    const plan = {
+      tasks: [
+        { task_id: "task_001", assigned_agent: "coder", status: "completed" },
+        { task_id: "task_002", assigned_agent: "tester", status: "in_progress" },
+        { task_id: "task_003", assigned_agent: "coder" },
+      ],
+    } as unknown as Parameters<typeof tasksOf>[0];
+    expect(tasksOf(plan, "coder")).toEqual(["task_001 (completed)", "task_003 (pending)"]);
+    expect(tasksOf(plan, "tester")).toEqual(["task_002 (in progress)"]);
+    expect(tasksOf(null, "coder")).toEqual([]);
   });
 });

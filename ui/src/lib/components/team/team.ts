@@ -5,7 +5,7 @@
 
 import { attempt, type Answer, type Api } from "../../api/client";
 import type { components } from "../../api/schema";
-import type { Run } from "../../api/types";
+import type { Plan, Run } from "../../api/types";
 
 export type TeamState = components["schemas"]["TeamState"];
 export type TeamChange = components["schemas"]["TeamChangeRequest"];
@@ -96,4 +96,10 @@ function arrow(a: GraphNode, b: GraphNode, bent: boolean): { path: string; label
 
 function round(n: number): number {
   return Math.round(n * 10) / 10;
+}
+
+/** The plan's tasks assigned to `agent`, as "task_001 (in progress)", in plan order. */
+export function tasksOf(plan: Pick<Plan, "tasks"> | null | undefined, agent: string): string[] {
+  const mine = (plan?.tasks ?? []).filter((t) => t.assigned_agent === agent);
+  return mine.map((t) => `${t.task_id} (${(t.status ?? "pending").replace("_", " ")})`);
 }
