@@ -168,6 +168,8 @@ class GatehouseHuman:
             if first is not _SKIP:
                 output = graph.invoke(first, marked)
             while True:
+                if _finished(output):
+                    break
                 snapshot = graph.get_state(config)
                 if not snapshot.interrupts:
                     break
@@ -313,6 +315,8 @@ class GatehouseHuman:
             if first is not _SKIP:
                 output = await graph.ainvoke(first, marked)
             while True:
+                if _finished(output):
+                    break
                 snapshot = await graph.aget_state(config)
                 if not snapshot.interrupts:
                     break
@@ -547,6 +551,21 @@ def _first_line(error: BaseException) -> str:
 
 def _reason(failure: BaseException) -> str:
     return f"the LangGraph adapter stopped: {type(failure).__name__}: {_first_line(failure)}"[:1000]
+
+
+def _finished(output: Any) -> bool:
+    """Whether what ``graph.invoke`` returned says the graph stopped at no interrupt.
+
+    LangGraph's ``invoke`` returns its final values with the interrupts it
+    stopped at under ``__interrupt__``; values without that key mean it ran
+    to the end, so the checkpoint need not be read again to learn that.
+    Anything else (nothing invoked yet, a value that is not a dict) is
+    checked against the checkpoint.
+    """
+    return isinstance(output, dict) and _INTERRUPT_KEY not in output
+
+
+_INTERRUPT_KEY = "__interrupt__"
 
 
 def _has_checkpoint(snapshot: Any) -> bool:
