@@ -30,6 +30,7 @@ import uuid
 from pathlib import Path
 from typing import Any, Callable
 
+import httpx
 from checkpoint_overhead import ACTION, AGENT, REPO, allow_the_action, build, scripted_reviewer, start_server
 
 from gatehouse import Client
@@ -78,17 +79,22 @@ def calls_alone(url: str, agent: str, reviewer: str, samples: int) -> None:
 
 
 def rule_passed(url: str, agent: str, samples: int) -> None:
-    """An approval the reviewer's allow-rule passes as it opens, held as the adapter holds it."""
-    held: list[float] = []
-    with Client(url, token=agent) as gh:
-        run = gh.start_run({}, title="bench: passed by a rule")
-        for i in range(samples):
+    """An approval the reviewer's allow-rule passes as it opens, held as the adapter holds it;
+    through the client's lean `http://` path and through httpx (`Client(http=...)`), taking turns."""
+    own = httpx.Client(base_url=url + "/api/hitl", headers={"Authorization": f"Bearer {agent}"})
+    clients = {"lean http://": Client(url, token=agent), "httpx": Client(url, token=agent, http=own)}
+    held: dict[str, list[float]] = {label: [] for label in clients}
+    run = clients["httpx"].start_run({}, title="bench: passed by a rule")
+    for i in range(samples):
+        for label, gh in clients.items() if i % 2 else reversed(clients.items()):
             t0 = time.perf_counter()
             gate = gh.open_gate(run, "approval", "Go ahead?", spec={"action": ACTION}, payload={"step": 1},
                                 allowed_actions=["approve", "reject"], wait=50, idempotency_key=uuid.uuid4().hex)
-            held.append((time.perf_counter() - t0) * 1000)
+            held[label].append((time.perf_counter() - t0) * 1000)
             assert gate.decision is not None and gate.decision.decided_by.startswith("rule:"), gate
-    print(f"{'open, passed by an allow-rule':40} {summary(held)}")
+    for label, gh in clients.items():
+        print(f"{'rule-passed open (' + label + ')':40} {summary(held[label])}")
+        gh.close()
 
 
 def open_and_wait(url: str, agent: str, samples: int, report: bool = True) -> None:

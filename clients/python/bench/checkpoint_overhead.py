@@ -195,7 +195,9 @@ def main() -> None:
         graph = build(workdir / "checkpoints.sqlite", args.approver)
         with Client(url, token=agent_token) as gh:
             pinned_run = gh.start_run({}, title="bench: pinned run")
-            pinned = GatehouseHuman(gh, run_id=pinned_run, complete_run=False, allow_rules=rule)
+            # Only the rule mode names allow_rules, so the reviewer mode also runs an older client (PYTHONPATH).
+            rules: dict[str, Any] = {"allow_rules": True} if rule else {}
+            pinned = GatehouseHuman(gh, run_id=pinned_run, complete_run=False, **rules)
 
             def through_gatehouse(human: GatehouseHuman, thread: str) -> None:
                 out = human.invoke(graph, {}, {"configurable": {"thread_id": thread}})
@@ -204,12 +206,12 @@ def main() -> None:
             ways = {
                 "langgraph_alone": lambda t: langgraph_alone(graph, t, args.approver),
                 "gatehouse_pinned_run": lambda t: through_gatehouse(pinned, t),
-                "gatehouse_run_per_thread": lambda t: through_gatehouse(GatehouseHuman(gh, allow_rules=rule), t),
+                "gatehouse_run_per_thread": lambda t: through_gatehouse(GatehouseHuman(gh, **rules), t),
             }
             if args.compare_httpx:
                 own = httpx.Client(base_url=url + "/api/hitl", headers={"Authorization": f"Bearer {agent_token}"})
                 via_httpx = GatehouseHuman(Client(url, token=agent_token, http=own), run_id=pinned_run,
-                                           complete_run=False, allow_rules=rule)
+                                           complete_run=False, **rules)
                 ways["gatehouse_pinned_run_httpx"] = lambda t: through_gatehouse(via_httpx, t)
             results = measure(args.samples, args.warmup, ways)
     finally:
