@@ -29,8 +29,9 @@ given its own `httpx.Client` (`Client(http=...)`), which sends every call
 through httpx instead of the client's lean `http://` path: the two HTTP
 layers side by side in one run.
 
-Each sample is one fresh thread from start to finish; the three ways take
-turns, so load from other processes falls on all of them alike. Every database (the
+Each sample is one fresh thread from start to finish; the ways take turns
+in an order shuffled each round (seeded, so a run is repeatable), so load
+from other processes falls on all of them alike. Every database (the
 server's and the checkpoints) is a real file under target/bench-data/.
 
     cargo build -p gatehouse-cli && scripts/python-env.sh
@@ -41,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import shutil
 import sqlite3
 import statistics
@@ -145,13 +147,18 @@ def scripted_reviewer(url: str, token: str, stop: threading.Event) -> None:
                 rev.resolve_gate(event.data["gate"]["id"], "respond", text="yes")
 
 
-def measure(samples: int, warmup: int, ways: dict[str, Any]) -> list[dict[str, Any]]:
-    """Times each way `samples` times, interleaved (one of each in turn, in
-    rotating order), so load from other processes falls on all alike."""
+def measure(samples: int, warmup: int, ways: dict[str, Any], seed: int = 20) -> list[dict[str, Any]]:
+    """Times each way `samples` times, interleaved (one of each per round, in
+    an order shuffled afresh each round), so load from other processes falls
+    on all alike. Shuffled, not rotated: a rotation keeps each way behind the
+    same other way every round, and the disk work one way leaves behind (a
+    LangGraph commit, a run completed) would always fall on the same next way."""
     times: dict[str, list[float]] = {label: [] for label in ways}
-    labels = list(ways)
+    order = random.Random(seed)
     for i in range(warmup + samples):
-        for label in labels[i % len(labels):] + labels[: i % len(labels)]:
+        labels = list(ways)
+        order.shuffle(labels)
+        for label in labels:
             thread = f"{label}-{i}-{uuid.uuid4().hex[:6]}"
             t0 = time.perf_counter()
             ways[label](thread)
