@@ -9,8 +9,13 @@ Against the same server and scripted reviewer as `checkpoint_overhead.py`:
 - **inside the adapter**: `GatehouseHuman.invoke` on a pinned run with
   `graph.invoke`, `graph.get_state` and `Client.open_gate` timed per call.
 
+With `--approver rule`, a reviewer's allow-rule passes every gate as it
+opens instead (no scripted reviewer): the calls alone add an approval
+passed by the rule, and the adapter runs `checkpoint_overhead.py`'s rule
+graph with `allow_rules=True`.
+
     cargo build --release -p gatehouse-cli && scripts/python-env.sh
-    target/pyenv/bin/python clients/python/bench/checkpoint_breakdown.py --binary target/release/gatehouse
+    target/pyenv/bin/python clients/python/bench/checkpoint_breakdown.py --binary target/release/gatehouse [--approver rule]
 """
 
 from __future__ import annotations
@@ -25,7 +30,8 @@ import uuid
 from pathlib import Path
 from typing import Any, Callable
 
-from checkpoint_overhead import REPO, build, scripted_reviewer, start_server
+import httpx
+from checkpoint_overhead import ACTION, AGENT, REPO, allow_the_action, build, scripted_reviewer, start_server
 
 from gatehouse import Client
 from gatehouse.langgraph import GatehouseHuman
@@ -72,6 +78,25 @@ def calls_alone(url: str, agent: str, reviewer: str, samples: int) -> None:
     print(f"{'resolve a gate (reviewer)':40} {summary(resolves)}")
 
 
+def rule_passed(url: str, agent: str, samples: int) -> None:
+    """An approval the reviewer's allow-rule passes as it opens, held as the adapter holds it;
+    through the client's lean `http://` path and through httpx (`Client(http=...)`), taking turns."""
+    own = httpx.Client(base_url=url + "/api/hitl", headers={"Authorization": f"Bearer {agent}"})
+    clients = {"lean http://": Client(url, token=agent), "httpx": Client(url, token=agent, http=own)}
+    held: dict[str, list[float]] = {label: [] for label in clients}
+    run = clients["httpx"].start_run({}, title="bench: passed by a rule")
+    for i in range(samples):
+        for label, gh in clients.items() if i % 2 else reversed(clients.items()):
+            t0 = time.perf_counter()
+            gate = gh.open_gate(run, "approval", "Go ahead?", spec={"action": ACTION}, payload={"step": 1},
+                                allowed_actions=["approve", "reject"], wait=50, idempotency_key=uuid.uuid4().hex)
+            held[label].append((time.perf_counter() - t0) * 1000)
+            assert gate.decision is not None and gate.decision.decided_by.startswith("rule:"), gate
+    for label, gh in clients.items():
+        print(f"{'rule-passed open (' + label + ')':40} {summary(held[label])}")
+        gh.close()
+
+
 def open_and_wait(url: str, agent: str, samples: int, report: bool = True) -> None:
     held: list[float] = []
     with Client(url, token=agent) as gh:
@@ -86,12 +111,13 @@ def open_and_wait(url: str, agent: str, samples: int, report: bool = True) -> No
         print(f"{'open and wait, reviewer deciding':40} {summary(held)}")
 
 
-def inside_the_adapter(url: str, agent: str, workdir: Path, samples: int) -> None:
-    graph = build(workdir / "checkpoints.sqlite")
+def inside_the_adapter(url: str, agent: str, workdir: Path, samples: int, approver: str = "reviewer") -> None:
+    graph = build(workdir / "checkpoints.sqlite", approver)
     times: dict[str, list[float]] = collections.defaultdict(list)
     totals: list[float] = []
     with Client(url, token=agent) as gh:
-        human = GatehouseHuman(gh, run_id=gh.start_run({}, title="bench: inside"), complete_run=False)
+        run = gh.start_run({}, title="bench: inside")
+        human = GatehouseHuman(gh, run_id=run, complete_run=False, allow_rules=approver == "rule")
         for i in range(5):  # warm up
             human.invoke(graph, {}, {"configurable": {"thread_id": f"warm-{i}"}})
         timed(times, graph, "invoke", "graph.invoke")
@@ -111,6 +137,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--samples", type=int, default=150)
     parser.add_argument("--binary", type=Path, default=REPO / "target" / "debug" / "gatehouse")
+    parser.add_argument("--approver", choices=["reviewer", "rule"], default="reviewer")
     args = parser.parse_args()
     workdir = REPO / "target" / "bench-data" / f"breakdown-{uuid.uuid4().hex[:8]}"
     workdir.mkdir(parents=True)
@@ -118,6 +145,11 @@ def main() -> None:
     stop = threading.Event()
     try:
         calls_alone(url, agent, reviewer, args.samples)
+        if args.approver == "rule":
+            allow_the_action(url, reviewer, AGENT)
+            rule_passed(url, agent, args.samples)
+            inside_the_adapter(url, agent, workdir, args.samples, "rule")
+            return
         threading.Thread(target=scripted_reviewer, args=(url, reviewer, stop), daemon=True).start()
         open_and_wait(url, agent, 5, report=False)  # warm-up: the reviewer follows the stream once it decides
         open_and_wait(url, agent, args.samples)

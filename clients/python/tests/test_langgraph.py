@@ -335,3 +335,74 @@ def test_a_gate_withdrawn_while_the_graph_waits_raises_cancelled(gh: Client, rev
         GatehouseHuman(gh, timeout=30).invoke(one_interrupt("Still there?"), {}, config)
     t.join(10)
     assert caught.value.gate.status == "cancelled"
+
+
+def allow(reviewer: Reviewer, action: str, args: dict[str, Any]) -> dict[str, Any]:
+    """A reviewer's allow-rule for the test agent's ``action`` with exactly ``args``."""
+    body = {"agent": "py-agent", "action": action, "args": args, "note": "test: allowed"}
+    return reviewer.http.post("/allow-rules", json=body).raise_for_status().json()
+
+
+def approval_of(action: str) -> dict[str, Any]:
+    value = human_interrupt(accept=True, ignore=True)
+    value["action_request"]["action"] = action
+    return value
+
+
+def test_with_allow_rules_a_reviewers_rule_passes_the_approval_as_it_opens(gh: Client, reviewer: Reviewer) -> None:
+    action = f"send_email_{uuid.uuid4().hex[:8]}"
+    rule = allow(reviewer, action, {"to": "a@example.com", "body": "hi"})
+    human = GatehouseHuman(gh, timeout=30, allow_rules=True)
+    final = human.invoke(one_interrupt(approval_of(action)), {}, thread())  # no reviewer is deciding
+    assert final["answers"] == [{"type": "accept", "args": None}]
+    (gate,) = human.gates_opened
+    assert gate.status == "resolved" and gate.decision is not None
+    assert gate.decision.decided_by == f"rule:{rule['id']}"
+
+
+@pytest.mark.parametrize(
+    "allow_rules,rule_args",
+    [(False, {"to": "a@example.com", "body": "hi"}), (True, {"to": "b@example.com", "body": "hi"})],
+    ids=["without-allow-rules", "rule-for-other-arguments"],
+)
+def test_an_approval_waits_for_a_person_without_allow_rules_or_a_rule_for_its_arguments(
+    gh: Client, reviewer: Reviewer, allow_rules: bool, rule_args: dict[str, Any]
+) -> None:
+    from gatehouse import Timeout
+
+    action = f"send_email_{uuid.uuid4().hex[:8]}"
+    allow(reviewer, action, rule_args)
+    human = GatehouseHuman(gh, timeout=0, allow_rules=allow_rules)
+    with pytest.raises(Timeout):
+        human.invoke(one_interrupt(approval_of(action)), {}, thread())
+    (gate,) = human.gates_opened
+    assert gate.pending and gate.raw["requires_human"] is not allow_rules
+
+
+def test_allow_rules_leave_a_question_waiting_for_a_person(gh: Client, reviewer: Reviewer) -> None:
+    from gatehouse import Timeout
+
+    human = GatehouseHuman(gh, timeout=0, allow_rules=True)
+    with pytest.raises(Timeout):
+        human.invoke(one_interrupt("Which branch?"), {}, thread())
+    (gate,) = human.gates_opened
+    assert gate.pending and gate.raw["requires_human"] is True
+
+
+def test_a_checkpoint_reads_the_thread_state_only_before_and_at_the_interrupt(gh: Client, reviewer: Reviewer) -> None:
+    action = f"send_email_{uuid.uuid4().hex[:8]}"
+    allow(reviewer, action, {"to": "a@example.com", "body": "hi"})
+    graph = one_interrupt(approval_of(action))
+    reads: list[dict[str, Any]] = []
+    read = graph.get_state
+
+    def counted(config: dict[str, Any], **kwargs: Any) -> Any:
+        reads.append(config)
+        return read(config, **kwargs)
+
+    graph.get_state = counted
+    final = GatehouseHuman(gh, timeout=30, allow_rules=True).invoke(graph, {}, thread())
+    assert final["answers"] == [{"type": "accept", "args": None}]
+    # Once to see whether the thread waits, once for the interrupt; the resumed
+    # graph's own answer says it finished, so its checkpoint is not read a third time.
+    assert len(reads) == 2

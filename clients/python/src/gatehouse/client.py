@@ -37,6 +37,8 @@ from ._http import (
     should_retry_exception,
     should_retry_status,
 )
+from ._wire import Wire
+from ._wire import usable as wire_usable
 from .errors import ConnectionFailed, Timeout, error_for_status
 from .models import JSON, Decision, Event, Gate
 
@@ -79,8 +81,12 @@ class Client:
         self.timeout = timeout
         headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
         self._http = http or httpx.Client(base_url=self.url + API_PREFIX, headers=headers, timeout=timeout)
+        # Plain http:// calls take the lean path unless the caller brought its own httpx client.
+        self._wire = Wire(self.url + API_PREFIX, headers, timeout) if http is None and wire_usable(self.url) else None
 
     def close(self) -> None:
+        if self._wire is not None:
+            self._wire.close()
         self._http.close()
 
     def __enter__(self) -> Client:
@@ -95,9 +101,8 @@ class Client:
         """Sends ``call``, retrying transient failures per ``self.retry``."""
         last: BaseException | httpx.Response | None = None
         for attempt in range(1, self.retry.attempts + 1):
-            timeout = httpx.Timeout(self.timeout, read=call.read_timeout or self.timeout)
             try:
-                response = self._http.request(call.method, call.path, timeout=timeout, **call.request_kwargs())
+                response = self._request(call)
             except httpx.TransportError as e:
                 if not should_retry_exception(call, e):
                     raise ConnectionFailed(f"{call.method} {call.path}: {type(e).__name__}: {e}") from e
@@ -110,6 +115,20 @@ class Client:
                 time.sleep(wait)
         assert last is not None
         raise gave_up(call, last, self.retry.attempts)
+
+    def _request(self, call: Call[Any]) -> httpx.Response:
+        """One try of ``call``: over the lean path where it applies, else through httpx."""
+        if self._wire is not None:
+            return self._wire.request(
+                call.method,
+                call.path,
+                body=call.body,
+                params=call.params and {k: v for k, v in call.params.items() if v is not None},
+                headers=call.headers,
+                read_timeout=call.read_timeout,
+            )
+        timeout = httpx.Timeout(self.timeout, read=call.read_timeout or self.timeout)
+        return self._http.request(call.method, call.path, timeout=timeout, **call.request_kwargs())
 
     # Runs -----------------------------------------------------------------
 

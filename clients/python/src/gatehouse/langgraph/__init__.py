@@ -99,6 +99,14 @@ class GatehouseHuman:
     (:class:`~gatehouse.Timeout`); ``None`` waits as long as it takes.
     With ``complete_run``, a thread's own run is completed (with the final
     state) when the graph finishes; a pinned run is left to its owner.
+
+    With ``allow_rules``, approval interrupts (Agent Inbox ``HumanInterrupt``,
+    langchain's tool approvals) are opened without ``requires_human``, so an
+    allow-rule a reviewer made for that action and arguments passes the gate
+    the moment it opens (decided by ``rule:<id>``, in the audit log like any
+    decision) and the graph goes on without waiting. The run's own policy
+    then applies as well; a run's default policy waits for a human. Without
+    it (the default) every interrupt waits for a person's decision.
     """
 
     def __init__(
@@ -111,6 +119,7 @@ class GatehouseHuman:
         max_attempts: int = 5,
         timeout: float | None = None,
         complete_run: bool = True,
+        allow_rules: bool = False,
     ) -> None:
         self.client = client
         self.run_id = run_id
@@ -119,6 +128,7 @@ class GatehouseHuman:
         self.max_attempts = max_attempts
         self.timeout = timeout
         self.complete_run = complete_run
+        self.allow_rules = allow_rules
         self._runs: dict[str, str] = {}
         self.gates_opened: list[Gate] = []
         """Every gate this object opened or found again, in order."""
@@ -158,6 +168,8 @@ class GatehouseHuman:
             if first is not _SKIP:
                 output = graph.invoke(first, marked)
             while True:
+                if _finished(output):
+                    break
                 snapshot = graph.get_state(config)
                 if not snapshot.interrupts:
                     break
@@ -236,7 +248,8 @@ class GatehouseHuman:
         hold: float = 0.0,
     ) -> _Asked:
         key = idempotency_key(thread, iid, attempt)
-        gate = client.open_gate(run_id, request.kind, request.text, wait=hold, idempotency_key=key, **request.options())
+        options = self._options(request)
+        gate = client.open_gate(run_id, request.kind, request.text, wait=hold, idempotency_key=key, **options)
         self.gates_opened.append(gate)
         return _Asked(iid, mapping, attempt, gate, hold)
 
@@ -302,6 +315,8 @@ class GatehouseHuman:
             if first is not _SKIP:
                 output = await graph.ainvoke(first, marked)
             while True:
+                if _finished(output):
+                    break
                 snapshot = await graph.aget_state(config)
                 if not snapshot.interrupts:
                     break
@@ -379,7 +394,7 @@ class GatehouseHuman:
     ) -> _Asked:
         key = idempotency_key(thread, iid, attempt)
         gate = await client.open_gate(
-            run_id, request.kind, request.text, wait=hold, idempotency_key=key, **request.options()
+            run_id, request.kind, request.text, wait=hold, idempotency_key=key, **self._options(request)
         )
         self.gates_opened.append(gate)
         return _Asked(iid, mapping, attempt, gate, hold)
@@ -416,6 +431,13 @@ class GatehouseHuman:
                 await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
 
     # Shared -------------------------------------------------------------------------
+
+    def _options(self, request: GateRequest) -> dict[str, Any]:
+        """The gate's options; an approval may be passed by a reviewer's allow-rule with ``allow_rules``."""
+        options = request.options()
+        if self.allow_rules and request.kind == "approval":
+            options.pop("requires_human", None)
+        return options
 
     def _hold(self, interrupts: list[Any]) -> float:
         """How long the opening request waits for the decision: a lone
@@ -529,6 +551,21 @@ def _first_line(error: BaseException) -> str:
 
 def _reason(failure: BaseException) -> str:
     return f"the LangGraph adapter stopped: {type(failure).__name__}: {_first_line(failure)}"[:1000]
+
+
+def _finished(output: Any) -> bool:
+    """Whether what ``graph.invoke`` returned says the graph stopped at no interrupt.
+
+    LangGraph's ``invoke`` returns its final values with the interrupts it
+    stopped at under ``__interrupt__``; values without that key mean it ran
+    to the end, so the checkpoint need not be read again to learn that.
+    Anything else (nothing invoked yet, a value that is not a dict) is
+    checked against the checkpoint.
+    """
+    return isinstance(output, dict) and _INTERRUPT_KEY not in output
+
+
+_INTERRUPT_KEY = "__interrupt__"
 
 
 def _has_checkpoint(snapshot: Any) -> bool:
