@@ -306,6 +306,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/hitl/memory/global/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Deletes a key of the global memory every run's team agents share; in
+         *     its history and the audit log under the reviewer's name. 404 when there
+         *     is no such key. Reviewers and admins with an unscoped token.
+         */
+        delete: operations["delete_global_memory"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/hitl/metrics": {
         parameters: {
             query?: never;
@@ -919,6 +940,28 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/hitl/runs/{run_id}/memory/{scope}/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Deletes a key of a live run's `run` or `team` memory; in the run's
+         *     memory history and the audit log under the reviewer's name. 404 when
+         *     the run or the key is not there, 409 once the run ended, 422 for another
+         *     scope. Reviewers and admins only.
+         */
+        delete: operations["delete_run_memory"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2773,6 +2816,19 @@ export interface components {
              * @description When.
              */
             at: string;
+        };
+        /** @description What a reviewer's deletion removed. */
+        MemoryDeletion: {
+            /** @description `run`, `team` or `global`. */
+            scope: string;
+            /** @description Its key. */
+            key: string;
+            /** @description The value it held. */
+            value: unknown;
+            /** @description The agent that had stored it. */
+            by: string;
+            /** @description The reviewer who deleted it. */
+            deleted_by: string;
         };
         /** @description One remembered value. */
         MemoryEntry: {
@@ -5071,6 +5127,61 @@ export interface operations {
             };
         };
     };
+    delete_global_memory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The key */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryDeletion"];
+                };
+            };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
     metrics: {
         parameters: {
             query?: never;
@@ -6977,6 +7088,73 @@ export interface operations {
                 };
             };
             /** @description A parameter is malformed or out of range; `field` names it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    delete_run_memory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The run */
+                run_id: string;
+                /** @description `run` or `team` */
+                scope: string;
+                /** @description The key */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryDeletion"];
+                };
+            };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
             422: {
                 headers: {
                     [name: string]: unknown;

@@ -71,6 +71,17 @@ pub(crate) fn context_key(scope: Scope, key: &str) -> String {
     format!("memory:{}:{key}", scope.name())
 }
 
+/// The run context's key of a reviewer's `scope` (`run` or `team`; the
+/// global memory is not in a run's context) and `key`, or why there is none.
+pub fn reviewer_context_key(scope: &str, key: &str) -> Result<String, String> {
+    match scope {
+        "run" => Ok(context_key(Scope::Run, key)),
+        "team" => Ok(context_key(Scope::Team, key)),
+        "global" => Err("the global memory is not a run's: delete its keys at /memory/global/{key}".to_owned()),
+        other => Err(format!("scope `{other}` is unknown: use `run` or `team`")),
+    }
+}
+
 /// Stores `value` under `key`; a value already there, the same, is not stored again
 /// (a step replayed after a restart writes nothing twice). A handoff's
 /// record takes a snapshot of the run's memory beside it.
