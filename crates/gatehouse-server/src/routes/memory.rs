@@ -2,7 +2,8 @@
 //! global memory every run's team agents share (its live entries and its
 //! history; reviewers, unscoped), and `GET /runs/{run_id}/memory/snapshots`,
 //! the snapshots of a run's memory kept at each handoff and at its end
-//! (whoever may see the run). A reviewer deletes a remembered value:
+//! (whoever may see the run); the entries and snapshots are the
+//! orchestrator's types (their schemas too). A reviewer deletes a remembered value:
 //! `DELETE /memory/global/{key}` and `DELETE /runs/{run_id}/memory/{scope}/{key}`
 //! (the run's `run` and `team` scopes, while the run is live); each deletion
 //! is in the key's history and the audit log under the reviewer's name.
@@ -11,7 +12,7 @@ use axum::extract::State;
 use axum::Json;
 use chrono::{DateTime, Utc};
 use gatehouse_engine::EngineError;
-use gatehouse_orchestrator::team::memory::{live, reviewer_context_key, snapshots, Entry};
+use gatehouse_orchestrator::team::memory::{live, reviewer_context_key, snapshots, Entry, MemoryEntry, MemorySnapshot};
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -29,27 +30,6 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(memory_snapshots))
         .routes(routes!(delete_global_memory))
         .routes(routes!(delete_run_memory))
-}
-
-/// One remembered value.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct MemoryEntry {
-    /// Its key (in a snapshot, `SCOPE:KEY`).
-    pub key: String,
-    /// Its value.
-    pub value: Value,
-    /// The agent that stored it.
-    pub by: String,
-    /// When it expires, if it does.
-    pub expires_at: Option<DateTime<Utc>>,
-    /// The run it was stored from (global entries).
-    pub run_id: Option<String>,
-}
-
-impl MemoryEntry {
-    fn new(key: String, entry: Entry) -> Self {
-        Self { key, value: entry.value, by: entry.by, expires_at: entry.expires_at, run_id: entry.run }
-    }
 }
 
 /// One change of a global memory key.
@@ -74,17 +54,6 @@ pub struct GlobalMemory {
     pub entries: Vec<MemoryEntry>,
     /// Its changes, oldest first (the newest thousand).
     pub history: Vec<MemoryChange>,
-}
-
-/// A snapshot of a run's memory.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct MemorySnapshot {
-    /// What it was taken at: `handoff:TURN`, or `end`.
-    pub label: String,
-    /// When.
-    pub at: Option<DateTime<Utc>>,
-    /// The run's memory then (its `run` and `team` scopes).
-    pub entries: Vec<MemoryEntry>,
 }
 
 /// A run's memory snapshots, in the order they were taken.
@@ -131,16 +100,7 @@ pub async fn memory_snapshots(
     let found = state
         .engine_checked(move |e| {
             let run = caller.run(e, &id)?;
-            let kept = snapshots(&e.context(&run.id)?).into_iter().map(|s| MemorySnapshot {
-                label: s.label,
-                at: s.at,
-                entries: s
-                    .memory
-                    .into_iter()
-                    .filter_map(|(k, v)| Some(MemoryEntry::new(k, serde_json::from_value::<Entry>(v).ok()?)))
-                    .collect(),
-            });
-            Ok(MemorySnapshots { snapshots: kept.collect() })
+            Ok(MemorySnapshots { snapshots: snapshots(&e.context(&run.id)?) })
         })
         .await?;
     Ok(Json(found))
