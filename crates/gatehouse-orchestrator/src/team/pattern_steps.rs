@@ -503,7 +503,10 @@ pub fn workflow_in(run: &Run, turns: &[Turn]) -> Option<WorkflowView> {
                 .iter()
                 .zip(s.next)
                 .filter_map(|(outcome, to)| {
-                    Some(WorkflowExit { outcome: StepOutcome::read(outcome)?, to: to.map(|i| workflow.steps[i].step.clone()) })
+                    Some(WorkflowExit {
+                        outcome: StepOutcome::read(outcome)?,
+                        to: to.map(|i| workflow.steps[i].step.clone()),
+                    })
                 })
                 .collect(),
         })
