@@ -42,6 +42,9 @@ test("the memory snapshots open to their entries, and a reviewer deletes a value
   await expect(last.getByTestId("memory-snapshot-entries")).toContainText("The team's memory: test_report");
   await expect(last.getByTestId("memory-snapshot-entries")).toContainText("by tester");
 
+  // The global memory every run's agents share shows beside it (none kept here).
+  await expect(panel.getByTestId("global-memory")).toContainText("Global memory (0)");
+
   // Deleting asks first; keeping it changes nothing.
   await panel.getByTestId("memory-delete-team-test_report").click();
   await expect(panel.getByTestId("memory-delete-box-team-test_report")).toBeVisible();
