@@ -2,8 +2,9 @@
 //! desktop process, hosted as `gatehouse serve` hosts them
 //! (`gatehouse_server::host`): the database (the CLI's default place unless
 //! `--db`/`GATEHOUSE_DB` names one), the server on a free loopback port on
-//! a runtime of its own, and the reviewer token the window signs in with,
-//! revoked when the app exits or switches to a team server.
+//! a runtime of its own, the operator's team tools (`--team-tools FILE`,
+//! loaded as `gatehouse serve` loads them), and the reviewer token the
+//! window signs in with, revoked when the app exits or switches to a team server.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -13,6 +14,7 @@ use anyhow::{Context, Result};
 use gatehouse_engine::event::AuditKey;
 use gatehouse_engine::{Database, Engine, EngineConfig, TokenRole};
 use gatehouse_server::host::Host;
+use gatehouse_server::team_tools::TeamTools;
 use gatehouse_server::{ProviderRegistry, ServerConfig};
 
 use crate::connection::server::Server;
@@ -29,27 +31,37 @@ pub struct Backend {
     /// The database file.
     pub db: PathBuf,
     host: Host,
+    team_tools: Option<TeamTools>,
     token_id: String,
     secret: String,
     reviewer: String,
 }
 
+/// How this computer's server starts, beside its database and UI.
+#[derive(Debug, Default)]
+pub struct Options {
+    /// On first start (no database yet), start the welcome runs.
+    pub welcome: bool,
+    /// The keychain's audit key: the event log's chain is keyed with it.
+    pub audit_key: Option<AuditKey>,
+    /// Ended runs older than this many days are purged daily.
+    pub retention_days: Option<u32>,
+    /// The thresholds the server raises alerts at (from `connection.json`).
+    pub alerts: gatehouse_server::alerts::AlertConfig,
+    /// The operator's toolbox file for team runs.
+    pub team_tools: Option<PathBuf>,
+}
+
 impl Backend {
-    /// Opens the database and starts the server on `127.0.0.1` with a free
-    /// port, serving the UI from `ui_dir` (or where the server finds it),
-    /// then creates the window's reviewer token. On first start (no
-    /// database yet) and with `welcome`, starts the welcome runs. With
-    /// `audit_key` (from the keychain) the event log's chain is keyed. With
-    /// `retention_days`, ended runs older than that are purged daily; `alerts`
-    /// are the thresholds the server raises alerts at (from `connection.json`).
-    pub fn start(
-        db: PathBuf,
-        ui_dir: Option<PathBuf>,
-        welcome: bool,
-        audit_key: Option<AuditKey>,
-        retention_days: Option<u32>,
-        alerts: gatehouse_server::alerts::AlertConfig,
-    ) -> Result<Self> {
+    /// Loads the team tools (a bad file stops here, before the database is
+    /// opened: never a server without the tools it was given), opens the
+    /// database and starts the server on `127.0.0.1` with a free port,
+    /// serving the UI from `ui_dir` (or where the server finds it), then
+    /// creates the window's reviewer token. On first start (no database
+    /// yet) and with `welcome`, starts the welcome runs.
+    pub fn start(db: PathBuf, ui_dir: Option<PathBuf>, options: Options) -> Result<Self> {
+        let Options { welcome, audit_key, retention_days, alerts, team_tools } = options;
+        let team_tools = TeamTools::load_if(team_tools.as_deref(), &db)?;
         let first_start = !db.exists();
         let providers = ProviderRegistry::from_env()
             .context("the model provider configuration (GATEHOUSE_*_ environment variables)")?;
@@ -59,6 +71,7 @@ impl Backend {
             providers,
             retention_days,
             alerts,
+            team_tools: team_tools.as_ref().map(|t| std::sync::Arc::clone(&t.toolbox)),
             ..ServerConfig::default()
         };
         // The store makes the database's directory readable only by this user.
@@ -79,7 +92,7 @@ impl Backend {
                 }
             });
         }
-        Ok(Self { engine, addr: host.server.addr, db, host, token_id: token.id, secret, reviewer })
+        Ok(Self { engine, addr: host.server.addr, db, host, team_tools, token_id: token.id, secret, reviewer })
     }
 
     /// The server as the window, the tray and notifications reach it:
@@ -96,6 +109,9 @@ impl Backend {
             Err(e) => tracing::warn!(error = %e, "cannot revoke the window's token"),
         }
         self.host.stop(Duration::from_secs(2));
+        if let Some(tools) = self.team_tools {
+            tools.close();
+        }
     }
 }
 
@@ -132,7 +148,11 @@ mod tests {
 
     use gatehouse_engine::{GateFilter, RunFilter};
 
-    use super::Backend;
+    use super::{Backend, Options};
+
+    fn welcome() -> Options {
+        Options { welcome: true, ..Options::default() }
+    }
 
     fn welcome_runs(backend: &Backend, want: usize) -> usize {
         let deadline = Instant::now() + Duration::from_secs(15);
@@ -152,20 +172,43 @@ mod tests {
     fn a_first_start_brings_two_welcome_runs_and_a_later_start_none() {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("new.db");
-        let first = Backend::start(db.clone(), None, true, None, None, Default::default()).unwrap();
+        let first = Backend::start(db.clone(), None, welcome()).unwrap();
         assert_eq!(welcome_runs(&first, 2), 2);
         let kinds: Vec<String> =
             first.engine.gates(&GateFilter::pending()).unwrap().iter().map(|g| g.kind().as_str().to_owned()).collect();
         assert!(kinds.contains(&"payload_review".to_owned()) && kinds.contains(&"goal_review".to_owned()), "{kinds:?}");
         first.stop();
-        let again = Backend::start(db, None, true, None, None, Default::default()).unwrap();
+        let again = Backend::start(db, None, welcome()).unwrap();
         std::thread::sleep(Duration::from_millis(300));
         assert_eq!(again.engine.runs(&RunFilter::default()).unwrap().len(), 2, "no second welcome");
         again.stop();
 
-        let quiet = Backend::start(dir.path().join("quiet.db"), None, false, None, None, Default::default()).unwrap();
+        let quiet = Backend::start(dir.path().join("quiet.db"), None, Options::default()).unwrap();
         std::thread::sleep(Duration::from_millis(300));
         assert!(quiet.engine.runs(&RunFilter::default()).unwrap().is_empty());
         quiet.stop();
+    }
+
+    #[test]
+    fn the_team_tools_file_is_loaded_as_serve_loads_it_and_a_bad_one_keeps_the_server_from_starting() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("tools.db");
+        let bad = dir.path().join("bad-tools.yaml");
+        std::fs::write(&bad, "commands:\n  - {name: lint, command: [true], shell: bash}\n").unwrap();
+        let options = Options { team_tools: Some(bad.clone()), ..Options::default() };
+        let err = Backend::start(db.clone(), None, options).err().expect("a bad file is refused");
+        let message = format!("{err:#}");
+        assert!(message.starts_with(&format!("--team-tools: {} is not a toolbox file", bad.display())), "{message}");
+        assert!(message.contains("unknown field `shell`"), "{message}");
+        assert!(!db.exists(), "nothing was opened or served");
+
+        let file = dir.path().join("tools.yaml");
+        std::fs::write(&file, "commands:\n  - {name: lint, description: Lint the code, command: [true]}\n").unwrap();
+        let options = Options { team_tools: Some(file), ..Options::default() };
+        let backend = Backend::start(db, None, options).unwrap();
+        let toolbox = backend.host.server.state.orchestrator.toolbox().expect("the toolbox is the server's");
+        let names: Vec<String> = toolbox.signatures().into_iter().map(|s| s.name).collect();
+        assert!(names.contains(&"lint".to_owned()) && names.contains(&"create_artifact".to_owned()), "{names:?}");
+        backend.stop();
     }
 }

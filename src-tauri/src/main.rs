@@ -45,6 +45,11 @@ struct Cli {
     /// (orchestrated runs with the scripted provider, waiting for a review).
     #[arg(long, env = "GATEHOUSE_NO_WELCOME")]
     no_welcome: bool,
+    /// The operator's tools that team runs may grant their agents, as for `gatehouse serve
+    /// --team-tools`: a YAML or JSON toolbox file (workspaces, web_search, mcp_servers, commands),
+    /// checked and connected when this computer's server starts; a bad file keeps it from starting.
+    #[arg(long, env = "GATEHOUSE_TEAM_TOOLS", value_name = "FILE")]
+    team_tools: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -66,6 +71,7 @@ fn main() -> ExitCode {
 fn run(cli: Cli, started: Instant) -> Result<()> {
     let db = backend::db_path(cli.db)?;
     let welcome = !cli.no_welcome;
+    let team_tools = cli.team_tools;
     let app = tauri::Builder::default()
         // First, so a second launch only brings this one's window up and
         // exits before it opens the database.
@@ -100,7 +106,7 @@ fn run(cli: Cli, started: Instant) -> Result<()> {
             page::forget_team,
             page::show_reviews
         ])
-        .setup(move |app| Ok(setup(app.handle(), db.clone(), welcome, started)?))
+        .setup(move |app| Ok(setup(app.handle(), db.clone(), welcome, team_tools.clone(), started)?))
         .build(tauri::generate_context!())
         .context("cannot start the desktop app")?;
     app.run(|app, event| {
@@ -116,12 +122,18 @@ fn run(cli: Cli, started: Instant) -> Result<()> {
 /// The UI build the connection page comes from.
 struct UiDir(Option<PathBuf>);
 
-fn setup<R: Runtime>(app: &AppHandle<R>, db: PathBuf, welcome: bool, started: Instant) -> Result<()> {
+fn setup<R: Runtime>(
+    app: &AppHandle<R>,
+    db: PathBuf,
+    welcome: bool,
+    team_tools: Option<PathBuf>,
+    started: Instant,
+) -> Result<()> {
     let resources = app.path().resource_dir().ok();
     let ui_dir = backend::bundled_ui(resources.as_deref());
     app.manage(UiDir(ui_dir.clone().or_else(gatehouse_server::ui::find_ui_dir)));
     let config_dir = app.path().app_config_dir().context("the app's config directory")?;
-    let launch = connection::Launch { db, ui_dir, welcome };
+    let launch = connection::Launch { db, ui_dir, welcome, team_tools };
     let connection = Arc::new(Connection::new(launch, &config_dir, &app.config().identifier)?);
     app.manage(Arc::clone(&connection));
     // Tray first: the follower started with the server shows its count there.

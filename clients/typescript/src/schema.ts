@@ -306,6 +306,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/hitl/memory/global/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Deletes a key of the global memory every run's team agents share; in
+         *     its history and the audit log under the reviewer's name. 404 when there
+         *     is no such key. Reviewers and admins with an unscoped token.
+         */
+        delete: operations["delete_global_memory"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/hitl/metrics": {
         parameters: {
             query?: never;
@@ -919,6 +940,28 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/hitl/runs/{run_id}/memory/{scope}/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Deletes a key of a live run's `run` or `team` memory; in the run's
+         *     memory history and the audit log under the reviewer's name. 404 when
+         *     the run or the key is not there, 409 once the run ended, 422 for another
+         *     scope. Reviewers and admins only.
+         */
+        delete: operations["delete_run_memory"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2778,7 +2821,20 @@ export interface components {
              */
             at: string;
         };
-        /** @description One remembered value. */
+        /** @description What a reviewer's deletion removed. */
+        MemoryDeletion: {
+            /** @description `run`, `team` or `global`. */
+            scope: string;
+            /** @description Its key. */
+            key: string;
+            /** @description The value it held. */
+            value: unknown;
+            /** @description The agent that had stored it. */
+            by: string;
+            /** @description The reviewer who deleted it. */
+            deleted_by: string;
+        };
+        /** @description One remembered value as a reviewer reads it (a snapshot's, or the global memory's). */
         MemoryEntry: {
             /** @description Its key (in a snapshot, `SCOPE:KEY`). */
             key: string;
@@ -2794,7 +2850,7 @@ export interface components {
             /** @description The run it was stored from (global entries). */
             run_id?: string | null;
         };
-        /** @description A snapshot of a run's memory. */
+        /** @description A snapshot of a run's memory, as a reviewer reads it. */
         MemorySnapshot: {
             /** @description What it was taken at: `handoff:TURN`, or `end`. */
             label: string;
@@ -2803,7 +2859,7 @@ export interface components {
              * @description When.
              */
             at?: string | null;
-            /** @description The run's memory then (its `run` and `team` scopes). */
+            /** @description The run's memory then (its `run` and `team` scopes), by `SCOPE:KEY`. */
             entries: components["schemas"]["MemoryEntry"][];
         };
         /** @description A run's memory snapshots, in the order they were taken. */
@@ -3026,7 +3082,7 @@ export interface components {
             /** @description The whole gate, with its decision once there is one. */
             gate: components["schemas"]["Gate"];
         };
-        /** @description One branch of a parallel handoff: a sub-run of the run. */
+        /** @description One branch as the sync point saw it. */
         ParallelBranchState: {
             /** @description The agent. */
             agent: string;
@@ -3034,25 +3090,25 @@ export interface components {
             task: string;
             /** @description Its sub-run. */
             run_id: string;
-            /** @description The sub-run's status. */
+            /** @description How the sub-run ended (`completed`, `cancelled`, `failed`). */
             status: string;
-            /** @description Its answer once it has one. */
+            /** @description Its answer, or why it has none. */
             answer: string;
         };
-        /** @description One parallel handoff: the coordinating agent waits at its sync point. */
+        /** @description One `parallel_handoff` as the team view shows it. */
         ParallelGroupState: {
             /**
              * Format: int32
              * @description The run's turn that started the branches.
              */
             turn: number;
-            /** @description The coordinating agent. */
+            /** @description The coordinating agent, waiting at the sync point. */
             lead: string;
             /** @description `wait_all` or `first_answer`. */
             strategy: string;
             /** @description Whether the sync point was passed. */
             synced: boolean;
-            /** @description The branches. */
+            /** @description The branches, each with its sub-run's status now. */
             branches: components["schemas"]["ParallelBranchState"][];
         };
         /** @description A named participant of a run. */
@@ -3889,29 +3945,29 @@ export interface components {
          * @enum {string}
          */
         TeamAction: "add" | "remove" | "update";
-        /** @description One agent's vote on a proposal, with its reasoning. */
+        /** @description One agent's vote and why. */
         TeamBallot: {
-            /** @description The agent. */
+            /** @description Who voted. */
             agent: string;
-            /** @description How it voted. */
+            /** @description How. */
             vote: components["schemas"]["TeamVote"];
             /** @description Why, in its words. */
             reasoning: string;
         };
-        /** @description One change of a team and who made it. */
+        /** @description One change of the team, by a reviewer or an agent, as the view lists it. */
         TeamChangeEntry: {
             /**
              * Format: int32
              * @description The run's turn recording it.
              */
             turn: number;
-            /** @description The reviewer or the agent that changed the team. */
+            /** @description Who changed the team: the reviewer, or the agent. */
             by: string;
             /** @description `reviewer` or `agent`. */
             by_kind: string;
-            /** @description The sub-team an agent's change concerns. */
+            /** @description The sub-team it concerns, for an agent's change. */
             team_name?: string | null;
-            /** @description `add`, `remove` or `update`. */
+            /** @description The change; shown as its action: `add`, `remove` or `update`. */
             action: string;
             /** @description What the timeline says. */
             description: string;
@@ -3933,11 +3989,11 @@ export interface components {
             /** @description Its new built-in tools. */
             tools?: string[] | null;
         };
-        /** @description One handoff of a team run. */
+        /** @description One handoff: an arrow of the team's graph. */
         TeamHandoff: {
             /**
              * Format: int32
-             * @description The run's turn recording it.
+             * @description The turn of the run that records it.
              */
             turn: number;
             /** @description Who handed off. */
@@ -3949,17 +4005,20 @@ export interface components {
         };
         /** @description One agent of a team. */
         TeamMember: {
-            /** @description Its name, unique in the team. */
+            /** @description Its name, unique in the team (`coder`). */
             name: string;
-            /** @description What it does. */
+            /** @description What it does (`writes the code`), told to its model. */
             role: string;
-            /** @description Its provider. */
+            /** @description The registry's provider (`scripted`, `openai`). */
             provider: string;
-            /** @description Its model, as given. */
+            /** @description The provider's model, as given. */
             model: string;
-            /** @description The registry's tool it runs on. */
+            /** @description The registry's tool the agent runs on (`scripted:chat`). */
             tool: string;
-            /** @description The built-in tools its role may use besides `handoff`. */
+            /**
+             * @description The tools its role may use besides `handoff`, which every agent has:
+             *     built-in ones, and the operator's toolbox tools by name.
+             */
             tools: string[];
         };
         /** @description One change of a remembered key. */
@@ -3968,9 +4027,9 @@ export interface components {
             scope: string;
             /** @description Its key. */
             key: string;
-            /** @description Before (absent when new). */
+            /** @description The value before (absent when new). */
             old?: unknown;
-            /** @description After (absent when deleted). */
+            /** @description The value after (absent when deleted). */
             new?: unknown;
             /** @description Who changed it. */
             actor: string;
@@ -3980,7 +4039,7 @@ export interface components {
              */
             at: string;
         };
-        /** @description A value the team remembers. */
+        /** @description A remembered value. */
         TeamMemoryItem: {
             /** @description `run` or `team`. */
             scope: string;
@@ -4000,14 +4059,22 @@ export interface components {
         TeamPeopleVote: {
             /** @description Who voted. */
             reviewer: string;
-            /** @description For (true) or against. */
+            /** @description For (`true`) or against. */
             approve: boolean;
             /** @description Why, if they said. */
             reason?: string | null;
         };
-        /** @description A decision an agent put to the team (`propose_decision`). */
-        TeamProposal: {
-            /** @description Its id in the run (`p1`). */
+        /**
+         * @description A proposal as a reviewer sees it: the agents' ballots and, once people
+         *     decided it, their votes.
+         */
+        TeamProposal: components["schemas"]["TeamProposalBody"] & {
+            /** @description The people's votes at its quorum gate, once decided. */
+            people_votes: components["schemas"]["TeamPeopleVote"][];
+        };
+        /** @description A decision put to the team. */
+        TeamProposalBody: {
+            /** @description Its id in the run (`p1`, `p2`...). */
             id: string;
             /** @description What is proposed. */
             decision: string;
@@ -4017,42 +4084,44 @@ export interface components {
             proposer: string;
             /** @description The agents who vote on it. */
             agents: string[];
-            /** @description The people it names (`human`, `human:alice`), who decide it at a quorum gate. */
+            /** @description The people it concerns (`human`, `human:alice`). */
             people: string[];
-            /** @description The agents' votes, in order. */
+            /** @description The votes so far, in order. */
             ballots: components["schemas"]["TeamBallot"][];
             /** @description Where it stands. */
             status: components["schemas"]["TeamProposalStatus"];
-            /** @description The people's votes, once they decided it. */
-            people_votes: components["schemas"]["TeamPeopleVote"][];
         };
         /**
-         * @description Where a team's proposal stands.
+         * @description Where a proposal stands.
          * @enum {string}
          */
         TeamProposalStatus: "open" | "with_people" | "agreed" | "rejected";
-        /** @description A team run's team, turn, handoffs and memory. */
+        /** @description A team run as a reviewer sees it. */
         TeamState: {
-            /** @description The team now, in order (the reviewers' changes applied). */
+            /** @description The team now, in order. */
             agents: components["schemas"]["TeamMember"][];
             /** @description Who holds the turn (or held it last, once the run ended). */
             active: string;
             /** @description Every handoff, oldest first. */
             handoffs: components["schemas"]["TeamHandoff"][];
-            /** @description What the team remembers now. */
+            /** @description What the team remembers now, by scope and key. */
             memory: components["schemas"]["TeamMemoryItem"][];
             /** @description Every change of the memory, oldest first. */
             memory_history: components["schemas"]["TeamMemoryChange"][];
-            /** @description The team's proposals with their votes and reasoning (consensus tools), oldest first. */
+            /** @description The team's proposals with their votes and reasoning (consensus tools). */
             proposals: components["schemas"]["TeamProposal"][];
             workflow?: null | components["schemas"]["TeamWorkflow"];
             /** @description Every change of the team, by reviewers and agents, oldest first. */
             changes: components["schemas"]["TeamChangeEntry"][];
-            /** @description Every parallel handoff with its sync point and branches. */
+            /**
+             * @description Every parallel handoff with its sync point and branches (their
+             *     status as of `children` given to [`parallel::groups`]; the server
+             *     reads the sub-runs).
+             */
             parallel: components["schemas"]["ParallelGroupState"][];
         };
         /**
-         * @description What a workflow step ends in.
+         * @description What a step ends in.
          * @enum {string}
          */
         TeamStepKind: "work" | "review" | "check";
@@ -4062,31 +4131,31 @@ export interface components {
          */
         TeamStepOutcome: "success" | "failure" | "approve" | "reject" | "pass" | "fail";
         /**
-         * @description How an agent voted on a proposal.
+         * @description How an agent votes.
          * @enum {string}
          */
         TeamVote: "approve" | "reject" | "abstain";
-        /** @description The custom collaboration pattern a team run follows, and where it stands. */
+        /** @description A team run's workflow as a reviewer sees it. */
         TeamWorkflow: {
             /** @description Its name. */
             name: string;
             /** @description Its steps, in order. */
             steps: components["schemas"]["TeamWorkflowStep"][];
-            /** @description The step holding the turn; absent once the workflow ended. */
+            /** @description The step that holds the turn (none once the workflow ended). */
             current?: string | null;
             /** @description Under way, finished or failed. */
             state: components["schemas"]["TeamWorkflowState"];
             /** @description Every move, oldest first. */
             moves: components["schemas"]["TeamWorkflowMove"][];
         };
-        /** @description Where one outcome of a workflow step leads. */
+        /** @description Where one outcome of a step leads. */
         TeamWorkflowExit: {
             /** @description The outcome. */
             outcome: components["schemas"]["TeamStepOutcome"];
-            /** @description The next step; absent when this outcome ends the workflow. */
+            /** @description The next step, or none when this outcome ends the workflow. */
             to?: string | null;
         };
-        /** @description One move of a workflow: a step ended and the next began (or the workflow ended). */
+        /** @description One move of the workflow. */
         TeamWorkflowMove: {
             /**
              * Format: int32
@@ -4097,9 +4166,9 @@ export interface components {
             from: string;
             /** @description How it ended. */
             outcome: components["schemas"]["TeamStepOutcome"];
-            /** @description The next step; absent when the workflow ended. */
+            /** @description The next step, or none when the workflow ended. */
             to?: string | null;
-            /** @description What the step's agent, or the people deciding a review, said of it. */
+            /** @description What the step's agent (or the person deciding a review) said of it. */
             summary: string;
         };
         /**
@@ -4111,11 +4180,11 @@ export interface components {
         TeamWorkflowStep: {
             /** @description Its name. */
             step: string;
-            /** @description The agent that takes it. */
+            /** @description Its agent. */
             agent: string;
-            /** @description What it ends in. */
+            /** @description `work`, `review` or `check`. */
             kind: components["schemas"]["TeamStepKind"];
-            /** @description Its two outcomes, the good one first, and where each leads. */
+            /** @description Its two outcomes (the good one first) and the step each leads to (none: the end). */
             exits: components["schemas"]["TeamWorkflowExit"][];
         };
         /**
@@ -5074,6 +5143,61 @@ export interface operations {
                 };
             };
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    delete_global_memory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The key */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryDeletion"];
+                };
+            };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6989,6 +7113,73 @@ export interface operations {
                 };
             };
             /** @description A parameter is malformed or out of range; `field` names it */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+        };
+    };
+    delete_run_memory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The run */
+                run_id: string;
+                /** @description `run` or `team` */
+                scope: string;
+                /** @description The key */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryDeletion"];
+                };
+            };
+            /** @description No bearer token, or one that is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiErrorBody"];
+                };
+            };
             422: {
                 headers: {
                     [name: string]: unknown;

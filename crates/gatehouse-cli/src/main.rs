@@ -19,6 +19,7 @@ mod duration;
 mod gates;
 mod listing;
 mod mcp;
+mod memory;
 mod out;
 mod runs;
 mod runs_restart;
@@ -96,6 +97,13 @@ enum Command {
         client: client::ClientArgs,
         #[command(subcommand)]
         command: runs::RunsCommand,
+    },
+    /// Tend the team agents' memory on a running server: delete a key (reviewers).
+    Memory {
+        #[command(flatten)]
+        client: client::ClientArgs,
+        #[command(subcommand)]
+        command: memory::MemoryCommand,
     },
     /// Print a one-time link that signs the reviewer UI in (asks the running server; needs an
     /// admin token, by default the admin-token file beside the database).
@@ -268,6 +276,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Mcp(args) => mcp::mcp(&args)?,
         Command::Gates { client, command } => gates::run(&api(&client)?, &command)?,
         Command::Runs { client, command } => runs::run(&api(&client)?, &command)?,
+        Command::Memory { client, command } => memory::run(&api(&client)?, &command)?,
         Command::SigninLink { client, name } => signin_link::signin_link(&api(&client)?, name)?,
         Command::Token { command } => tokens::run(&open()?.1, &command)?,
         Command::Demo(args) => {

@@ -17,6 +17,7 @@ use clap::Args;
 use gatehouse_engine::{private_files, Engine, TokenRole};
 use gatehouse_server::abandoned;
 use gatehouse_server::host::{Host, HostError};
+use gatehouse_server::team_tools::TeamTools;
 use gatehouse_server::{ConnectionLimits, ProviderRegistry, ServerConfig, TlsConfig};
 
 use crate::client::admin_token_path;
@@ -130,10 +131,7 @@ pub fn serve_with<F>(engine: &Engine, db: &Path, args: &ServeArgs, beside: F) ->
 where
     F: FnOnce(&Live) -> Result<()> + Send,
 {
-    let team_tools = match &args.team_tools {
-        Some(file) => Some(TeamTools::load(file, db)?),
-        None => None,
-    };
+    let team_tools = TeamTools::load_if(args.team_tools.as_deref(), db)?;
     let config = ServerConfig {
         bind: args.bind,
         body_limit: usize::try_from(args.body_limit).context("--body-limit is larger than this machine can hold")?,
@@ -223,40 +221,6 @@ where
     signal?;
     tracing::info!("stopped; everything acknowledged is on disk");
     Ok(())
-}
-
-/// `--team-tools FILE`, loaded: the toolbox and the runtime its MCP sessions
-/// live on (the server's runtime starts later; these outlive it).
-struct TeamTools {
-    toolbox: std::sync::Arc<gatehouse_orchestrator::toolbox::Toolbox>,
-    runtime: tokio::runtime::Runtime,
-}
-
-impl TeamTools {
-    /// Reads and checks the file and connects its MCP servers; errors name the file and what is wrong.
-    fn load(file: &Path, db: &Path) -> Result<Self> {
-        use gatehouse_orchestrator::toolbox::{Toolbox, ToolboxConfig};
-        let config = ToolboxConfig::read(file).map_err(|e| anyhow::anyhow!("--team-tools: {e}"))?;
-        let workspaces = db.parent().unwrap_or(Path::new(".")).join("workspaces");
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .thread_name("gatehouse-team-tools")
-            .enable_all()
-            .build()
-            .context("cannot start the team tools' runtime")?;
-        let toolbox = runtime
-            .block_on(Toolbox::load(config, workspaces))
-            .map_err(|e| anyhow::anyhow!("--team-tools {}: {e}", file.display()))?;
-        let names: Vec<String> = toolbox.signatures().into_iter().map(|s| s.name).collect();
-        tracing::info!(file = %file.display(), tools = %names.join(", "), "team tools loaded");
-        Ok(Self { toolbox: std::sync::Arc::new(toolbox), runtime })
-    }
-
-    /// Ends the MCP sessions (their stdio programs stop) and the runtime.
-    fn close(self) {
-        self.toolbox.shutdown();
-        self.runtime.shutdown_timeout(Duration::from_secs(2));
-    }
 }
 
 /// Ctrl-C (SIGINT) and SIGTERM, listened for from the moment this exists.

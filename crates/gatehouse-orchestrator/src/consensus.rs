@@ -18,6 +18,7 @@ use serde_json::Value;
 
 /// How an agent votes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = TeamVote))]
 #[serde(rename_all = "snake_case")]
 pub enum Vote {
     /// For the proposal.
@@ -41,6 +42,7 @@ impl Vote {
 
 /// One agent's vote and why.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = TeamBallot))]
 pub struct Ballot {
     /// Who voted.
     pub agent: String,
@@ -52,6 +54,7 @@ pub struct Ballot {
 
 /// Where a proposal stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = TeamProposalStatus))]
 #[serde(rename_all = "snake_case")]
 pub enum ProposalStatus {
     /// Taking votes.
@@ -66,6 +69,7 @@ pub enum ProposalStatus {
 
 /// A decision put to the team.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = TeamProposalBody))]
 pub struct Proposal {
     /// Its id in the run (`p1`, `p2`...).
     pub id: String,

@@ -50,6 +50,7 @@ pub struct Step {
 
 /// What a step ends in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = TeamStepKind))]
 #[serde(rename_all = "snake_case")]
 pub enum StepKind {
     /// Success or failure.

@@ -29,6 +29,7 @@ pub mod replay;
 pub mod retention;
 pub mod routes;
 pub mod state;
+pub mod team_tools;
 pub mod tls;
 pub mod ui;
 pub mod waiters;

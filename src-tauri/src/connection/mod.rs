@@ -23,7 +23,7 @@ use serde::Serialize;
 use tauri::async_runtime::JoinHandle;
 use tauri::{AppHandle, Manager, Runtime};
 
-use crate::backend::Backend;
+use crate::backend::{Backend, Options};
 use crate::{alerts, window};
 use check::{CheckCode, CheckError, TeamUrl};
 use config::{Choice, ConfigFile, Settings};
@@ -39,6 +39,8 @@ pub struct Launch {
     pub ui_dir: Option<PathBuf>,
     /// Start the welcome runs in a new database.
     pub welcome: bool,
+    /// The operator's toolbox file for team runs (`--team-tools`, `GATEHOUSE_TEAM_TOOLS`).
+    pub team_tools: Option<PathBuf>,
 }
 
 /// The connection, managed by the app: the server reviewed now, and what
@@ -270,7 +272,14 @@ impl Connection {
                     |e| tracing::warn!(error = %e, "the audit log is not keyed: no audit key from the keychain"),
                 )
                 .ok();
-            Backend::start(launch.db, launch.ui_dir, launch.welcome, key, retention_days, alerts)
+            let options = Options {
+                welcome: launch.welcome,
+                audit_key: key,
+                retention_days,
+                alerts,
+                team_tools: launch.team_tools,
+            };
+            Backend::start(launch.db, launch.ui_dir, options)
         })
         .await
         .map_err(|e| CheckError::new(CheckCode::ThisComputer, format!("This computer's server failed: {e}")))?

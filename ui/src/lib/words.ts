@@ -178,6 +178,12 @@ export type Enum = keyof typeof WORDS;
 /** A parallel handoff's coordination strategy, as the team view shows it (a string in the API). */
 export const COORDINATION_STRATEGY = { wait_all: "waits for every branch", first_answer: "takes the first answer" } as const;
 
+/** Why a run's memory snapshot was taken (`MemorySnapshot.label`'s first part, a string in the API). */
+export const SNAPSHOT_TAKEN = { handoff: "At a handoff", end: "At the run's end" } as const;
+
+/** A memory scope (`scope`, a string in the API), as a reviewer reads it. */
+export const MEMORY_SCOPE = { run: "This run's memory", team: "The team's memory", global: "The global memory" } as const;
+
 /** Who changed a team (`TeamChangeEntry.by_kind`, a string in the API). */
 export const CHANGED_BY = { reviewer: "Reviewer", agent: "Agent" } as const;
 

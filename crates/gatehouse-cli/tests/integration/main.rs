@@ -9,6 +9,7 @@ mod common;
 mod cli;
 mod mcp_client_tools;
 mod mcp_stdio;
+mod memory_cli;
 mod private_files;
 mod serve_and_ask;
 mod slow_clients;

@@ -90,6 +90,7 @@ struct Called {
 
 /// One person's vote at a proposal's quorum gate.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = TeamPeopleVote))]
 pub struct PeopleVote {
     /// Who voted.
     pub reviewer: String,
@@ -281,6 +282,7 @@ fn quorum_gate(p: &Proposal, text: String, settings: Option<&ConsensusSettings>)
 /// A proposal as a reviewer sees it: the agents' ballots and, once people
 /// decided it, their votes.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = TeamProposal))]
 pub struct ProposalView {
     /// The proposal, its ballots and status.
     #[serde(flatten)]

@@ -255,6 +255,7 @@ fn names(agents: &[TeamAgent]) -> String {
 
 /// One change of the team, by a reviewer or an agent, as the view lists it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = TeamChangeEntry))]
 pub struct ChangeEntry {
     /// The run's turn recording it.
     pub turn: u32,
@@ -264,10 +265,21 @@ pub struct ChangeEntry {
     pub by_kind: String,
     /// The sub-team it concerns, for an agent's change.
     pub team_name: Option<String>,
-    /// The change.
+    /// The change; shown as its action: `add`, `remove` or `update`.
+    #[serde(rename = "action", serialize_with = "action_of")]
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub change: TeamChange,
     /// What the timeline says.
     pub description: String,
+}
+
+/// A change as the view shows it: its action's name.
+fn action_of<S: serde::Serializer>(change: &TeamChange, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(match change {
+        TeamChange::Add { .. } => "add",
+        TeamChange::Remove { .. } => "remove",
+        TeamChange::Update { .. } => "update",
+    })
 }
 
 /// Every change of the team recorded on `turns`, reviewers' and agents', in order.

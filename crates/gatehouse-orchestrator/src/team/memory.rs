@@ -71,6 +71,17 @@ pub(crate) fn context_key(scope: Scope, key: &str) -> String {
     format!("memory:{}:{key}", scope.name())
 }
 
+/// The run context's key of a reviewer's `scope` (`run` or `team`; the
+/// global memory is not in a run's context) and `key`, or why there is none.
+pub fn reviewer_context_key(scope: &str, key: &str) -> Result<String, String> {
+    match scope {
+        "run" => Ok(context_key(Scope::Run, key)),
+        "team" => Ok(context_key(Scope::Team, key)),
+        "global" => Err("the global memory is not a run's: delete its keys at /memory/global/{key}".to_owned()),
+        other => Err(format!("scope `{other}` is unknown: use `run` or `team`")),
+    }
+}
+
 /// Stores `value` under `key`; a value already there, the same, is not stored again
 /// (a step replayed after a restart writes nothing twice). A handoff's
 /// record takes a snapshot of the run's memory beside it.
@@ -120,15 +131,39 @@ pub(crate) async fn snapshot(h: &Handle, label: &str) -> Step<()> {
     .await
 }
 
+/// One remembered value as a reviewer reads it (a snapshot's, or the global memory's).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct MemoryEntry {
+    /// Its key (in a snapshot, `SCOPE:KEY`).
+    pub key: String,
+    /// Its value.
+    pub value: Value,
+    /// The agent that stored it.
+    pub by: String,
+    /// When it expires, if it does.
+    pub expires_at: Option<DateTime<Utc>>,
+    /// The run it was stored from (global entries).
+    pub run_id: Option<String>,
+}
+
+impl MemoryEntry {
+    /// `entry`, kept under `key`.
+    pub fn new(key: String, entry: Entry) -> Self {
+        Self { key, value: entry.value, by: entry.by, expires_at: entry.expires_at, run_id: entry.run }
+    }
+}
+
 /// A snapshot of a run's memory, as a reviewer reads it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct MemorySnapshot {
     /// What it was taken at: `handoff:TURN`, or `end`.
     pub label: String,
     /// When.
     pub at: Option<DateTime<Utc>>,
-    /// The memory then, by `SCOPE:KEY`: each entry's value, who stored it, when it expires.
-    pub memory: Map<String, Value>,
+    /// The run's memory then (its `run` and `team` scopes), by `SCOPE:KEY`.
+    pub entries: Vec<MemoryEntry>,
 }
 
 /// The snapshots kept in a run's context, in the order they were taken.
@@ -139,7 +174,11 @@ pub fn snapshots(context: &std::collections::BTreeMap<String, Value>) -> Vec<Mem
             let label = k.strip_prefix(SNAPSHOT)?.to_owned();
             let at = v.get("at").and_then(|t| serde_json::from_value(t.clone()).ok());
             let memory = v.get("memory").and_then(Value::as_object).cloned().unwrap_or_default();
-            Some(MemorySnapshot { label, at, memory })
+            let entries = memory
+                .into_iter()
+                .filter_map(|(k, v)| Some(MemoryEntry::new(k, serde_json::from_value::<Entry>(v).ok()?)))
+                .collect();
+            Some(MemorySnapshot { label, at, entries })
         })
         .collect();
     // Handoffs by their turn, then the end (times can tie).

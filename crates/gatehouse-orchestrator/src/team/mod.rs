@@ -44,6 +44,7 @@ pub struct Team {
 
 /// One agent of a team.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = TeamMember))]
 pub struct TeamAgent {
     /// Its name, unique in the team (`coder`).
     pub name: String,
@@ -58,6 +59,7 @@ pub struct TeamAgent {
     /// The tools its role may use besides `handoff`, which every agent has:
     /// built-in ones, and the operator's toolbox tools by name.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub tools: Vec<String>,
 }
 

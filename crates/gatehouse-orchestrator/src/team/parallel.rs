@@ -115,6 +115,7 @@ fn plan(args: &Value, team: &Team, caller: &str, depth: u32) -> Result<Plan, Str
 
 /// One branch as the sync point saw it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = ParallelBranchState))]
 pub struct BranchResult {
     /// The agent.
     pub agent: String,
@@ -394,6 +395,7 @@ pub(crate) fn branch_result(agent: &TeamAgent, text: &str, turns: u32) -> Value 
 
 /// One `parallel_handoff` as the team view shows it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = ParallelGroupState))]
 pub struct ParallelGroup {
     /// The run's turn that started the branches.
     pub turn: u32,

@@ -358,8 +358,56 @@ async fn review_gate(d: &mut Driver, flow: &mut FlowAt, agent: &TeamAgent, said:
     Ok(())
 }
 
+/// Whether a workflow is under way or ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = TeamWorkflowState))]
+#[serde(rename_all = "snake_case")]
+pub enum WorkflowState {
+    /// A step holds the turn.
+    Running,
+    /// It ended on a good outcome.
+    Finished,
+    /// It ended on a bad outcome with no way on.
+    Failed,
+}
+
+/// How a workflow step ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = TeamStepOutcome))]
+#[serde(rename_all = "snake_case")]
+pub enum StepOutcome {
+    /// A work step succeeded.
+    Success,
+    /// A work step failed.
+    Failure,
+    /// People approved a review step.
+    Approve,
+    /// People rejected a review step.
+    Reject,
+    /// A check passed.
+    Pass,
+    /// A check failed.
+    Fail,
+}
+
+impl StepOutcome {
+    /// The outcome a step's word names (`success`, `approve`, `fail`...).
+    pub fn read(word: &str) -> Option<Self> {
+        Some(match word {
+            "success" => Self::Success,
+            "failure" => Self::Failure,
+            "approve" => Self::Approve,
+            "reject" => Self::Reject,
+            "pass" => Self::Pass,
+            "fail" => Self::Fail,
+            _ => return None,
+        })
+    }
+}
+
 /// A team run's workflow as a reviewer sees it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = TeamWorkflow))]
 pub struct WorkflowView {
     /// Its name.
     pub name: String,
@@ -367,14 +415,15 @@ pub struct WorkflowView {
     pub steps: Vec<WorkflowStepView>,
     /// The step that holds the turn (none once the workflow ended).
     pub current: Option<String>,
-    /// `running`, `finished` or `failed`.
-    pub state: &'static str,
+    /// Under way, finished or failed.
+    pub state: WorkflowState,
     /// Every move, oldest first.
     pub moves: Vec<WorkflowMove>,
 }
 
 /// One step of a workflow.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = TeamWorkflowStep))]
 pub struct WorkflowStepView {
     /// Its name.
     pub step: String,
@@ -388,22 +437,24 @@ pub struct WorkflowStepView {
 
 /// Where one outcome of a step leads.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = TeamWorkflowExit))]
 pub struct WorkflowExit {
-    /// `success`, `failure`, `approve`, `reject`, `pass` or `fail`.
-    pub outcome: &'static str,
+    /// The outcome.
+    pub outcome: StepOutcome,
     /// The next step, or none when this outcome ends the workflow.
     pub to: Option<String>,
 }
 
 /// One move of the workflow.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = TeamWorkflowMove))]
 pub struct WorkflowMove {
     /// The run's turn recording it.
     pub turn: u32,
     /// The step that ended.
     pub from: String,
     /// How it ended.
-    pub outcome: String,
+    pub outcome: StepOutcome,
     /// The next step, or none when the workflow ended.
     pub to: Option<String>,
     /// What the step's agent (or the person deciding a review) said of it.
@@ -414,7 +465,7 @@ pub struct WorkflowMove {
 pub fn workflow_in(run: &Run, turns: &[Turn]) -> Option<WorkflowView> {
     let workflow = serde_json::from_value::<RunSpec>(run.input.clone()).ok()?.pattern?;
     let mut current = Some(0usize);
-    let mut state = "running";
+    let mut state = WorkflowState::Running;
     let mut moves = Vec::new();
     for t in turns.iter().filter(|t| t.actor == crate::AGENT) {
         let meta = &t.metadata;
@@ -425,15 +476,13 @@ pub fn workflow_in(run: &Run, turns: &[Turn]) -> Option<WorkflowView> {
             current = to.as_deref().and_then(|s| workflow.step(s));
             if current.is_none() {
                 let good = workflow.step(&text("from").unwrap_or_default()).map(|i| words(workflow.steps[i].kind)[0]);
-                state = if good == Some(outcome.as_str()) { "finished" } else { "failed" };
+                state = if good == Some(outcome.as_str()) { WorkflowState::Finished } else { WorkflowState::Failed };
             }
-            moves.push(WorkflowMove {
-                turn: t.index,
-                from: text("from").unwrap_or_default(),
-                outcome,
-                to,
-                summary: text("summary").unwrap_or_default(),
-            });
+            // A move journaled with an outcome this version does not know is left out of the view.
+            if let Some(outcome) = StepOutcome::read(&outcome) {
+                let (from, summary) = (text("from").unwrap_or_default(), text("summary").unwrap_or_default());
+                moves.push(WorkflowMove { turn: t.index, from, outcome, to, summary });
+            }
         }
         if let (Some(chosen), Some(true), Some(_)) =
             (meta.get("team_override").and_then(Value::as_str), meta.get("applied").and_then(Value::as_bool), current)
@@ -453,7 +502,12 @@ pub fn workflow_in(run: &Run, turns: &[Turn]) -> Option<WorkflowView> {
             exits: words(s.kind)
                 .iter()
                 .zip(s.next)
-                .map(|(outcome, to)| WorkflowExit { outcome, to: to.map(|i| workflow.steps[i].step.clone()) })
+                .filter_map(|(outcome, to)| {
+                    Some(WorkflowExit {
+                        outcome: StepOutcome::read(outcome)?,
+                        to: to.map(|i| workflow.steps[i].step.clone()),
+                    })
+                })
                 .collect(),
         })
         .collect();

@@ -1,7 +1,8 @@
 //! What a reviewer sees of a team run, read from the run alone: the team
 //! as it is now (the run's team with the reviewers' changes), who holds
 //! the turn, who handed to whom, and the memory with its history. The
-//! server's `GET /runs/{id}/team` and the Runs view's team panel show it.
+//! server's `GET /runs/{id}/team` and the Runs view's team panel show it;
+//! with the `openapi` feature these types are the API's schemas.
 
 use std::collections::BTreeMap;
 
@@ -21,6 +22,7 @@ use crate::spec::RunSpec;
 
 /// A team run as a reviewer sees it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = TeamState))]
 pub struct TeamView {
     /// The team now, in order.
     pub agents: Vec<TeamAgent>,
@@ -46,6 +48,7 @@ pub struct TeamView {
 
 /// One handoff: an arrow of the team's graph.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = TeamHandoff))]
 pub struct HandoffEdge {
     /// The turn of the run that records it.
     pub turn: u32,
@@ -59,6 +62,7 @@ pub struct HandoffEdge {
 
 /// A remembered value.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = TeamMemoryItem))]
 pub struct MemoryItem {
     /// `run` or `team`.
     pub scope: String,
@@ -74,6 +78,7 @@ pub struct MemoryItem {
 
 /// One change of a remembered key.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = TeamMemoryChange))]
 pub struct MemoryChange {
     /// `run` or `team`.
     pub scope: String,

@@ -7,16 +7,12 @@ use crate::common;
 
 use std::sync::Arc;
 
-use common::{open, registry, until, Harness};
-use gatehouse_engine::{DecisionInput, Engine, GateKind, NewRun, RunId, RunStatus, StepMode, Turn};
+use common::{member, open, paused, registry, runtime, steps, until, Harness};
+use gatehouse_engine::{DecisionInput, Engine, GateKind, NewRun, RunStatus, StepMode, Turn};
 use gatehouse_orchestrator::team::change::TeamChange;
 use gatehouse_orchestrator::{Orchestrator, StartError};
 use gatehouse_providers::{PayloadShape, Provider, ScriptedProvider, Step, Tool};
 use serde_json::{json, Value};
-
-fn member(name: &str, role: &str, tools: &[&str]) -> Value {
-    json!({"name": name, "role": role, "provider": "scripted", "model": "chat", "tools": tools})
-}
 
 /// The scripted story: coder → tester → coder → tester → deployer.
 fn story() -> Value {
@@ -25,10 +21,6 @@ fn story() -> Value {
         member("tester", "tester", &["store_memory", "retrieve_memory"]),
         member("deployer", "deployer", &[]),
     ]})
-}
-
-fn steps(turns: &[Turn], step: &str) -> Vec<Value> {
-    turns.iter().filter(|t| t.metadata["step"] == step).map(|t| t.metadata.clone()).collect()
 }
 
 fn handoffs(turns: &[Turn]) -> Vec<(String, String)> {
@@ -131,14 +123,6 @@ async fn a_team_is_checked_when_the_run_starts_naming_the_field() {
     let provider = json!({"prompt": "x", "team": [{"name": "a", "role": "r", "provider": "nope", "model": "m"}]});
     assert_eq!(field(start(provider).await.unwrap_err()), "team[0].provider");
     assert!(h.engine.runs(&Default::default()).unwrap().is_empty(), "no run was created");
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
-}
-
-fn paused(engine: &Engine, run: &RunId) -> bool {
-    engine.run(run).map(|r| r.status == RunStatus::Paused).unwrap_or(false)
 }
 
 #[test]

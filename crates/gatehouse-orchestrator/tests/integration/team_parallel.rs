@@ -10,18 +10,14 @@ use crate::common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{open, registry, until, Harness};
-use gatehouse_engine::{DecisionInput, Engine, GateKind, NewRun, Run, RunId, RunStatus, StepMode, Turn};
+use common::{calls, member, open, paused, prompts, registry, runtime, steps, until, Harness};
+use gatehouse_engine::{DecisionInput, Engine, GateKind, NewRun, Run, RunStatus, StepMode};
 use gatehouse_orchestrator::team::parallel::groups;
 use gatehouse_orchestrator::team::restart::RestartTask;
 use gatehouse_orchestrator::team::view::{team_of, team_view};
 use gatehouse_orchestrator::Orchestrator;
 use gatehouse_providers::{PayloadShape, Provider, ScriptedProvider, Step, Tool};
 use serde_json::{json, Value};
-
-fn member(name: &str, role: &str, tools: &[&str]) -> Value {
-    json!({"name": name, "role": role, "provider": "scripted", "model": "chat", "tools": tools})
-}
 
 /// The parallel research sweep: a lead and three researchers.
 fn sweep() -> Value {
@@ -31,14 +27,6 @@ fn sweep() -> Value {
         member("ben", "researcher", &[]),
         member("cy", "researcher", &[]),
     ]})
-}
-
-fn steps(turns: &[Turn], step: &str) -> Vec<Value> {
-    turns.iter().filter(|t| t.metadata["step"] == step).map(|t| t.metadata.clone()).collect()
-}
-
-fn prompts(scripted: &ScriptedProvider) -> Vec<String> {
-    scripted.calls().iter().map(|c| c.payload.to_value().to_string()).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -92,10 +80,6 @@ fn lead_script(name: &str, steps: Vec<Step>) -> Arc<ScriptedProvider> {
         PayloadShape::Chat,
         steps,
     ))
-}
-
-fn calls(text: &str, list: Vec<(&str, Value)>) -> Step {
-    Step::Calls(text.into(), list.into_iter().map(|(n, a)| (n.to_owned(), a)).collect())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -225,14 +209,6 @@ async fn pausing_and_cancelling_the_run_reaches_its_branches() {
     assert!(live(&h.engine, RunStatus::Cancelled).unwrap().is_some());
     let turns = h.turns(&run.id);
     assert!(steps(&turns, "sync_point").is_empty(), "the sync point was never passed");
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
-}
-
-fn paused(engine: &Engine, run: &RunId) -> bool {
-    engine.run(run).map(|r| r.status == RunStatus::Paused).unwrap_or(false)
 }
 
 #[test]

@@ -8,18 +8,14 @@ use crate::common;
 
 use std::sync::Arc;
 
-use common::{open, registry, until, Harness};
-use gatehouse_engine::{DecisionInput, Engine, Gate, GateFilter, GateKind, GateStatus, NewRun, RunId, RunStatus, Turn};
+use common::{calls, member, open, prompts, registry, runtime, steps, until, Harness};
+use gatehouse_engine::{DecisionInput, Engine, Gate, GateFilter, GateKind, GateStatus, NewRun, RunId, RunStatus};
 use gatehouse_orchestrator::team::view::team_view;
 use gatehouse_orchestrator::{Orchestrator, StartError};
 use gatehouse_providers::{PayloadShape, Provider, ScriptedProvider, Step, Tool};
 use serde_json::{json, Value};
 
 const CONSENSUS_TOOLS: [&str; 3] = ["propose_decision", "vote_on_proposal", "finalize_consensus"];
-
-fn member(name: &str, role: &str, tools: &[&str]) -> Value {
-    json!({"name": name, "role": role, "provider": "scripted", "model": "chat", "tools": tools})
-}
 
 /// The scripted consensus story: the architect proposes, two agents vote, people decide.
 fn consensus_story() -> Value {
@@ -47,10 +43,6 @@ fn auto() -> Value {
     json!({"hitl_config": {"run_policy": "auto"}})
 }
 
-fn steps(turns: &[Turn], step: &str) -> Vec<Value> {
-    turns.iter().filter(|t| t.metadata["step"] == step).map(|t| t.metadata.clone()).collect()
-}
-
 fn view(engine: &Engine, run: &RunId) -> Value {
     let r = engine.run(run).unwrap();
     let turns = engine.turns(run).unwrap();
@@ -61,10 +53,6 @@ fn view(engine: &Engine, run: &RunId) -> Value {
 fn pending(engine: &Engine, run: &RunId, kind: GateKind) -> Option<Gate> {
     let filter = GateFilter { run_id: Some(run.clone()), kind: Some(kind), ..GateFilter::pending() };
     engine.gates(&filter).unwrap().into_iter().next()
-}
-
-fn prompts(scripted: &ScriptedProvider) -> Vec<String> {
-    scripted.calls().iter().map(|c| c.payload.to_value().to_string()).collect()
 }
 
 fn vote(reason: &str) -> DecisionInput {
@@ -118,10 +106,6 @@ async fn a_proposal_naming_people_opens_their_quorum_gate_with_every_vote_and_th
         .map(|v| v["reviewer"].as_str().unwrap())
         .collect();
     assert_eq!(people, ["alice", "bob"]);
-}
-
-fn calls(text: &str, list: Vec<(&str, Value)>) -> Step {
-    Step::Calls(text.into(), list.into_iter().map(|(n, a)| (n.to_owned(), a)).collect())
 }
 
 fn scripted(name: &str, steps: Vec<Step>) -> Arc<ScriptedProvider> {
@@ -350,10 +334,6 @@ async fn pattern_outcomes_come_from_the_agents_report_handoffs_are_refused_and_a
     let seen = view(&h.engine, &run.id);
     assert_eq!(seen["workflow"]["state"], "failed");
     assert_eq!(seen["active"], "a");
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
 }
 
 /// Starts `input` on a fresh orchestrator over `path` and drives it until `reached`

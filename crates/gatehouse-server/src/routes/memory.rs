@@ -2,12 +2,17 @@
 //! global memory every run's team agents share (its live entries and its
 //! history; reviewers, unscoped), and `GET /runs/{run_id}/memory/snapshots`,
 //! the snapshots of a run's memory kept at each handoff and at its end
-//! (whoever may see the run).
+//! (whoever may see the run); the entries and snapshots are the
+//! orchestrator's types (their schemas too). A reviewer deletes a remembered value:
+//! `DELETE /memory/global/{key}` and `DELETE /runs/{run_id}/memory/{scope}/{key}`
+//! (the run's `run` and `team` scopes, while the run is live); each deletion
+//! is in the key's history and the audit log under the reviewer's name.
 
 use axum::extract::State;
 use axum::Json;
 use chrono::{DateTime, Utc};
-use gatehouse_orchestrator::team::memory::{live, snapshots, Entry};
+use gatehouse_engine::EngineError;
+use gatehouse_orchestrator::team::memory::{live, reviewer_context_key, snapshots, Entry, MemoryEntry, MemorySnapshot};
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -15,33 +20,16 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::auth::Caller;
-use crate::error::{ApiErrorBody, ApiResult};
+use crate::error::{ApiError, ApiErrorBody, ApiResult};
 use crate::params::ApiPath;
 use crate::state::AppState;
 
 pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(global_memory)).routes(routes!(memory_snapshots))
-}
-
-/// One remembered value.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct MemoryEntry {
-    /// Its key (in a snapshot, `SCOPE:KEY`).
-    pub key: String,
-    /// Its value.
-    pub value: Value,
-    /// The agent that stored it.
-    pub by: String,
-    /// When it expires, if it does.
-    pub expires_at: Option<DateTime<Utc>>,
-    /// The run it was stored from (global entries).
-    pub run_id: Option<String>,
-}
-
-impl MemoryEntry {
-    fn new(key: String, entry: Entry) -> Self {
-        Self { key, value: entry.value, by: entry.by, expires_at: entry.expires_at, run_id: entry.run }
-    }
+    OpenApiRouter::new()
+        .routes(routes!(global_memory))
+        .routes(routes!(memory_snapshots))
+        .routes(routes!(delete_global_memory))
+        .routes(routes!(delete_run_memory))
 }
 
 /// One change of a global memory key.
@@ -66,17 +54,6 @@ pub struct GlobalMemory {
     pub entries: Vec<MemoryEntry>,
     /// Its changes, oldest first (the newest thousand).
     pub history: Vec<MemoryChange>,
-}
-
-/// A snapshot of a run's memory.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct MemorySnapshot {
-    /// What it was taken at: `handoff:TURN`, or `end`.
-    pub label: String,
-    /// When.
-    pub at: Option<DateTime<Utc>>,
-    /// The run's memory then (its `run` and `team` scopes).
-    pub entries: Vec<MemoryEntry>,
 }
 
 /// A run's memory snapshots, in the order they were taken.
@@ -123,17 +100,96 @@ pub async fn memory_snapshots(
     let found = state
         .engine_checked(move |e| {
             let run = caller.run(e, &id)?;
-            let kept = snapshots(&e.context(&run.id)?).into_iter().map(|s| MemorySnapshot {
-                label: s.label,
-                at: s.at,
-                entries: s
-                    .memory
-                    .into_iter()
-                    .filter_map(|(k, v)| Some(MemoryEntry::new(k, serde_json::from_value::<Entry>(v).ok()?)))
-                    .collect(),
-            });
-            Ok(MemorySnapshots { snapshots: kept.collect() })
+            Ok(MemorySnapshots { snapshots: snapshots(&e.context(&run.id)?) })
         })
         .await?;
     Ok(Json(found))
+}
+
+/// What a reviewer's deletion removed.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MemoryDeletion {
+    /// `run`, `team` or `global`.
+    pub scope: String,
+    /// Its key.
+    pub key: String,
+    /// The value it held.
+    pub value: Value,
+    /// The agent that had stored it.
+    pub by: String,
+    /// The reviewer who deleted it.
+    pub deleted_by: String,
+}
+
+impl MemoryDeletion {
+    fn new(scope: &str, key: String, old: Value, deleted_by: String) -> Self {
+        let (value, by) = match serde_json::from_value::<Entry>(old.clone()) {
+            Ok(entry) => (entry.value, entry.by),
+            Err(_) => (old, String::new()),
+        };
+        Self { scope: scope.to_owned(), key, value, by, deleted_by }
+    }
+}
+
+/// An engine's "no such key" as a 404 naming the key and where it was looked for.
+fn missing_key(err: EngineError, key: &str, place: &str) -> ApiError {
+    match err {
+        EngineError::NotFound { .. } => ApiError::not_found(format!("key: {place} has no key `{key}`")),
+        other => other.into(),
+    }
+}
+
+/// Deletes a key of the global memory every run's team agents share; in
+/// its history and the audit log under the reviewer's name. 404 when there
+/// is no such key. Reviewers and admins with an unscoped token.
+#[utoipa::path(delete, path = "/memory/global/{key}", tag = "reviewers",
+    params(("key" = String, Path, description = "The key")),
+    responses((status = 200, body = MemoryDeletion), (status = 403, body = ApiErrorBody),
+        (status = 404, body = ApiErrorBody), (status = 422, body = ApiErrorBody)))]
+pub async fn delete_global_memory(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiPath(key): ApiPath<String>,
+) -> ApiResult<Json<MemoryDeletion>> {
+    caller.require_reviewer()?;
+    caller.require_unscoped("the global memory")?;
+    let deleted = state
+        .engine_checked(move |e| {
+            let old = e
+                .global_memory_delete(&key, &caller.name)
+                .map_err(|err| missing_key(err, &key, "the global memory"))?;
+            Ok(MemoryDeletion::new("global", key, old, caller.name))
+        })
+        .await?;
+    Ok(Json(deleted))
+}
+
+/// Deletes a key of a live run's `run` or `team` memory; in the run's
+/// memory history and the audit log under the reviewer's name. 404 when
+/// the run or the key is not there, 409 once the run ended, 422 for another
+/// scope. Reviewers and admins only.
+#[utoipa::path(delete, path = "/runs/{run_id}/memory/{scope}/{key}", tag = "reviewers",
+    params(("run_id" = String, Path, description = "The run"),
+        ("scope" = String, Path, description = "`run` or `team`"), ("key" = String, Path, description = "The key")),
+    responses((status = 200, body = MemoryDeletion), (status = 403, body = ApiErrorBody),
+        (status = 404, body = ApiErrorBody), (status = 409, body = ApiErrorBody), (status = 422, body = ApiErrorBody)))]
+pub async fn delete_run_memory(
+    State(state): State<AppState>,
+    caller: Caller,
+    ApiPath((run_id, scope, key)): ApiPath<(String, String, String)>,
+) -> ApiResult<Json<MemoryDeletion>> {
+    caller.require_reviewer()?;
+    let context_key = reviewer_context_key(&scope, &key).map_err(|m| ApiError::invalid_field("scope", m))?;
+    let id = gatehouse_engine::RunId::from_string(run_id);
+    let deleted = state
+        .engine_checked(move |e| {
+            let run = caller.run(e, &id)?;
+            let place = format!("the {scope} memory of run {}", run.id);
+            let old =
+                e.context_delete(&run.id, &context_key, &caller.name).map_err(|err| missing_key(err, &key, &place))?;
+            let old = old.ok_or_else(|| ApiError::not_found(format!("key: {place} has no key `{key}`")))?;
+            Ok(MemoryDeletion::new(&scope, key, old, caller.name))
+        })
+        .await?;
+    Ok(Json(deleted))
 }

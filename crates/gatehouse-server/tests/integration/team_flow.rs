@@ -5,14 +5,8 @@
 
 use crate::common;
 
-use std::time::{Duration, Instant};
-
-use common::TestServer;
+use common::{member, until, TestServer};
 use serde_json::{json, Value};
-
-fn member(name: &str, role: &str, tools: &[&str]) -> Value {
-    json!({"name": name, "role": role, "provider": "scripted", "model": "chat", "tools": tools})
-}
 
 fn pattern_story() -> Value {
     json!({"prompt": "Add a logout button", "team": [
@@ -30,19 +24,6 @@ fn consensus_story() -> Value {
         member("architect", "architect", &tools), member("backend", "backend developer", &tools),
         member("security", "security reviewer", &tools),
     ]})
-}
-
-/// Polls `path` until `done` holds for its body.
-async fn until(s: &TestServer, path: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(15);
-    loop {
-        let (status, body) = s.get(path, &s.reviewer).await;
-        if status == 200 && done(&body) {
-            return body;
-        }
-        assert!(Instant::now() < deadline, "gave up waiting on {path}: {status} {body}");
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -6,27 +6,8 @@
 
 use crate::common;
 
-use std::time::{Duration, Instant};
-
-use common::TestServer;
-use serde_json::{json, Value};
-
-fn member(name: &str, role: &str, tools: &[&str]) -> Value {
-    json!({"name": name, "role": role, "provider": "scripted", "model": "chat", "tools": tools})
-}
-
-/// Polls `path` until `done` holds for its body.
-async fn until(s: &TestServer, path: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(15);
-    loop {
-        let (status, body) = s.get(path, &s.reviewer).await;
-        if status == 200 && done(&body) {
-            return body;
-        }
-        assert!(Instant::now() < deadline, "gave up waiting on {path}: {status} {body}");
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-}
+use common::{member, until, TestServer};
+use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn only_a_reviewer_restarts_a_task_on_a_live_team_run() {

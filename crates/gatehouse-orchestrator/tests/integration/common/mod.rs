@@ -1,7 +1,7 @@
 //! Test harness: an orchestrator over a real SQLite file, the scripted
 //! provider (and, where a test adds one, a provider speaking a wire
-//! protocol to a local HTTP server), and a reviewer acting through the
-//! engine.
+//! protocol to a local HTTP server), a reviewer acting through the
+//! engine, and the team tests' shared pieces (members, steps, scripted calls).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -11,8 +11,8 @@ use gatehouse_engine::{
     DecisionInput, Engine, EngineConfig, Gate, GateFilter, GateKind, NewRun, Run, RunId, RunStatus, Turn,
 };
 use gatehouse_orchestrator::Orchestrator;
-use gatehouse_providers::{Provider, ProviderRegistry, ScriptedProvider};
-use serde_json::Value;
+use gatehouse_providers::{Provider, ProviderRegistry, ScriptedProvider, Step};
+use serde_json::{json, Value};
 
 /// How long a test waits for something before failing.
 pub const PATIENCE: Duration = Duration::from_secs(15);
@@ -133,4 +133,34 @@ pub fn decision_types(turns: &[Turn]) -> Vec<String> {
             Some(format!("{step} {kind}"))
         })
         .collect()
+}
+
+/// A team member on the scripted provider's `chat` model, with these tools.
+pub fn member(name: &str, role: &str, tools: &[&str]) -> Value {
+    json!({"name": name, "role": role, "provider": "scripted", "model": "chat", "tools": tools})
+}
+
+/// The metadata of the turns recording `step`, in order.
+pub fn steps(turns: &[Turn], step: &str) -> Vec<Value> {
+    turns.iter().filter(|t| t.metadata["step"] == step).map(|t| t.metadata.clone()).collect()
+}
+
+/// Every request the scripted provider was sent, as JSON text.
+pub fn prompts(scripted: &ScriptedProvider) -> Vec<String> {
+    scripted.calls().iter().map(|c| c.payload.to_value().to_string()).collect()
+}
+
+/// A scripted step answering with `text` and these tool calls.
+pub fn calls(text: &str, list: Vec<(&str, Value)>) -> Step {
+    Step::Calls(text.into(), list.into_iter().map(|(n, a)| (n.to_owned(), a)).collect())
+}
+
+/// A runtime of its own, for a test that drops it to "kill" the process.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
+}
+
+/// Whether the run is paused.
+pub fn paused(engine: &Engine, run: &RunId) -> bool {
+    engine.run(run).map(|r| r.status == RunStatus::Paused).unwrap_or(false)
 }

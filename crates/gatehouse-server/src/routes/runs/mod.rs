@@ -22,7 +22,6 @@ pub mod listing;
 pub mod nodes;
 pub mod restart_task;
 pub mod team;
-pub mod team_views;
 pub mod turns;
 
 /// The runs' routes.

@@ -3,15 +3,17 @@
 //! of its own in the test cluster named by `GATEHOUSE_TEST_POSTGRES`, else
 //! one this test binary starts), with
 //! tokens for each role and a small HTTP client. A second instance on the
-//! same PostgreSQL data serves the team-server tests.
+//! same PostgreSQL data serves the team-server tests. The team tests share
+//! `member` (a scripted team member) and `until` (poll a path until its body holds).
 
 pub mod sse;
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use gatehouse_engine::{Database, Engine, EngineConfig, PgOptions, SystemClock, TokenRole};
 use gatehouse_server::{RunningServer, ServerConfig};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 pub struct TestServer {
     pub server: RunningServer,
@@ -165,5 +167,23 @@ impl TestServer {
         let (status, body) = self.post(&format!("/runs/{run}/gates"), &self.agent, body).await;
         assert_eq!(status, 201, "{body}");
         body["gate_id"].as_str().expect("gate_id").to_owned()
+    }
+}
+
+/// A team member on the scripted provider's `chat` model, with these tools.
+pub fn member(name: &str, role: &str, tools: &[&str]) -> Value {
+    json!({"name": name, "role": role, "provider": "scripted", "model": "chat", "tools": tools})
+}
+
+/// Polls `path` until `done` holds for its body.
+pub async fn until(s: &TestServer, path: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let (status, body) = s.get(path, &s.reviewer).await;
+        if status == 200 && done(&body) {
+            return body;
+        }
+        assert!(Instant::now() < deadline, "gave up waiting on {path}: {status} {body}");
+        tokio::time::sleep(Duration::from_millis(25)).await;
     }
 }
