@@ -402,6 +402,10 @@ fn runs_team_shows_the_demo_teams_turn_handoffs_and_memory() {
     assert!(text.contains("Team (3 agents), deployer holds the turn"), "{text}");
     assert!(text.contains("Handoffs (4):") && text.contains("tester -> coder: Two tests fail."), "{text}");
     assert!(text.contains("team:test_report = "), "{text}");
+    // Its plan: a task per agent, each completed as its agent's turns went.
+    let shown = stdout(&server.run(&["runs", "show", &team_run]));
+    let done = shown.lines().filter(|l| l.starts_with("  task_00") && l.contains(" completed ")).count();
+    assert_eq!(done, 3, "{shown}");
 
     // The run is over: its team no longer changes; a run without a team has none to show.
     let add =

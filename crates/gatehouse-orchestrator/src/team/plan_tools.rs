@@ -6,9 +6,10 @@
 //! log (its actor `agent:NAME`), and it may never change how people review
 //! the plan (its execution mode, intervention points, a task's `kind` or
 //! `intervention_point`). Besides that guard, a task is assigned only to a
-//! member of the team as it is now, and the loop's own bookkeeping
+//! member of the team as it is now, the loop's own bookkeeping
 //! (`in_progress`, `metadata.attempt`, see `plan_progress.rs`) is not an
-//! agent's to set. A refused call is answered to the agent, naming what was
+//! agent's to set, and a task the plan stops before is never `completed`
+//! or `skipped` by an agent before it passed its gate. A refused call is answered to the agent, naming what was
 //! wrong; it never fails the run. Journaled like every tool call
 //! (`team:N:tool:I`), so a restart never applies a change twice.
 
@@ -66,7 +67,14 @@ pub(crate) async fn call(
             }
             Ok(Some(op)) => {
                 let id = h.run_id.clone();
-                let applied = h.engine(move |e| refusable(e.plan_apply_by_agent(&id, op, &actor))).await?;
+                let applied = h
+                    .engine(move |e| {
+                        if let Some(refusal) = e.plan(&id)?.and_then(|r| ungated(&r.plan, &op)) {
+                            return Ok(Err(refusal));
+                        }
+                        refusable(e.plan_apply_by_agent(&id, op, &actor))
+                    })
+                    .await?;
                 match applied {
                     Ok(revision) if revision.change_log.is_empty() => {
                         format!("the plan is unchanged (revision {})", revision.revision)
@@ -149,6 +157,28 @@ fn loop_fields(op: &PlanOperation) -> Result<(), String> {
         Some(key) => Err(format!("metadata.{key}: kept by Gatehouse, not an agent")),
         None => Ok(()),
     }
+}
+
+/// Refuses an agent's `completed` or `skipped` for a task not started that
+/// the plan stops before (its gate of `task_gates.rs`): such a task starts
+/// only through its gate, at its agent's turn.
+fn ungated(plan: &Plan, op: &PlanOperation) -> Option<String> {
+    let PlanOperation::UpdateTask {
+        task_id, status: Some(status @ (TaskStatus::Completed | TaskStatus::Skipped)), ..
+    } = op
+    else {
+        return None;
+    };
+    let task = plan.task(task_id).filter(|t| matches!(t.status, TaskStatus::Pending | TaskStatus::Blocked))?;
+    let reasons = crate::task_gates::reasons_before(plan, task);
+    let status = serde_json::to_value(status).ok()?;
+    (!reasons.is_empty()).then(|| {
+        format!(
+            "status: task `{task_id}` waits for a person before it runs ({}); it is not {} without its gate",
+            reasons.join("; "),
+            status.as_str().unwrap_or_default()
+        )
+    })
 }
 
 /// Checks that every agent `op` assigns a task to is on `team`; the error

@@ -106,6 +106,7 @@ async fn plan_tool_mistakes_are_answered_to_the_agent_and_the_run_goes_on() {
                 ("plan_update_task", json!({"task_id": "t1", "status": "in_progress"})),
                 ("plan_set_dependencies", json!({"task_id": "t1", "dependencies": ["t1"]})),
                 ("plan_add_task", json!({"description": "Write the docs", "assigned_agent": "d"})),
+                ("plan_update_task", json!({"task_id": "t2", "status": "completed"})),
                 ("plan_read", json!({})),
             ],
         ),
@@ -115,8 +116,9 @@ async fn plan_tool_mistakes_are_answered_to_the_agent_and_the_run_goes_on() {
     let input = json!({"prompt": "Ship", "team": [
         {"name": "a", "role": "builder", "provider": "script", "model": "agent", "tools": tools},
         member("d", "deployer", &[]),
-    ], "plan": {"tasks": [{"task_id": "t1", "description": "Build it", "assigned_agent": "a",
-                           "metadata": {"kind": "build"}}]}});
+    ], "plan": {"human_intervention_points": ["before_deployment"], "tasks": [
+        {"task_id": "t1", "description": "Build it", "assigned_agent": "a", "metadata": {"kind": "build"}},
+        {"task_id": "t2", "description": "Deploy it", "assigned_agent": "a", "dependencies": ["t1"]}]}});
     let run = h.start(input, json!({"hitl_config": {"run_policy": "auto"}})).await;
     h.status(&run.id, RunStatus::Completed).await;
 
@@ -128,6 +130,7 @@ async fn plan_tool_mistakes_are_answered_to_the_agent_and_the_run_goes_on() {
         "metadata.kind",
         "status: `in_progress` is set when the task's agent takes its turn",
         "task `t1` depends on itself",
+        "status: task `t2` waits for a person before it runs (the task deploys, and the plan stops before deployment)",
         "added task_001 \\\"Write the docs\\\" (medium, assigned to d)",
         "\\\"task_id\\\":\\\"task_001\\\"",
     ] {

@@ -1,7 +1,8 @@
 //! Team stories Gatehouse drives with the scripted provider: a coder, a
 //! tester and a deployer (the tester finds failing tests once and hands
 //! back to the coder, then hands to the deployer, whose deploy waits for a
-//! reviewer's yes); an architect whose proposal two agents vote on with
+//! reviewer's yes), with a plan of one task each that follows their turns
+//! (the tester blocks its task on the failing tests); an architect whose proposal two agents vote on with
 //! their reasoning before alice and bob decide it at a quorum gate; and a
 //! team following a workflow (code, a people's review, deploy) whose first
 //! review alice rejects, sending the work back to the coder.
@@ -20,14 +21,21 @@ pub fn coder_tester_deployer() -> Value {
     let agent = |name: &str, role: &str, tools: &[&str]| json!({"name": name, "role": role, "provider": "scripted", "model": "chat", "tools": tools});
     json!([
         agent("coder", "coder", &["retrieve_memory"]),
-        agent("tester", "tester", &["store_memory", "search_memory"]),
+        agent("tester", "tester", &["store_memory", "search_memory", "plan_update_task"]),
         agent("deployer", "deployer", &["retrieve_memory"]),
     ])
 }
 
 /// The coder → tester → coder → tester → deployer loop, its deploy approved.
 pub fn play(sim: &mut Sim) -> Result<()> {
-    let input = json!({"prompt": "Add a logout button to the account page", "team": coder_tester_deployer()});
+    let task = |id: &str, description: &str, agent: &str, after: &[&str]| json!({"task_id": id, "description": description, "assigned_agent": agent, "dependencies": after});
+    let plan = json!({"tasks": [
+        task("task_001", "Write the change", "coder", &[]),
+        task("task_002", "Test the change", "tester", &["task_001"]),
+        task("task_003", "Ship the change", "deployer", &["task_002"]),
+    ]});
+    let input =
+        json!({"prompt": "Add a logout button to the account page", "team": coder_tester_deployer(), "plan": plan});
     let template: NewRun =
         serde_json::from_value(json!({"title": "Logout button (coder, tester, deployer)", "user_id": "maya"}))?;
     let run = sim.orchestrate(input, template)?;
