@@ -160,7 +160,10 @@ async fn run_task(d: &mut Driver, spec: &RunSpec, tool: &Tool, goal: &str, task_
                 ("error".to_owned(), Value::from(error.clone())),
                 ("run_retries".to_owned(), Value::from(retries)),
             ]);
-            update(d, task_id, TaskStatus::Failed, failed).await?;
+            if !settle(d, task_id, attempt, TaskStatus::Failed, failed).await? {
+                crate::plan_restart::note_dropped(d, task_id, &key).await?;
+                return Ok(Ended::Restarted);
+            }
             if !asks_on_error(&plan) {
                 return Err(Halt::Fail(format!("task `{task_id}` failed: {error}")));
             }
@@ -195,7 +198,10 @@ async fn run_task(d: &mut Driver, spec: &RunSpec, tool: &Tool, goal: &str, task_
             replan(d, &key, &task, tasks).await?;
         }
         let done = Map::from_iter([("output".to_owned(), Value::from(answer.output.clone()))]);
-        update(d, task_id, TaskStatus::Completed, done).await?;
+        if !settle(d, task_id, attempt, TaskStatus::Completed, done).await? {
+            crate::plan_restart::note_dropped(d, task_id, &key).await?;
+            return Ok(Ended::Restarted);
+        }
         return Ok(Ended::Completed);
     }
 }
@@ -293,6 +299,21 @@ async fn describe(d: &Driver, task_id: &str, description: String, by: &str) -> S
     let (id, by) = (d.run_id.clone(), by.to_owned());
     d.engine(move |e| e.plan_apply(&id, PlanOperation::Replace { plan }, &by)).await?;
     Ok(())
+}
+
+/// Sets the status attempt `attempt` of `task_id` ended with, unless a
+/// reviewer restarted the task meanwhile (checked in the same write): false then.
+async fn settle(
+    d: &Driver,
+    task_id: &str,
+    attempt: u64,
+    status: TaskStatus,
+    metadata: Map<String, Value>,
+) -> Step<bool> {
+    let (id, task) = (d.run_id.clone(), task_id.to_owned());
+    let op = PlanOperation::UpdateTask { task_id: task.clone(), status: Some(status), metadata };
+    let settled = d.engine(move |e| e.plan_apply_at_attempt(&id, &task, attempt, op, AGENT)).await?;
+    Ok(settled.is_some())
 }
 
 async fn update(d: &Driver, task_id: &str, status: TaskStatus, metadata: Map<String, Value>) -> Step<()> {

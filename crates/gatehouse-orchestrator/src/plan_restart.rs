@@ -34,10 +34,16 @@ pub(crate) async fn dropped(d: &mut Driver, task_id: &str, attempt: u64, key: &s
     if attempt_of(&now) == attempt {
         return Ok(false);
     }
+    note_dropped(d, task_id, key).await?;
+    Ok(true)
+}
+
+/// Notes on the timeline that attempt `key` of `task_id` was dropped for
+/// a reviewer's restart.
+pub(crate) async fn note_dropped(d: &mut Driver, task_id: &str, key: &str) -> Step<()> {
     let content =
         format!("Task `{task_id}` was restarted by a reviewer while it ran: its answer is dropped and it runs again.");
-    d.note(&format!("{key}:restarted"), content, json!({"step": "task_restart", "task_id": task_id})).await?;
-    Ok(true)
+    d.note(&format!("{key}:restarted"), content, json!({"step": "task_restart", "task_id": task_id})).await
 }
 
 /// After a task's gate: true when a reviewer's restart meanwhile put a

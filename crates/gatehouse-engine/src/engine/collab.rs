@@ -151,6 +151,35 @@ impl<S: Store> Engine<S> {
         })
     }
 
+    /// Applies `op` unless task `task_id` has moved on from attempt
+    /// `attempt` (its `metadata.attempt`, which a reviewer's restart
+    /// counts up): then nothing is written and the answer is `None`.
+    /// Checked against the plan in the same transaction as the write, so
+    /// a driver settling an attempt never overwrites a restart that came
+    /// after it last read the plan.
+    pub fn plan_apply_at_attempt(
+        &self,
+        run_id: &RunId,
+        task_id: &str,
+        attempt: u64,
+        op: PlanOperation,
+        actor: &str,
+    ) -> Result<Option<PlanRevision>> {
+        let op = self.redacted(op)?;
+        let (run_id, task_id, actor, now) = (run_id.clone(), task_id.to_owned(), actor.to_owned(), self.now());
+        self.store().write(move |tx| {
+            let run = load_run(tx, &run_id)?;
+            ensure_live(&run, "plan changes")?;
+            let current = tx.latest_plan(&run.id)?;
+            let task = current.as_ref().and_then(|c| c.plan.task(&task_id));
+            let at = task.map(|t| t.metadata.get("attempt").and_then(Value::as_u64).unwrap_or(0));
+            if at != Some(attempt) {
+                return Ok(None);
+            }
+            apply_plan_op(tx, &run, &op, &actor, now).map(Some)
+        })
+    }
+
     /// Applies `op` for an agent of the run: as [`Engine::plan_apply`], but
     /// refused (`Weakens`, 403) when it would change how people review the
     /// plan: once the run has a plan, its `execution_mode`, its

@@ -84,6 +84,34 @@ fn one_context_key_or_the_keys_under_a_prefix_are_read_without_the_rest() {
 }
 
 #[test]
+fn an_attempt_settled_after_a_reviewer_restarted_its_task_writes_nothing() {
+    let f = Fixture::new();
+    let run = f.run("lead");
+    let seed: Plan = serde_json::from_value(json!({
+        "tasks": [{"task_id": "build", "description": "Build", "status": "in_progress", "dependencies": []}]
+    }))
+    .unwrap();
+    f.engine.plan_apply(&run.id, PlanOperation::Replace { plan: seed }, "lead").unwrap();
+    let done = || PlanOperation::UpdateTask {
+        task_id: "build".into(),
+        status: Some(TaskStatus::Completed),
+        metadata: Default::default(),
+    };
+    // A reviewer restarts the task while its first attempt (0) is under way.
+    f.engine.plan_restart_task(&run.id, "build", None, "alice").unwrap();
+    let revisions = f.engine.plan_revisions(&run.id).unwrap().len();
+    assert_eq!(f.engine.plan_apply_at_attempt(&run.id, "build", 0, done(), "driver").unwrap(), None);
+    assert_eq!(f.engine.plan_revisions(&run.id).unwrap().len(), revisions, "nothing written");
+    let task = f.engine.plan(&run.id).unwrap().unwrap().plan.task("build").cloned().unwrap();
+    assert_eq!((task.status, task.metadata["attempt"].as_u64()), (TaskStatus::Pending, Some(1)));
+    // The attempt the restart started settles.
+    let settled = f.engine.plan_apply_at_attempt(&run.id, "build", 1, done(), "driver").unwrap();
+    assert_eq!(settled.map(|r| r.plan.task("build").unwrap().status), Some(TaskStatus::Completed));
+    // An unknown task settles nothing either.
+    assert_eq!(f.engine.plan_apply_at_attempt(&run.id, "nope", 0, done(), "driver").unwrap(), None);
+}
+
+#[test]
 fn plan_revisions_keep_a_change_log_and_reject_cycles_without_storing_them() {
     let f = Fixture::new();
     let run = f.run("lead");
