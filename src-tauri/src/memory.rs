@@ -1,24 +1,21 @@
 //! The app's own share of idle memory (docs/benchmarks.md, "Desktop app"):
 //! glibc's allocator kept to two arenas and trimmed after each page load,
-//! start-up's code pages let go of once the page has loaded, GLib's slice
-//! allocator left to malloc, and JavaScriptCore's optimising JIT tiers left
-//! off in the window's web process. Nothing here changes what the app does.
+//! start-up's code pages let go of once the page has loaded, and
+//! JavaScriptCore's optimising JIT tiers left off in the window's web
+//! process. Nothing here changes what the app does.
 
 /// Before anything else runs (no other thread yet, so setting the
 /// environment is sound): at most two malloc arenas instead of one per
-/// thread that allocates (up to eight per core); GLib's slices from malloc
-/// rather than per-thread magazines (what GLib 2.76 and later always do),
-/// here and in the WebKit processes, which inherit the environment; and the
-/// web process started later without JavaScriptCore's DFG and FTL tiers
-/// (the UI's JavaScript still runs in the baseline JIT). A variable already
-/// set wins.
+/// thread that allocates (up to eight per core), and the web process
+/// started later without JavaScriptCore's DFG and FTL tiers (the UI's
+/// JavaScript still runs in the baseline JIT; a variable already set wins).
 pub fn tune() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     glibc::limit_arenas(2);
     #[cfg(target_os = "linux")]
-    for (var, value) in [("G_SLICE", "always-malloc"), ("JSC_useDFGJIT", "0"), ("JSC_useFTLJIT", "0")] {
+    for var in ["JSC_useDFGJIT", "JSC_useFTLJIT"] {
         if std::env::var_os(var).is_none() {
-            std::env::set_var(var, value);
+            std::env::set_var(var, "0");
         }
     }
 }
