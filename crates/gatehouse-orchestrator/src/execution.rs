@@ -291,7 +291,7 @@ async fn replan(d: &mut Driver, key: &str, task: &PlanTask, tasks: &[task_answer
 }
 
 /// A reviewer's new description of a task, as a revision of theirs.
-async fn describe(d: &Driver, task_id: &str, description: String, by: &str) -> Step<()> {
+pub(crate) async fn describe(d: &Driver, task_id: &str, description: String, by: &str) -> Step<()> {
     let mut plan = current_plan(d).await?.unwrap_or_default();
     if let Some(task) = plan.tasks.iter_mut().find(|t| t.task_id == task_id) {
         task.description = description;

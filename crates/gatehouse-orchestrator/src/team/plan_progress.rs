@@ -139,7 +139,7 @@ pub(crate) async fn start(d: &mut Driver, agent: &TeamAgent, turn: u32) -> Step<
             DecisionAction::Edit => {
                 let edited = decision.payload.as_ref().and_then(|p| p.get("description")).and_then(Value::as_str);
                 if let Some(description) = edited.filter(|t| *t != task.description) {
-                    describe(d, &id, description.to_owned(), &decision.decided_by).await?;
+                    crate::execution::describe(d, &id, description.to_owned(), &decision.decided_by).await?;
                 }
             }
             _ => {
@@ -159,17 +159,6 @@ pub(crate) async fn start(d: &mut Driver, agent: &TeamAgent, turn: u32) -> Step<
     let plan = current_plan(d).await?.unwrap_or_default();
     let description = plan.task(&id).map_or(task.description.clone(), |t| t.description.clone());
     Ok(Some(format!("Your task: {id}: {description}")))
-}
-
-/// A reviewer's new description of a task, as a revision of theirs.
-async fn describe(d: &Driver, task_id: &str, description: String, by: &str) -> Step<()> {
-    let mut plan = current_plan(d).await?.unwrap_or_default();
-    if let Some(task) = plan.tasks.iter_mut().find(|t| t.task_id == task_id) {
-        task.description = description;
-    }
-    let (id, by) = (d.run_id.clone(), by.to_owned());
-    d.engine(move |e| e.plan_apply(&id, PlanOperation::Replace { plan }, &by)).await?;
-    Ok(())
 }
 
 /// Whether the run went past turn `turn` already (a turn after it began).

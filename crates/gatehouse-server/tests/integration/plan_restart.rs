@@ -7,22 +7,8 @@
 
 use crate::common;
 
-use std::time::{Duration, Instant};
-
-use common::TestServer;
+use common::{until, TestServer};
 use serde_json::{json, Value};
-
-async fn until(s: &TestServer, path: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(15);
-    loop {
-        let (status, body) = s.get(path, &s.reviewer).await;
-        if status == 200 && done(&body) {
-            return body;
-        }
-        assert!(Instant::now() < deadline, "gave up waiting on {path}: {status} {body}");
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-}
 
 fn pending_kind(status: &Value, kind: &str) -> Option<String> {
     let pending = status["pending_actions"].as_array()?;
