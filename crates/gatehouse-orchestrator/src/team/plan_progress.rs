@@ -9,22 +9,27 @@
 //!   Before that the plan's gates of `task_gates.rs` open where they say
 //!   (`supervised` and `step`: every task; `before_deployment`: a task that
 //!   deploys; a named point the task names): run it, edit its description,
-//!   or skip it. The agent's prompt names its task.
+//!   or skip it (not again for a task a person sent back to its agent:
+//!   its retry was the decision). The agent's prompt names its task.
 //! - When the agent hands off, its `in_progress` task is `completed`;
 //!   `failed` when the handoff's reason starts `TASK FAILED:`. With
 //!   `on_error` a person then decides: retry (the task `in_progress` again,
 //!   a new attempt, and its agent takes the turn back, told the feedback),
 //!   skip, or stop the run. Without `on_error` the task stays `failed` and
 //!   the team goes on (a reviewer may restart it).
+//! - In a plan that runs step by step (`execution_mode: step`), a task its
+//!   agent handed on is first shown to a person (`task_result`): accept it
+//!   (`completed`), send its agent back to redo it with feedback (a new
+//!   attempt, as a retry above), or stop the run.
 //! - When the team's answer is accepted, the answering agent's task is
 //!   `completed`.
 //!
 //! Durable: gates are keyed by task and attempt (`team:task:ID:N:before`,
-//! `team:task:ID:N:failed`), the end of a turn's task is noted under
+//! `team:task:ID:N:failed`, `team:task:ID:N:result`), the end of a turn's task is noted under
 //! `team:N:plan:end` with who holds the turn after it, and a turn already
 //! taken changes nothing when the run is driven again.
 
-use gatehouse_engine::plan::{Plan, PlanOperation, PlanTask, TaskStatus};
+use gatehouse_engine::plan::{ExecutionMode, Plan, PlanOperation, PlanTask, TaskStatus};
 use gatehouse_engine::DecisionAction;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -129,7 +134,10 @@ pub(crate) async fn start(d: &mut Driver, agent: &TeamAgent, turn: u32) -> Step<
         return Ok(None);
     };
     let id = task.task_id.clone();
-    let reasons = task_gates::reasons_before(&plan, &task);
+    // A task a person sent back to its agent (a retry: in progress on a
+    // later attempt) was just decided on: its gate is not asked again.
+    let retried = task.status == TaskStatus::InProgress && attempt_of(&task) > 0;
+    let reasons = if retried { Vec::new() } else { task_gates::reasons_before(&plan, &task) };
     if !reasons.is_empty() {
         let key = format!("team:task:{id}:{}:before", attempt_of(&task));
         let gate = d.ask(&key, "task_review", task_gates::before_task(&task, &reasons)).await?;
@@ -172,15 +180,24 @@ fn past(d: &Driver, turn: u32) -> bool {
 pub(crate) async fn handed(d: &mut Driver, agent: &TeamAgent, turn: u32, reason: &str) -> Step<Option<Back>> {
     let failure = reason.trim().get(..FAILED_PREFIX.len()).filter(|p| p.eq_ignore_ascii_case(FAILED_PREFIX));
     let error = failure.map(|p| reason.trim()[p.len()..].trim().to_owned());
-    end(d, agent, turn, error.map(|e| if e.is_empty() { "no reason given".to_owned() } else { e })).await
+    end(d, agent, turn, error.map(|e| if e.is_empty() { "no reason given".to_owned() } else { e }), false).await
 }
 
-/// The team's answer from `agent` was accepted in turn `turn`: its task is done.
+/// The team's answer from `agent` was accepted in turn `turn` (a person
+/// reviewed it already): its task is done.
 pub(crate) async fn answered(d: &mut Driver, agent: &TeamAgent, turn: u32) -> Step<()> {
-    end(d, agent, turn, None).await.map(|_| ())
+    end(d, agent, turn, None, true).await.map(|_| ())
 }
 
-async fn end(d: &mut Driver, agent: &TeamAgent, turn: u32, error: Option<String>) -> Step<Option<Back>> {
+/// The end of `agent`'s turn `turn` for its task; `accepted` when a person
+/// accepted the team's answer with it (no step-by-step look then).
+async fn end(
+    d: &mut Driver,
+    agent: &TeamAgent,
+    turn: u32,
+    error: Option<String>,
+    accepted: bool,
+) -> Step<Option<Back>> {
     let key = format!("team:{turn}:plan:end");
     if let Some(done) = d.output(&key) {
         return Ok(serde_json::from_value(done.clone()).unwrap_or(None));
@@ -205,6 +222,7 @@ async fn end(d: &mut Driver, agent: &TeamAgent, turn: u32, error: Option<String>
         }
         (None, None) => return Ok(None),
         (Some(task), None) => match error {
+            None if !accepted && plan.execution_mode == ExecutionMode::Step => stepped(d, &task, agent, turn).await?,
             None => {
                 update(d, &task.task_id, TaskStatus::Completed, meta(&[("completed_turn", json!(turn))])).await?;
                 (None, format!("Task `{}` is completed by {}.", task.task_id, agent.name))
@@ -223,6 +241,50 @@ fn retry_back(agent: &TeamAgent, task: &PlanTask) -> Back {
         agent: agent.name.clone(),
         note: format!("A reviewer asked you to retry your task `{}` ({}){feedback}", task.task_id, task.description),
     }
+}
+
+/// A task done in a plan that runs step by step: a person looks at it
+/// first (`team:task:ID:N:result`): accept it (completed), send its agent
+/// back to redo it with feedback (a new attempt), or stop the run.
+async fn stepped(d: &mut Driver, task: &PlanTask, agent: &TeamAgent, turn: u32) -> Step<(Option<Back>, String)> {
+    let id = &task.task_id;
+    let key = format!("team:task:{id}:{}:result", attempt_of(task));
+    let done = format!("{} handed the turn on.", agent.name);
+    let gate = d.ask(&key, "task_result", task_gates::task_result(task, &done)).await?;
+    let decision = decision_of(&gate).clone();
+    match decision.action {
+        DecisionAction::Approve => {
+            update(d, id, TaskStatus::Completed, meta(&[("completed_turn", json!(turn))])).await?;
+            Ok((None, format!("Task `{id}` is completed by {}, as {} accepted.", agent.name, decision.decided_by)))
+        }
+        DecisionAction::Retry => {
+            let back = retry(d, task, agent, turn, decision.text.as_deref()).await?;
+            Ok((Some(back), format!("Task `{id}` is sent back to {} by {}.", agent.name, decision.decided_by)))
+        }
+        _ => Err(stop(&decision, id)),
+    }
+}
+
+/// A person asked `agent` to redo `task`: in progress again, a new
+/// attempt, the feedback kept; the agent that takes the turn back.
+async fn retry(d: &mut Driver, task: &PlanTask, agent: &TeamAgent, turn: u32, feedback: Option<&str>) -> Step<Back> {
+    let id = &task.task_id;
+    let feedback = feedback.map(str::trim).filter(|t| !t.is_empty());
+    let retry = meta(&[
+        ("attempt", json!(attempt_of(task) + 1)),
+        ("error", Value::Null),
+        ("feedback", feedback.map_or(Value::Null, Value::from)),
+        ("retry_turn", json!(turn)),
+    ]);
+    update(d, id, TaskStatus::InProgress, retry).await?;
+    let plan = current_plan(d).await?.unwrap_or_default();
+    Ok(retry_back(agent, plan.task(id).unwrap_or(task)))
+}
+
+/// A person stopped the run at task `id`.
+fn stop(decision: &gatehouse_engine::Decision, id: &str) -> Halt {
+    let why = decision.text.as_deref().filter(|t| !t.trim().is_empty()).map(|t| format!(": {t}"));
+    Halt::Cancel(format!("stopped by {} at task `{id}`{}", decision.decided_by, why.unwrap_or_default()))
 }
 
 /// A task that failed: noted in the plan, then decided by a person at the
@@ -248,29 +310,14 @@ async fn failed(
     let decision = decision_of(&gate).clone();
     match decision.action {
         DecisionAction::Retry => {
-            let feedback = decision.text.as_deref().map(str::trim).filter(|t| !t.is_empty());
-            let retry = meta(&[
-                ("attempt", json!(attempt_of(task) + 1)),
-                ("error", Value::Null),
-                ("feedback", feedback.map_or(Value::Null, Value::from)),
-                ("retry_turn", json!(turn)),
-            ]);
-            update(d, id, TaskStatus::InProgress, retry).await?;
-            let plan = current_plan(d).await?.unwrap_or_default();
-            let task = plan.task(id).unwrap_or(task);
-            Ok((
-                Some(retry_back(agent, task)),
-                format!("Task `{id}` failed; {} asked for a retry.", decision.decided_by),
-            ))
+            let back = retry(d, task, agent, turn, decision.text.as_deref()).await?;
+            Ok((Some(back), format!("Task `{id}` failed; {} asked for a retry.", decision.decided_by)))
         }
         DecisionAction::Defer => {
             update(d, id, TaskStatus::Skipped, meta(&[("skipped_by", json!(decision.decided_by))])).await?;
             Ok((None, format!("Task `{id}` failed; {} skipped it.", decision.decided_by)))
         }
-        _ => {
-            let why = decision.text.as_deref().filter(|t| !t.trim().is_empty()).map(|t| format!(": {t}"));
-            Err(Halt::Cancel(format!("stopped by {} at task `{id}`{}", decision.decided_by, why.unwrap_or_default())))
-        }
+        _ => Err(stop(&decision, id)),
     }
 }
 

@@ -171,6 +171,45 @@ async fn a_failed_task_under_on_error_is_retried_by_its_agent_as_a_person_decide
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plan_run_step_by_step_shows_each_handed_on_task_to_a_person_who_may_send_it_back() {
+    let scripted = script(vec![
+        calls("Built.", &[("handoff", json!({"destination_agent": "d", "reason": "built"}))]),
+        calls("Built with the cache.", &[("handoff", json!({"destination_agent": "d", "reason": "built again"}))]),
+    ]);
+    let h = Harness::with(vec![scripted.clone() as Arc<dyn Provider>]);
+    let input = json!({"prompt": "Ship", "team": [
+        {"name": "a", "role": "builder", "provider": "script", "model": "agent"},
+        member("d", "deployer", &[]),
+    ], "plan": {"execution_mode": "step",
+                "tasks": [{"task_id": "t1", "description": "Build it", "assigned_agent": "a"}]}});
+    let run = h.start(input, json!({"hitl_config": {"run_policy": "auto"}})).await;
+    let before = h.gate(&run.id, GateKind::Approval).await;
+    assert_eq!(before.context.step.as_deref(), Some("task_review"));
+    h.decide(&before, DecisionInput::approve());
+
+    // Handed on, the task waits for a person before it counts as done.
+    let result = h.gate(&run.id, GateKind::Approval).await;
+    assert_eq!(result.context.step.as_deref(), Some("task_result"));
+    assert!(result.requires_human && result.text.contains("Task `t1` is done"), "{}", result.text);
+    assert_eq!(h.engine.plan(&run.id).unwrap().unwrap().plan.task("t1").unwrap().status, TaskStatus::InProgress);
+    let redo = DecisionInput { text: Some("use the cache".into()), ..DecisionInput::new(DecisionAction::Retry) };
+    h.decide(&result, redo);
+
+    // Its agent takes the turn back, told why; the second attempt is looked at too, then accepted.
+    let again = h.gate(&run.id, GateKind::Approval).await;
+    assert_eq!(again.context.step.as_deref(), Some("task_result"));
+    assert_ne!(again.id, result.id);
+    let second = scripted.calls()[1].payload.to_value().to_string();
+    assert!(second.contains("A reviewer asked you to retry your task `t1` (Build it): use the cache"), "{second}");
+    h.decide(&again, DecisionInput::approve());
+    h.status(&run.id, RunStatus::Completed).await;
+
+    let task = h.engine.plan(&run.id).unwrap().unwrap().plan.task("t1").cloned().unwrap();
+    assert_eq!((task.status, task.metadata["attempt"].as_u64()), (TaskStatus::Completed, Some(1)));
+    assert_eq!(scripted.calls().len(), 2, "the builder was called once per attempt");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_team_plan_is_checked_when_the_run_starts_and_when_a_reviewer_changes_it() {
     let h = Harness::new();
     let field = |e: StartError| match e {
