@@ -151,6 +151,32 @@ impl<S: Store> Engine<S> {
         })
     }
 
+    /// Reads the run's newest plan and applies what `change` makes of it,
+    /// in one transaction, so no change anyone commits between the read and
+    /// the write is undone (a whole-plan edit built from a plan read
+    /// earlier would overwrite it). `change` answers `None` to leave the
+    /// plan as it is: the answer is then the newest revision (`None`
+    /// without a plan).
+    pub fn plan_revise<F>(&self, run_id: &RunId, actor: &str, change: F) -> Result<Option<PlanRevision>>
+    where
+        F: FnOnce(Option<&Plan>) -> Option<PlanOperation> + Send + 'static,
+    {
+        let redactor = self.redactor().clone();
+        let (run_id, actor, now) = (run_id.clone(), actor.to_owned(), self.now());
+        self.store().write(move |tx| {
+            let run = load_run(tx, &run_id)?;
+            ensure_live(&run, "plan changes")?;
+            let current = tx.latest_plan(&run.id)?;
+            let Some(op) = change(current.as_ref().map(|r| &r.plan)) else {
+                return Ok(current);
+            };
+            let op = redactor.redact_record(op).map_err(|e| {
+                EngineError::invalid("body", format!("a secret was found where it cannot be replaced: {e}"))
+            })?;
+            apply_plan_op(tx, &run, &op, &actor, now).map(Some)
+        })
+    }
+
     /// Applies `op` unless task `task_id` has moved on from attempt
     /// `attempt` (its `metadata.attempt`, which a reviewer's restart
     /// counts up): then nothing is written and the answer is `None`.
