@@ -185,18 +185,19 @@ impl Driver {
     }
 
     /// What reviewers' directives delivered with any step keyed `scope` or
-    /// under it (`scope:...`), in the order they were delivered: every
-    /// step delivers what is held, whichever step of a turn it is.
-    pub fn delivered_within(&self, scope: &str) -> Vec<&Value> {
+    /// under it (`scope:...`), with the step's key, in the order they were
+    /// delivered (those journaled before the order was kept, without `at`,
+    /// first): every step delivers what is held, whichever step it is.
+    pub fn delivered_within(&self, scope: &str) -> Vec<(&str, &Value)> {
         let under = format!("{scope}:");
-        let mut found: Vec<(&String, &Value)> = self
+        let mut found: Vec<(&str, &Value)> = self
             .journal
             .iter()
-            .filter(|(k, _)| k.strip_suffix(":delivered").is_some_and(|s| s == scope || s.starts_with(&under)))
+            .filter_map(|(k, v)| Some((k.strip_suffix(":delivered")?, v)))
+            .filter(|(step, _)| *step == scope || step.starts_with(&under))
             .collect();
-        // Delivered before the order was kept (no `at`): first, by key, as before.
-        found.sort_by_key(|(k, v)| (v["at"].as_u64().unwrap_or(0), k.as_str()));
-        found.into_iter().map(|(_, v)| v).collect()
+        found.sort_by_key(|(step, v)| (v.get("at").and_then(Value::as_u64).unwrap_or(0), *step));
+        found
     }
 
     /// A system note on the timeline, once per key (the audit trail's record of a decision).

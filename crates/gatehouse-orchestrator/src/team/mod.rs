@@ -6,6 +6,7 @@
 
 pub mod change;
 pub mod consensus_tools;
+pub(crate) mod directives;
 pub mod dynamic;
 pub(crate) mod hitl_tools;
 pub mod memory;

@@ -244,13 +244,11 @@ async fn apply_changes(d: &mut Driver, team: &mut Team, applied: &mut u32, turn:
 }
 
 /// Honours what reviewers' directives delivered with the turn's steps
-/// (any of them: its team change, a restart taken, the model call, the
-/// agent's turn, a tool call): instructions go to the next agent; a chosen
-/// next agent takes the turn (over a handoff) when it is on the team. When
-/// a restart sent an agent back after its turn (`redo`), the agent redoes
-/// it first and the chosen one acts after it.
+/// (`directives.rs`): instructions go to the next agent; a chosen next agent
+/// takes the turn (over a handoff) when it is on the team, after the redone
+/// turn when a restart sent an agent back after its turn (`redo`).
 async fn follow_directives(d: &mut Driver, team: &Team, at: &mut Position, redo: bool) -> Step<()> {
-    let delivered: Vec<Value> = d.delivered_within(&format!("team:{}", at.turn)).into_iter().cloned().collect();
+    let delivered = super::directives::delivered_in_turn(d, at.turn);
     for found in &delivered {
         let texts = found["instructions"].as_array().into_iter().flatten().filter_map(Value::as_str);
         at.notes.extend(texts.map(|t| format!("A reviewer says: {t}")));
