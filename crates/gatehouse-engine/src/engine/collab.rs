@@ -214,6 +214,24 @@ impl<S: Store> Engine<S> {
     /// against the plan in the same transaction, so no reviewer's change
     /// between a read and the write is undone.
     pub fn plan_apply_by_agent(&self, run_id: &RunId, op: PlanOperation, actor: &str) -> Result<PlanRevision> {
+        self.plan_apply_by_agent_unless(run_id, op, actor, |_, _| None)?
+            .map_err(|rule| EngineError::Weakens { field: "plan".into(), rule })
+    }
+
+    /// As [`Engine::plan_apply_by_agent`], and `refuse` may turn the
+    /// operation down too, judged against the plan in the same transaction
+    /// (so a person's change committed after the agent last read the plan
+    /// is never slipped past): `Ok(Err(why))` then, and nothing is written.
+    pub fn plan_apply_by_agent_unless<F>(
+        &self,
+        run_id: &RunId,
+        op: PlanOperation,
+        actor: &str,
+        refuse: F,
+    ) -> Result<std::result::Result<PlanRevision, String>>
+    where
+        F: FnOnce(&Plan, &PlanOperation) -> Option<String> + Send + 'static,
+    {
         let op = self.redacted(op)?;
         let (run_id, actor, now) = (run_id.clone(), actor.to_owned(), self.now());
         self.store().write(move |tx| {
@@ -226,8 +244,11 @@ impl<S: Store> Engine<S> {
                         rule: "an agent may not change how people review its plan; a reviewer may".into(),
                     });
                 }
+                if let Some(why) = refuse(&current.plan, &op) {
+                    return Ok(Err(why));
+                }
             }
-            apply_plan_op(tx, &run, &op, &actor, now)
+            apply_plan_op(tx, &run, &op, &actor, now).map(Ok)
         })
     }
 
