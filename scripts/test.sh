@@ -216,7 +216,7 @@ test_desktop() {
   build_cli
   build_ui
   echo "==> desktop end-to-end tests (the real Tauri window under Xvfb, tauri-driver, WebKitWebDriver; a team server with the token in GNOME Keyring; single instance; the tray menu over D-Bus)"
-  xvfb-run -a cargo test -p gatehouse-desktop --features e2e --locked --test desktop_window --test team_server --test single_instance --test tray
+  xvfb-run -a cargo test -p gatehouse-desktop --features e2e --locked --test desktop_window --test team_server --test single_instance --test tray --test team_tools
 }
 
 for group in "${groups[@]}"; do

@@ -3,7 +3,8 @@
 //! (`gatehouse_server::host`): the database (the CLI's default place unless
 //! `--db`/`GATEHOUSE_DB` names one), the server on a free loopback port on
 //! a runtime of its own, the operator's team tools (`--team-tools FILE`,
-//! loaded as `gatehouse serve` loads them), and the reviewer token the
+//! loaded as `gatehouse serve` loads them, except that a bad file leaves
+//! them out and the window says why), and the reviewer token the
 //! window signs in with, revoked when the app exits or switches to a team server.
 
 use std::net::SocketAddr;
@@ -53,15 +54,17 @@ pub struct Options {
 }
 
 impl Backend {
-    /// Loads the team tools (a bad file stops here, before the database is
-    /// opened: never a server without the tools it was given), opens the
+    /// Loads the team tools (a bad file leaves them out: the app starts
+    /// without them and the window's banner names the file and what is
+    /// wrong, since a person who starts the app from a menu never sees
+    /// stderr; team runs naming one of them are refused), opens the
     /// database and starts the server on `127.0.0.1` with a free port,
     /// serving the UI from `ui_dir` (or where the server finds it), then
     /// creates the window's reviewer token. On first start (no database
     /// yet) and with `welcome`, starts the welcome runs.
     pub fn start(db: PathBuf, ui_dir: Option<PathBuf>, options: Options) -> Result<Self> {
         let Options { welcome, audit_key, retention_days, alerts, team_tools } = options;
-        let team_tools = TeamTools::load_if(team_tools.as_deref(), &db)?;
+        let team_tools = TeamTools::load_or_leave_out(team_tools.as_deref(), &db);
         let first_start = !db.exists();
         let providers = ProviderRegistry::from_env()
             .context("the model provider configuration (GATEHOUSE_*_ environment variables)")?;
@@ -190,23 +193,25 @@ mod tests {
     }
 
     #[test]
-    fn the_team_tools_file_is_loaded_as_serve_loads_it_and_a_bad_one_keeps_the_server_from_starting() {
+    fn the_team_tools_file_is_loaded_as_serve_loads_it_and_a_bad_one_is_left_out_saying_why() {
         let dir = tempfile::tempdir().unwrap();
-        let db = dir.path().join("tools.db");
         let bad = dir.path().join("bad-tools.yaml");
         std::fs::write(&bad, "commands:\n  - {name: lint, command: [true], shell: bash}\n").unwrap();
         let options = Options { team_tools: Some(bad.clone()), ..Options::default() };
-        let err = Backend::start(db.clone(), None, options).err().expect("a bad file is refused");
-        let message = format!("{err:#}");
-        assert!(message.starts_with(&format!("--team-tools: {} is not a toolbox file", bad.display())), "{message}");
-        assert!(message.contains("unknown field `shell`"), "{message}");
-        assert!(!db.exists(), "nothing was opened or served");
+        let backend = Backend::start(dir.path().join("bad.db"), None, options).expect("the app starts without them");
+        let toolbox = backend.host.server.state.orchestrator.toolbox().expect("a toolbox standing for the file");
+        assert!(toolbox.signatures().is_empty(), "no tool of a bad file is offered");
+        let problem = toolbox.problem().expect("why they were left out");
+        assert!(problem.starts_with(&format!("{} is not a toolbox file", bad.display())), "{problem}");
+        assert!(problem.contains("unknown field `shell`"), "{problem}");
+        backend.stop();
 
         let file = dir.path().join("tools.yaml");
         std::fs::write(&file, "commands:\n  - {name: lint, description: Lint the code, command: [true]}\n").unwrap();
         let options = Options { team_tools: Some(file), ..Options::default() };
-        let backend = Backend::start(db, None, options).unwrap();
+        let backend = Backend::start(dir.path().join("tools.db"), None, options).unwrap();
         let toolbox = backend.host.server.state.orchestrator.toolbox().expect("the toolbox is the server's");
+        assert_eq!(toolbox.problem(), None);
         let names: Vec<String> = toolbox.signatures().into_iter().map(|s| s.name).collect();
         assert!(names.contains(&"lint".to_owned()) && names.contains(&"create_artifact".to_owned()), "{names:?}");
         backend.stop();

@@ -47,7 +47,8 @@ struct Cli {
     no_welcome: bool,
     /// The operator's tools that team runs may grant their agents, as for `gatehouse serve
     /// --team-tools`: a YAML or JSON toolbox file (workspaces, web_search, mcp_servers, commands),
-    /// checked and connected when this computer's server starts; a bad file keeps it from starting.
+    /// checked and connected when this computer's server starts; a bad file's tools are left out
+    /// and the window says why (the file and the line or field at fault).
     #[arg(long, env = "GATEHOUSE_TEAM_TOOLS", value_name = "FILE")]
     team_tools: Option<PathBuf>,
 }

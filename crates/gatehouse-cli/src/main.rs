@@ -23,6 +23,7 @@ mod memory;
 mod out;
 mod runs;
 mod runs_restart;
+mod runs_steer;
 mod runs_team;
 mod serve;
 mod signin_link;
@@ -91,7 +92,7 @@ enum Command {
         #[command(subcommand)]
         command: gates::GatesCommand,
     },
-    /// List, show, pause, resume and cancel runs on a running server.
+    /// List, show, pause, resume, steer and cancel runs on a running server.
     Runs {
         #[command(flatten)]
         client: client::ClientArgs,

@@ -80,6 +80,38 @@ pub enum RunsCommand {
         #[arg(long, value_name = "TEXT")]
         instruction: Option<String>,
     },
+    /// Tell a live run's agents something: held until one asks for its next directive (reviewer or admin token).
+    Instruct {
+        /// The run.
+        run_id: String,
+        /// What to tell them (markdown).
+        text: String,
+    },
+    /// Set how a live run steps: continuous, step (pause after every agent turn) or breakpoint (reviewer or admin token).
+    Control {
+        /// The run.
+        run_id: String,
+        /// continuous, step or breakpoint.
+        #[arg(value_parser = ["continuous", "step", "breakpoint"])]
+        mode: String,
+        /// A breakpoint (repeat for several): tool_call[:TOOL], handoff[:AGENT], error, agent:NAME or step:NAME.
+        #[arg(long = "break-on", value_name = "SPEC")]
+        break_on: Vec<String>,
+    },
+    /// Let a paused run go on for one agent turn (reviewer or admin token).
+    Step {
+        /// The run.
+        run_id: String,
+    },
+    /// Apply one plan operation, JSON as `POST /runs/{id}/plan` takes it:
+    /// '{"op": "add_task", "description": "..."}', update_task, assign_task,
+    /// estimate_duration, set_dependencies or replace.
+    Plan {
+        /// The run.
+        run_id: String,
+        /// The operation.
+        op: String,
+    },
     /// Cancel a run and withdraw its pending gates (reviewer or admin token).
     Cancel {
         /// The run.
@@ -115,6 +147,12 @@ pub fn run(api: &Api, command: &RunsCommand) -> Result<()> {
             let which = crate::runs_restart::Which { agent: agent.as_deref(), task: task.as_deref() };
             return crate::runs_restart::restart_task(api, run_id, which, instruction.as_deref());
         }
+        RunsCommand::Instruct { run_id, text } => return crate::runs_steer::instruct(api, run_id, text),
+        RunsCommand::Control { run_id, mode, break_on } => {
+            return crate::runs_steer::control(api, run_id, mode, break_on)
+        }
+        RunsCommand::Step { run_id } => return crate::runs_steer::step(api, run_id),
+        RunsCommand::Plan { run_id, op } => return crate::runs_steer::plan(api, run_id, op),
         RunsCommand::Start { run_id } => (api.send(api.request(Method::POST, &["run", run_id, "start"]))?, "started"),
         RunsCommand::Retry { run_id } => (api.send(api.request(Method::POST, &["run", run_id, "retry"]))?, "retried"),
         RunsCommand::Pause { run_id } => (api.send(api.request(Method::POST, &["run", run_id, "pause"]))?, "paused"),

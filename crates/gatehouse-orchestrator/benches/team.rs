@@ -2,18 +2,24 @@
 //! agent turn and per handoff with the scripted provider (which answers at
 //! once, so what is measured is the journal, the engine writes and the
 //! loop, not a model). Each iteration drives a whole run on a fresh SQLite
-//! file under the `auto` policy (its final review passes at once):
+//! file, and, when `GATEHOUSE_TEST_POSTGRES` names a PostgreSQL cluster, in
+//! a fresh schema of it too, under the `auto` policy (its final review
+//! passes at once):
 //!
-//! - `handoffs/100_agents`: 100 agents, each handing to the next (100 turns, 99 handoffs);
-//! - `turns/1_agent`: one agent taking 100 turns, each storing a value in memory (no handoff).
+//! - `sqlite/handoffs/100_agents`: 100 agents, each handing to the next (100 turns, 99 handoffs);
+//! - `sqlite/turns/1_agent`: one agent taking 100 turns, each storing a value in memory (no handoff);
+//! - `postgres/handoffs/100_agents`, `postgres/turns/1_agent`: the same on PostgreSQL.
 //!
-//! `cargo bench -p gatehouse-orchestrator --bench team`
+//! `cargo bench -p gatehouse-orchestrator --bench team`, with PostgreSQL:
+//! `eval "$(scripts/postgres.sh start /tmp/teampg)"` first (`scripts/postgres.sh stop /tmp/teampg` after).
 
+use std::path::Path;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use gatehouse_engine::{Engine, EngineConfig, NewRun, RunStatus};
+use gatehouse_engine::{Database, Engine, EngineConfig, NewRun, PgOptions, RunStatus, SystemClock};
 use gatehouse_orchestrator::Orchestrator;
 use gatehouse_providers::{PayloadShape, ProviderRegistry, ScriptedProvider, Step, Tool};
 use serde_json::{json, Value};
@@ -52,10 +58,33 @@ fn memory_story() -> (Vec<Step>, Value) {
     (steps, team)
 }
 
+/// Where a run's engine keeps its data: a SQLite file, or PostgreSQL at this URL.
+#[derive(Clone)]
+enum Backend {
+    Sqlite,
+    Postgres(String),
+}
+
+/// A fresh engine: a new SQLite file in `dir`, or a new schema in the cluster.
+fn open(backend: &Backend, dir: &Path) -> Engine {
+    static SCHEMAS: AtomicU32 = AtomicU32::new(0);
+    match backend {
+        Backend::Sqlite => Engine::open(dir.join("g.db"), EngineConfig::default()).expect("engine"),
+        Backend::Postgres(url) => {
+            let schema = format!("bench_team_{}_{}", std::process::id(), SCHEMAS.fetch_add(1, Ordering::Relaxed));
+            let config = EngineConfig {
+                postgres: PgOptions { schema: Some(schema), ..PgOptions::default() },
+                ..EngineConfig::default()
+            };
+            Engine::open_database(&Database::Postgres(url.clone()), config, Arc::new(SystemClock)).expect("engine")
+        }
+    }
+}
+
 /// Drives one run of `story` to completion; returns the time it took.
-fn drive(rt: &tokio::runtime::Runtime, story: fn() -> (Vec<Step>, Value)) -> Duration {
+fn drive(rt: &tokio::runtime::Runtime, backend: &Backend, story: fn() -> (Vec<Step>, Value)) -> Duration {
     let dir = tempfile::tempdir().expect("temp dir");
-    let engine = Engine::open(dir.path().join("g.db"), EngineConfig::default()).expect("engine");
+    let engine = open(backend, dir.path());
     let (steps, team) = story();
     let tool = Tool::new("bench:agent", "agent", gatehouse_providers::openai::chat_schema());
     let provider = ScriptedProvider::new("bench").with_tool(tool, PayloadShape::Chat, steps);
@@ -81,10 +110,21 @@ fn drive(rt: &tokio::runtime::Runtime, story: fn() -> (Vec<Step>, Value)) -> Dur
 
 fn team(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
+    let mut backends = vec![("sqlite", Backend::Sqlite)];
+    match std::env::var("GATEHOUSE_TEST_POSTGRES").ok().filter(|u| !u.is_empty()) {
+        Some(url) => backends.push(("postgres", Backend::Postgres(url))),
+        None => eprintln!("GATEHOUSE_TEST_POSTGRES is not set: SQLite only"),
+    }
     let mut group = c.benchmark_group("team");
     group.sample_size(10).measurement_time(Duration::from_secs(20));
-    group.bench_function("handoffs/100_agents", |b| b.iter_custom(|n| (0..n).map(|_| drive(&rt, handoff_story)).sum()));
-    group.bench_function("turns/1_agent", |b| b.iter_custom(|n| (0..n).map(|_| drive(&rt, memory_story)).sum()));
+    for (name, backend) in &backends {
+        group.bench_function(format!("{name}/handoffs/100_agents"), |b| {
+            b.iter_custom(|n| (0..n).map(|_| drive(&rt, backend, handoff_story)).sum())
+        });
+        group.bench_function(format!("{name}/turns/1_agent"), |b| {
+            b.iter_custom(|n| (0..n).map(|_| drive(&rt, backend, memory_story)).sum())
+        });
+    }
     group.finish();
 }
 

@@ -152,7 +152,7 @@ impl Driver {
         let directive = loop {
             let (id, t) = (self.run_id.clone(), turn.clone());
             match call(&self.orch.engine, move |e| e.agent_turn(&id, t, AGENT)).await {
-                Ok((_, directive)) => break directive,
+                Ok((recorded, directive)) => break (recorded.index, directive),
                 // Paused between the checkpoint and the turn: wait, then record it.
                 Err(Halt::Fail(_)) if self.is_paused().await => self.checkpoint().await?,
                 Err(Halt::Fail(reason)) if self.has_ended().await => {
@@ -163,19 +163,20 @@ impl Driver {
             }
         };
         self.journal.insert(key.to_owned(), output);
-        self.keep_delivered(key, directive).await?;
+        self.keep_delivered(key, directive.0, directive.1).await?;
         Ok(record.value)
     }
 
     /// Journals what a reviewer's directive delivered with the turn under
     /// `key` (instructions, a next-agent choice), so a flow that acts on
-    /// them finds them at the same step when the run is driven again.
-    async fn keep_delivered(&mut self, key: &str, directive: Directive) -> Step<()> {
+    /// them finds them at the same step when the run is driven again; `at`
+    /// is the index of the step's turn, which orders deliveries.
+    async fn keep_delivered(&mut self, key: &str, at: u32, directive: Directive) -> Step<()> {
         if directive.instructions.is_empty() && directive.next_agent.is_none() {
             return Ok(());
         }
         let texts: Vec<&str> = directive.instructions.iter().map(|i| i.text.as_str()).collect();
-        let output = json!({"next_agent": directive.next_agent, "instructions": texts});
+        let output = json!({"next_agent": directive.next_agent, "instructions": texts, "at": at});
         let content = match &directive.next_agent {
             Some(agent) => format!("Delivered the reviewer's choice of the next agent, `{agent}`."),
             None => format!("Delivered {} reviewer instruction(s).", texts.len()),
@@ -183,9 +184,20 @@ impl Driver {
         self.note_with(&format!("{key}:delivered"), content, json!({"delivered": output}), output.clone()).await
     }
 
-    /// What a reviewer's directive delivered with the step under `key`, if anything.
-    pub fn delivered(&self, key: &str) -> Option<&Value> {
-        self.journal.get(&format!("{key}:delivered"))
+    /// What reviewers' directives delivered with any step keyed `scope` or
+    /// under it (`scope:...`), with the step's key, in the order they were
+    /// delivered (those journaled before the order was kept, without `at`,
+    /// first): every step delivers what is held, whichever step it is.
+    pub fn delivered_within(&self, scope: &str) -> Vec<(&str, &Value)> {
+        let under = format!("{scope}:");
+        let mut found: Vec<(&str, &Value)> = self
+            .journal
+            .iter()
+            .filter_map(|(k, v)| Some((k.strip_suffix(":delivered")?, v)))
+            .filter(|(step, _)| *step == scope || step.starts_with(&under))
+            .collect();
+        found.sort_by_key(|(step, v)| (v.get("at").and_then(Value::as_u64).unwrap_or(0), *step));
+        found
     }
 
     /// A system note on the timeline, once per key (the audit trail's record of a decision).

@@ -290,14 +290,11 @@ async fn replan(d: &mut Driver, key: &str, task: &PlanTask, tasks: &[task_answer
     Ok(())
 }
 
-/// A reviewer's new description of a task, as a revision of theirs.
+/// A reviewer's new description of a task, as a revision of theirs
+/// (read and written in one transaction: `plan_edit.rs`).
 pub(crate) async fn describe(d: &Driver, task_id: &str, description: String, by: &str) -> Step<()> {
-    let mut plan = current_plan(d).await?.unwrap_or_default();
-    if let Some(task) = plan.tasks.iter_mut().find(|t| t.task_id == task_id) {
-        task.description = description;
-    }
-    let (id, by) = (d.run_id.clone(), by.to_owned());
-    d.engine(move |e| e.plan_apply(&id, PlanOperation::Replace { plan }, &by)).await?;
+    let (id, task_id, by) = (d.run_id.clone(), task_id.to_owned(), by.to_owned());
+    d.engine(move |e| crate::plan_edit::describe_task(e, &id, &task_id, description, &by)).await?;
     Ok(())
 }
 

@@ -34,6 +34,7 @@ pub mod information;
 pub mod injection;
 pub mod mcp_tools;
 pub mod pattern;
+pub mod plan_edit;
 pub mod plan_restart;
 pub mod spec;
 mod task_answer;

@@ -100,9 +100,14 @@ impl std::fmt::Debug for McpTools {
 }
 
 impl McpTools {
+    /// No server and no tool.
+    pub fn none() -> Self {
+        Self { servers: Vec::new(), routes: HashMap::new(), signatures: Vec::new() }
+    }
+
     /// Connects to every server in `configs` and lists its tools.
     pub async fn connect(configs: &[McpServerConfig]) -> Result<Self, McpToolsError> {
-        let mut tools = Self { servers: Vec::new(), routes: HashMap::new(), signatures: Vec::new() };
+        let mut tools = Self::none();
         for config in configs {
             let fail = |message: String| McpToolsError { server: config.name().to_owned(), message };
             if config.name().is_empty() || config.name().contains('.') {

@@ -76,6 +76,8 @@ pub struct Toolbox {
     search: Option<WebSearch>,
     mcp: McpTools,
     commands: Vec<CommandTool>,
+    /// Why the operator's file was left out ([`Toolbox::not_loaded`]).
+    not_loaded: Option<String>,
 }
 
 const WORKSPACE_TOOLS: [&str; 3] = ["create_artifact", "read_artifact", "code_search"];
@@ -96,11 +98,28 @@ impl Toolbox {
             names.push(command.name.clone());
         }
         let mcp = McpTools::connect(&config.mcp_servers).await.map_err(|e: McpToolsError| e.to_string())?;
-        Ok(Self { workspaces: config.workspaces.unwrap_or(default_workspaces), search, mcp, commands: config.commands })
+        let workspaces = config.workspaces.unwrap_or(default_workspaces);
+        Ok(Self { workspaces, search, mcp, commands: config.commands, not_loaded: None })
+    }
+
+    /// A toolbox offering no tool at all, standing for an operator's file
+    /// that could not be loaded (the desktop app starts without it and
+    /// shows `why` in its window); team runs naming its tools are refused.
+    pub fn not_loaded(why: String) -> Self {
+        let (workspaces, search, mcp, commands) = (PathBuf::new(), None, McpTools::none(), Vec::new());
+        Self { workspaces, search, mcp, commands, not_loaded: Some(why) }
+    }
+
+    /// Why the operator's file was left out, if it was.
+    pub fn problem(&self) -> Option<&str> {
+        self.not_loaded.as_deref()
     }
 
     /// Every tool it offers, as models are shown them.
     pub fn signatures(&self) -> Vec<ToolSignature> {
+        if self.not_loaded.is_some() {
+            return Vec::new();
+        }
         let mut out = vec![
             ToolSignature::new(
                 "create_artifact",
@@ -134,6 +153,10 @@ impl Toolbox {
 
     /// Whether it offers `name`.
     pub fn offers(&self, name: &str) -> bool {
+        self.not_loaded.is_none() && self.offers_loaded(name)
+    }
+
+    fn offers_loaded(&self, name: &str) -> bool {
         WORKSPACE_TOOLS.contains(&name)
             || (name == "web_search" && self.search.is_some())
             || self.mcp.offers(name)
@@ -171,6 +194,9 @@ impl Toolbox {
         args: &Value,
         approved_argv: Option<&[String]>,
     ) -> Result<String, String> {
+        if let Some(why) = &self.not_loaded {
+            return Err(format!("there is no tool `{name}`: the team tools were not loaded ({why})"));
+        }
         let text = |key: &str| args.get(key).and_then(Value::as_str).unwrap_or_default();
         match name {
             "create_artifact" => {
@@ -297,5 +323,16 @@ mod tests {
         assert!(toolbox(dir.path(), "surprise: 1").await.unwrap_err().contains("unknown field `surprise`"));
         let ghost = "mcp_servers:\n  - {name: ghost, command: /nonexistent/server}\n";
         assert!(toolbox(dir.path(), ghost).await.unwrap_err().starts_with("MCP server `ghost`"));
+    }
+
+    #[tokio::test]
+    async fn a_toolbox_not_loaded_offers_no_tool_and_says_why() {
+        let tb = Toolbox::not_loaded("tools.yaml: line 2: unknown field `surprise`".into());
+        assert_eq!(tb.problem(), Some("tools.yaml: line 2: unknown field `surprise`"));
+        assert!(tb.signatures().is_empty());
+        assert!(!tb.offers("create_artifact"));
+        assert_eq!(tb.prepare("create_artifact", &json!({})).unwrap_err(), "there is no tool `create_artifact`");
+        let refused = tb.call("r", "read_artifact", &json!({"path": "a"}), None).await.unwrap_err();
+        assert!(refused.contains("the team tools were not loaded (tools.yaml: line 2"), "{refused}");
     }
 }

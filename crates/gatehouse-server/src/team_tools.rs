@@ -3,12 +3,16 @@
 //! desktop app alike: the file read and checked, its MCP servers connected
 //! on a runtime of its own (the server's starts later; these sessions
 //! outlive it), and closed when the server stops. A bad file is an error
-//! naming the file and what is wrong, before anything is served.
+//! naming the file and what is wrong, before anything is served; the
+//! desktop app, which a person may start from a menu with no terminal to
+//! read, starts without the tools instead and its window says why
+//! ([`TeamTools::load_or_leave_out`], read back through `GET /providers`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use gatehouse_engine::redact::{RedactionConfig, Redactor};
 use gatehouse_orchestrator::toolbox::{Toolbox, ToolboxConfig};
 
 /// Why the team tools could not be loaded; each message names the file or
@@ -31,11 +35,29 @@ pub enum TeamToolsError {
     Runtime(#[source] std::io::Error),
 }
 
+impl TeamToolsError {
+    /// What is wrong, for a person: the file and the line or field at
+    /// fault, with anything that looks like a secret redacted (a parse
+    /// error may quote a value of the file).
+    pub fn problem(&self) -> String {
+        let text = match self {
+            Self::Read(message) => message.clone(),
+            Self::Load { file, message } => format!("{}: {message}", file.display()),
+            Self::Runtime(e) => format!("cannot start the team tools' runtime: {e}"),
+        };
+        match Redactor::new(&RedactionConfig::default()) {
+            Ok(redactor) => redactor.redact_str(&text).into_owned(),
+            Err(_) => text,
+        }
+    }
+}
+
 /// The loaded toolbox and the runtime its MCP sessions live on.
 pub struct TeamTools {
     /// The toolbox, for [`crate::ServerConfig::team_tools`].
     pub toolbox: Arc<Toolbox>,
-    runtime: tokio::runtime::Runtime,
+    /// None for tools left out: no MCP session to keep.
+    runtime: Option<tokio::runtime::Runtime>,
 }
 
 impl TeamTools {
@@ -56,7 +78,7 @@ impl TeamTools {
             .map_err(|message| TeamToolsError::Load { file: file.to_owned(), message })?;
         let names: Vec<String> = toolbox.signatures().into_iter().map(|s| s.name).collect();
         tracing::info!(file = %file.display(), tools = %names.join(", "), "team tools loaded");
-        Ok(Self { toolbox: Arc::new(toolbox), runtime })
+        Ok(Self { toolbox: Arc::new(toolbox), runtime: Some(runtime) })
     }
 
     /// Loads `file` when one is given.
@@ -64,10 +86,24 @@ impl TeamTools {
         file.map(|f| Self::load(f, db)).transpose()
     }
 
+    /// As [`TeamTools::load_if`], but a bad file does not stop the start:
+    /// its tools are left out (a toolbox offering none, which keeps the
+    /// problem for `GET /providers` to show) and team runs naming one of
+    /// them are refused when they start, saying why.
+    pub fn load_or_leave_out(file: Option<&Path>, db: &Path) -> Option<Self> {
+        let file = file?;
+        Some(Self::load(file, db).unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "the team tools are left out");
+            Self { toolbox: Arc::new(Toolbox::not_loaded(e.problem())), runtime: None }
+        }))
+    }
+
     /// Ends the MCP sessions (their stdio programs stop) and the runtime.
     pub fn close(self) {
         self.toolbox.shutdown();
-        self.runtime.shutdown_timeout(Duration::from_secs(2));
+        if let Some(runtime) = self.runtime {
+            runtime.shutdown_timeout(Duration::from_secs(2));
+        }
     }
 }
 

@@ -3,7 +3,8 @@
 // entries), and deleting a remembered value, which takes two steps (one
 // click only asks) and is recorded under the reviewer's name.
 
-import { expect, signIn, test } from "../support/fixtures";
+import { expect, test } from "../support/fixtures";
+import { teamAtReview } from "../support/team";
 
 type TeamState = {
   handoffs: unknown[];
@@ -12,24 +13,8 @@ type TeamState = {
 };
 
 test("the memory snapshots open to their entries, and a reviewer deletes a value in two steps", async ({ page, gatehouse }) => {
-  const alice = await gatehouse.token("reviewer", "alice");
-  const agent = (name: string, role: string, tools: string[] = []) => ({ name, role, provider: "scripted", model: "chat", tools });
-  const { run_id: run } = await gatehouse.call<{ run_id: string }>(alice, "POST", "/run", {
-    title: "Logout button",
-    run_input: {
-      prompt: "Add a logout button to the account page",
-      team: [agent("coder", "coder"), agent("tester", "tester", ["store_memory"]), agent("deployer", "deployer")],
-    },
-  });
   // The deployer's answer waits for a reviewer: the team stands still there, four handoffs on.
-  await expect
-    .poll(async () => (await gatehouse.call<TeamState>(alice, "GET", `/runs/${run}/team`)).handoffs.length)
-    .toBe(4);
-
-  await signIn(page, gatehouse, alice);
-  await page.keyboard.press("2");
-  await expect(page.getByTestId("run-list").locator(`[data-run-id="${run}"]`)).toHaveAttribute("aria-selected", "true");
-  const panel = page.getByTestId("team-panel");
+  const { alice, run, panel } = await teamAtReview(page, gatehouse);
 
   // One snapshot per handoff, said in words; the last one opened holds the tester's report.
   const snapshots = panel.getByTestId("memory-snapshots");

@@ -6,10 +6,11 @@
 // server's timeline under the reviewer's name.
 
 import { expect, signIn, test } from "../support/fixtures";
+import { member } from "../support/team";
 
 type TeamState = { active: string; parallel: { synced: boolean; branches: { status: string }[] }[] };
 type Turns = { turns: { actor: string; metadata: { restart_task?: { agent?: string; instruction?: string } } }[] };
-const agent = (name: string, role: string, tools: string[] = []) => ({ name, role, provider: "scripted", model: "chat", tools });
+const agent = member;
 
 test("the team panel shows the parallel branches and the sync point the lead passed", async ({ page, gatehouse }) => {
   const alice = await gatehouse.token("reviewer", "alice");
@@ -37,6 +38,12 @@ test("the team panel shows the parallel branches and the sync point the lead pas
     await expect(parallel.getByTestId(`team-branch-${name}`)).toContainText("Completed");
   }
   await expect(parallel.getByTestId("team-branch-ben")).toContainText("open-source tools for Caching");
+  // The picture of who handed to whom shows the work handed out: a dashed arrow from the lead to each researcher.
+  await expect(panel.getByTestId("team-graph")).toHaveAttribute(
+    "aria-label",
+    "Handoffs: lead to ana in parallel once, lead to ben in parallel once, lead to cy in parallel once",
+  );
+  for (const name of ["ana", "ben", "cy"]) await expect(panel.getByTestId(`team-edge-lead-${name}-parallel`)).toHaveClass(/\bparallel\b/);
 });
 
 test("a reviewer restarts the coder's task after confirming, and the restart is on the record", async ({ page, gatehouse }) => {

@@ -4,29 +4,14 @@
 // the team's memory with its history; a reviewer adds an agent to the live
 // team from the panel, and the change is on the server and the timeline.
 
-import { expect, signIn, test } from "../support/fixtures";
+import { expect, test } from "../support/fixtures";
+import { teamAtReview } from "../support/team";
 
 type TeamState = { agents: { name: string }[]; active: string; handoffs: { from: string; to: string }[] };
 
 test("the team panel shows the turn, the handoffs and the memory, and a reviewer adds an agent", async ({ page, gatehouse }) => {
-  const alice = await gatehouse.token("reviewer", "alice");
-  const agent = (name: string, role: string, tools: string[] = []) => ({ name, role, provider: "scripted", model: "chat", tools });
-  const { run_id: run } = await gatehouse.call<{ run_id: string }>(alice, "POST", "/run", {
-    title: "Logout button",
-    run_input: {
-      prompt: "Add a logout button to the account page",
-      team: [agent("coder", "coder"), agent("tester", "tester", ["store_memory"]), agent("deployer", "deployer")],
-    },
-  });
-  // The deployer's answer waits for a reviewer: the team stands still there.
-  await expect
-    .poll(async () => (await gatehouse.call<TeamState>(alice, "GET", `/runs/${run}/team`)).handoffs.length)
-    .toBe(4);
-
-  await signIn(page, gatehouse, alice);
-  await page.keyboard.press("2");
-  await expect(page.getByTestId("run-list").locator(`[data-run-id="${run}"]`)).toHaveAttribute("aria-selected", "true");
-  const panel = page.getByTestId("team-panel");
+  // The deployer's answer waits for a reviewer: the team stands still there, four handoffs on.
+  const { alice, run, panel } = await teamAtReview(page, gatehouse);
   await expect(panel.getByTestId("team-active")).toHaveText("deployer");
   await expect(panel.getByTestId("team-agent-deployer")).toHaveAttribute("aria-current", "true");
   await expect(panel.getByTestId("team-agent-coder")).not.toHaveAttribute("aria-current", "true");

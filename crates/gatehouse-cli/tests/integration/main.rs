@@ -11,6 +11,7 @@ mod mcp_client_tools;
 mod mcp_stdio;
 mod memory_cli;
 mod private_files;
+mod runs_steer;
 mod serve_and_ask;
 mod slow_clients;
 mod team_server;

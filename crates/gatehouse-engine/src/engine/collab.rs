@@ -151,6 +151,32 @@ impl<S: Store> Engine<S> {
         })
     }
 
+    /// Reads the run's newest plan and applies what `change` makes of it,
+    /// in one transaction, so no change anyone commits between the read and
+    /// the write is undone (a whole-plan edit built from a plan read
+    /// earlier would overwrite it). `change` answers `None` to leave the
+    /// plan as it is: the answer is then the newest revision (`None`
+    /// without a plan).
+    pub fn plan_revise<F>(&self, run_id: &RunId, actor: &str, change: F) -> Result<Option<PlanRevision>>
+    where
+        F: FnOnce(Option<&Plan>) -> Option<PlanOperation> + Send + 'static,
+    {
+        let redactor = self.redactor().clone();
+        let (run_id, actor, now) = (run_id.clone(), actor.to_owned(), self.now());
+        self.store().write(move |tx| {
+            let run = load_run(tx, &run_id)?;
+            ensure_live(&run, "plan changes")?;
+            let current = tx.latest_plan(&run.id)?;
+            let Some(op) = change(current.as_ref().map(|r| &r.plan)) else {
+                return Ok(current);
+            };
+            let op = redactor.redact_record(op).map_err(|e| {
+                EngineError::invalid("body", format!("a secret was found where it cannot be replaced: {e}"))
+            })?;
+            apply_plan_op(tx, &run, &op, &actor, now).map(Some)
+        })
+    }
+
     /// Applies `op` unless task `task_id` has moved on from attempt
     /// `attempt` (its `metadata.attempt`, which a reviewer's restart
     /// counts up): then nothing is written and the answer is `None`.
@@ -188,6 +214,24 @@ impl<S: Store> Engine<S> {
     /// against the plan in the same transaction, so no reviewer's change
     /// between a read and the write is undone.
     pub fn plan_apply_by_agent(&self, run_id: &RunId, op: PlanOperation, actor: &str) -> Result<PlanRevision> {
+        self.plan_apply_by_agent_unless(run_id, op, actor, |_, _| None)?
+            .map_err(|rule| EngineError::Weakens { field: "plan".into(), rule })
+    }
+
+    /// As [`Engine::plan_apply_by_agent`], and `refuse` may turn the
+    /// operation down too, judged against the plan in the same transaction
+    /// (so a person's change committed after the agent last read the plan
+    /// is never slipped past): `Ok(Err(why))` then, and nothing is written.
+    pub fn plan_apply_by_agent_unless<F>(
+        &self,
+        run_id: &RunId,
+        op: PlanOperation,
+        actor: &str,
+        refuse: F,
+    ) -> Result<std::result::Result<PlanRevision, String>>
+    where
+        F: FnOnce(&Plan, &PlanOperation) -> Option<String> + Send + 'static,
+    {
         let op = self.redacted(op)?;
         let (run_id, actor, now) = (run_id.clone(), actor.to_owned(), self.now());
         self.store().write(move |tx| {
@@ -200,8 +244,11 @@ impl<S: Store> Engine<S> {
                         rule: "an agent may not change how people review its plan; a reviewer may".into(),
                     });
                 }
+                if let Some(why) = refuse(&current.plan, &op) {
+                    return Ok(Err(why));
+                }
             }
-            apply_plan_op(tx, &run, &op, &actor, now)
+            apply_plan_op(tx, &run, &op, &actor, now).map(Ok)
         })
     }
 

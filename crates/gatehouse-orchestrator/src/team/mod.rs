@@ -6,6 +6,7 @@
 
 pub mod change;
 pub mod consensus_tools;
+pub(crate) mod directives;
 pub mod dynamic;
 pub(crate) mod hitl_tools;
 pub mod memory;
@@ -196,7 +197,9 @@ fn tool_name(value: &Value, field: &str, toolbox: Option<&Toolbox>) -> Result<St
     }
     let mut names: Vec<String> = BuiltinTool::names().into_iter().map(str::to_owned).collect();
     names.extend(toolbox.into_iter().flat_map(|t| t.signatures()).map(|s| s.name));
-    Err(bad(field, format!("no tool named `{name}`; the tools are {}", names.join(", "))))
+    let left_out = toolbox.and_then(Toolbox::problem).map(|why| format!(" (the team tools were not loaded: {why})"));
+    let message = format!("no tool named `{name}`; the tools are {}{}", names.join(", "), left_out.unwrap_or_default());
+    Err(bad(field, message))
 }
 
 #[cfg(test)]
@@ -246,5 +249,22 @@ mod tests {
         blank["role"] = json!(" ");
         assert_eq!(err(json!([blank])).field, "team[0].role");
         assert_eq!(err(json!([agent("a b")])).field, "team[0].name");
+    }
+
+    #[test]
+    fn a_tool_of_a_team_tools_file_not_loaded_is_refused_saying_why() {
+        let toolbox = Toolbox::not_loaded("tools.yaml is not a toolbox file: unknown field `x` at line 2".into());
+        let mut a = agent("a");
+        a["tools"] = json!(["create_artifact"]);
+        let e = parse_granting(&json!([a]), &registry(), Some(&toolbox)).unwrap_err();
+        assert_eq!(e.field, "team[0].tools[0]");
+        assert!(e.message.starts_with("no tool named `create_artifact`"), "{}", e.message);
+        assert!(
+            e.message.ends_with(
+                "(the team tools were not loaded: tools.yaml is not a toolbox file: unknown field `x` at line 2)"
+            ),
+            "{}",
+            e.message
+        );
     }
 }

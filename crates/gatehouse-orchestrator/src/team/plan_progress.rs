@@ -79,12 +79,12 @@ pub(crate) async fn seed(d: &mut Driver, spec: &RunSpec) -> Step<()> {
         return Ok(());
     }
     let id = d.run_id.clone();
+    // Only a run without a plan gets it, checked in the same write as the plan is made.
     let revision = d
-        .engine(move |e| match e.plan(&id)? {
-            Some(found) => Ok(found),
-            None => e.plan_apply(&id, PlanOperation::Replace { plan }, AGENT),
-        })
-        .await?;
+        .engine(move |e| e.plan_revise(&id, AGENT, |found| found.is_none().then_some(PlanOperation::Replace { plan })));
+    let Some(revision) = revision.await? else {
+        return Err(Halt::Fail("the team's plan was not kept".into()));
+    };
     let content = format!("The team's plan: {} task(s), revision {}.", revision.plan.tasks.len(), revision.revision);
     d.note(key, content, json!({"step": "plan", "plan_revision": revision.revision})).await
 }

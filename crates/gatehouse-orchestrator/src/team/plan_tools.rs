@@ -67,12 +67,10 @@ pub(crate) async fn call(
             }
             Ok(Some(op)) => {
                 let id = h.run_id.clone();
+                // Checked in the write's own transaction: a gate a person set meanwhile holds.
                 let applied = h
                     .engine(move |e| {
-                        if let Some(refusal) = e.plan(&id)?.and_then(|r| ungated(&r.plan, &op)) {
-                            return Ok(Err(refusal));
-                        }
-                        refusable(e.plan_apply_by_agent(&id, op, &actor))
+                        refusable(e.plan_apply_by_agent_unless(&id, op, &actor, ungated)).map(|r| r.and_then(|a| a))
                     })
                     .await?;
                 match applied {

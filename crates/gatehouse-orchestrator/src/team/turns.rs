@@ -70,6 +70,9 @@ struct Position {
     restarts: u32,
     /// The sub-teams agents created.
     sub_teams: SubTeams,
+    /// A reviewer's choice of the next agent that came with a restart taken
+    /// after an agent's turn: it takes the turn after the redone one.
+    chosen_after_redo: Option<String>,
 }
 
 /// Drives a team run to its reviewed answer.
@@ -88,6 +91,7 @@ pub(crate) async fn run(d: &mut Driver, spec: &RunSpec, team: &Team) -> Step<Val
         flow: spec.pattern.clone().map(FlowAt::new),
         restarts: 0,
         sub_teams: SubTeams::new(),
+        chosen_after_redo: None,
     };
     loop {
         at.turn += 1;
@@ -116,8 +120,6 @@ pub(crate) async fn run(d: &mut Driver, spec: &RunSpec, team: &Team) -> Step<Val
         *at.turns_by.entry(agent.name.clone()).or_default() += 1;
         at.notes.clear();
         at.handed = None;
-        let mut stepped = call_keys(d, at.turn);
-        stepped.push(format!("team:{}", at.turn));
         let mut restarted = false;
         if said.calls.is_empty() {
             match &said.feedback {
@@ -148,7 +150,6 @@ pub(crate) async fn run(d: &mut Driver, spec: &RunSpec, team: &Team) -> Step<Val
                 restarted = true;
                 break;
             }
-            stepped.push(key.clone());
             match intercept(d, &team, &agent, call, &key, &mut at, spec).await? {
                 Intercepted::Answer(answer) => at.notes.push(answer),
                 Intercepted::Reshaped(reshaped) => {
@@ -178,7 +179,7 @@ pub(crate) async fn run(d: &mut Driver, spec: &RunSpec, team: &Team) -> Step<Val
             return Ok(result);
         }
         let before = at.active.clone();
-        follow_directives(d, &team, &mut at, &stepped).await?;
+        follow_directives(d, &team, &mut at, restarted).await?;
         if let Some(flow) = at.flow.as_mut() {
             flow.follow(&before, &at.active);
         }
@@ -195,13 +196,6 @@ async fn restart_at(d: &mut Driver, team: &Team, at: &mut Position, here: &str, 
     at.active = took.agent;
     at.notes.push(took.note);
     Ok(true)
-}
-
-/// The keys the turn's model call was journaled under (retries included).
-fn call_keys(d: &Driver, turn: u32) -> Vec<String> {
-    let first = format!("team:{turn}:call");
-    let retries = (1..).map(|n| format!("team:{turn}:call:retry:{n}")).take_while(|k| d.journaled(k));
-    std::iter::once(first).chain(retries).collect()
 }
 
 /// Applies a reviewer's team changes recorded since the last ones applied,
@@ -249,18 +243,24 @@ async fn apply_changes(d: &mut Driver, team: &mut Team, applied: &mut u32, turn:
     Ok(())
 }
 
-/// Honours what reviewers' directives delivered with the turn's steps:
-/// instructions go to the next agent; a chosen next agent takes the turn
-/// (over a handoff) when it is on the team.
-async fn follow_directives(d: &mut Driver, team: &Team, at: &mut Position, stepped: &[String]) -> Step<()> {
-    let delivered: Vec<Value> = stepped.iter().filter_map(|k| d.delivered(k).cloned()).collect();
+/// Honours what reviewers' directives delivered with the turn's steps
+/// (`directives.rs`): instructions go to the next agent; a chosen next agent
+/// takes the turn (over a handoff) when it is on the team, after the redone
+/// turn when a restart sent an agent back after its turn (`redo`).
+async fn follow_directives(d: &mut Driver, team: &Team, at: &mut Position, redo: bool) -> Step<()> {
+    let delivered = super::directives::delivered_in_turn(d, at.turn);
     for found in &delivered {
         let texts = found["instructions"].as_array().into_iter().flatten().filter_map(Value::as_str);
         at.notes.extend(texts.map(|t| format!("A reviewer says: {t}")));
     }
-    let Some(chosen) = delivered.iter().rev().find_map(|f| f["next_agent"].as_str().map(str::to_owned)) else {
+    let newest = delivered.iter().rev().find_map(|f| f["next_agent"].as_str().map(str::to_owned));
+    let Some(chosen) = newest.or_else(|| at.chosen_after_redo.take()) else {
         return Ok(());
     };
+    if redo {
+        at.chosen_after_redo = Some(chosen);
+        return Ok(());
+    }
     let key = format!("team:{}:override", at.turn);
     let on_team = team.agent(&chosen).is_some();
     let stepless = at.flow.as_ref().filter(|f| on_team && !f.has_step_for(&chosen));

@@ -18,6 +18,7 @@ mod flow;
 mod injection;
 mod memory;
 mod plan_acts;
+mod plan_edit;
 mod providers;
 mod released;
 mod restart;

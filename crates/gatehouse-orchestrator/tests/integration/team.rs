@@ -10,6 +10,7 @@ use std::sync::Arc;
 use common::{member, open, paused, registry, runtime, steps, until, Harness};
 use gatehouse_engine::{DecisionInput, Engine, GateKind, NewRun, RunStatus, StepMode, Turn};
 use gatehouse_orchestrator::team::change::TeamChange;
+use gatehouse_orchestrator::team::restart::RestartTask;
 use gatehouse_orchestrator::{Orchestrator, StartError};
 use gatehouse_providers::{PayloadShape, Provider, ScriptedProvider, Step, Tool};
 use serde_json::{json, Value};
@@ -209,6 +210,56 @@ async fn a_reviewer_overrides_the_next_agent_and_changes_the_team_while_paused()
     let prompts: Vec<String> = h.scripted.calls().iter().map(|c| c.payload.to_value().to_string()).collect();
     assert!(prompts[1].contains("- auditor (auditor)"), "the deployer saw the new team: {}", prompts[1]);
     assert!(!prompts[0].contains("auditor"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_next_agent_chosen_with_a_restart_takes_the_turn_after_the_redone_one() {
+    let h = Harness::new();
+    let config = json!({"step_mode": "breakpoint", "breakpoints": [{"on": "step", "name": "agent_turn"}]});
+    let run = h.start(story(), config).await;
+    h.status(&run.id, RunStatus::Paused).await;
+
+    // While paused after the coder's turn: the coder redoes it, told a word for the team, then the deployer acts.
+    let team = gatehouse_orchestrator::team::view::team_of(&h.engine.run(&run.id).unwrap()).unwrap();
+    let request = RestartTask::check(&json!({"agent": "coder", "instruction": "add a confirmation"}), &team).unwrap();
+    h.engine.add_turn(&run.id, request.turn("alice"), "alice").unwrap();
+    h.engine.set_next_agent(&run.id, Some("deployer"), "alice").unwrap();
+    h.engine.inject_instruction(&run.id, "ship it behind a flag", "alice").unwrap();
+    h.engine.set_run_control(&run.id, StepMode::Continuous, Vec::new(), "alice").unwrap();
+    h.engine.resume_run(&run.id, "alice").unwrap();
+
+    let gate = h.gate(&run.id, GateKind::ResponseReview).await;
+    assert!(gate.text.contains("answer from **deployer**"), "{}", gate.text);
+    h.decide(&gate, DecisionInput::approve());
+    h.status(&run.id, RunStatus::Completed).await;
+    let turns = h.turns(&run.id);
+    let agents: Vec<Value> = steps(&turns, "agent_turn").iter().map(|m| m["team_agent"].clone()).collect();
+    assert_eq!(agents, [json!("coder"), json!("coder"), json!("deployer")], "{:#?}", h.history(&run.id));
+    assert!(turns.iter().any(|t| t.metadata["team_override"] == "deployer"), "{:#?}", h.history(&run.id));
+    let sent = common::prompts(&h.scripted);
+    assert!(sent[1].contains("sent you back to redo your turn: add a confirmation"), "{}", sent[1]);
+    assert!(sent[1].contains("A reviewer says: ship it behind a flag"), "the next to act was told: {}", sent[1]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_a_handoff_breakpoint_a_restart_and_a_next_agent_both_take_effect() {
+    let h = Harness::new();
+    let run = h.start(story(), json!({"step_mode": "breakpoint", "breakpoints": [{"on": "handoff"}]})).await;
+    h.status(&run.id, RunStatus::Paused).await;
+
+    // Paused once the coder handed to the tester: the coder redoes its turn, then the deployer acts.
+    let team = gatehouse_orchestrator::team::view::team_of(&h.engine.run(&run.id).unwrap()).unwrap();
+    let request = RestartTask::check(&json!({"agent": "coder"}), &team).unwrap();
+    h.engine.add_turn(&run.id, request.turn("alice"), "alice").unwrap();
+    h.engine.set_next_agent(&run.id, Some("deployer"), "alice").unwrap();
+    h.engine.set_run_control(&run.id, StepMode::Continuous, Vec::new(), "alice").unwrap();
+    h.engine.resume_run(&run.id, "alice").unwrap();
+
+    let gate = h.gate(&run.id, GateKind::ResponseReview).await;
+    assert!(gate.text.contains("answer from **deployer**"), "{}", gate.text);
+    let turns = h.turns(&run.id);
+    let agents: Vec<Value> = steps(&turns, "agent_turn").iter().map(|m| m["team_agent"].clone()).collect();
+    assert_eq!(agents, [json!("coder"), json!("coder"), json!("deployer")], "{:#?}", h.history(&run.id));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,8 +1,10 @@
 //! The HITL run API's `GET /providers`: the providers Gatehouse can drive
-//! and their mapped tools, for any caller.
+//! and their mapped tools, for any caller, and the operator's team tools
+//! with, for people, why the file's tools were left out if they were.
 
 use axum::extract::State;
 use axum::Json;
+use gatehouse_engine::TokenRole;
 use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
@@ -42,17 +44,30 @@ pub struct Provider {
     pub tool_details: Vec<ProviderTool>,
 }
 
+/// The operator's tools for team runs (`--team-tools FILE`).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TeamToolsStatus {
+    /// The tools a team's agents may be granted, by name.
+    pub tools: Vec<String>,
+    /// Why the file's tools were left out (the desktop app starts without
+    /// them): the file and the line or field at fault. Shown to reviewers
+    /// and admins; always absent for an agent's token.
+    pub not_loaded: Option<String>,
+}
+
 /// The providers Gatehouse orchestrates.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ProvidersResponse {
     /// The scripted demo provider first, then each configured one
     /// (`GATEHOUSE_OPENAI_*`, `GATEHOUSE_ANTHROPIC_*`, `GATEHOUSE_REPLICATE_*`).
     pub providers: Vec<Provider>,
+    /// The operator's team tools; absent when the server has none.
+    pub team_tools: Option<TeamToolsStatus>,
 }
 
 /// Available providers and their mapped tools.
 #[utoipa::path(get, path = "/providers", tag = "hitl", responses((status = 200, body = ProvidersResponse)))]
-pub async fn providers(State(state): State<AppState>, _caller: Caller) -> Json<ProvidersResponse> {
+pub async fn providers(State(state): State<AppState>, caller: Caller) -> Json<ProvidersResponse> {
     let providers = state
         .orchestrator
         .registry()
@@ -70,5 +85,10 @@ pub async fn providers(State(state): State<AppState>, _caller: Caller) -> Json<P
                 .collect(),
         })
         .collect();
-    Json(ProvidersResponse { providers })
+    let person = caller.role != TokenRole::Agent;
+    let team_tools = state.orchestrator.toolbox().map(|toolbox| TeamToolsStatus {
+        tools: toolbox.signatures().into_iter().map(|s| s.name).collect(),
+        not_loaded: toolbox.problem().filter(|_| person).map(str::to_owned),
+    });
+    Json(ProvidersResponse { providers, team_tools })
 }

@@ -43,5 +43,6 @@ mod subagents;
 mod team;
 mod team_flow;
 mod team_restart;
+mod team_tools;
 mod tls;
 mod webhooks;

@@ -3307,6 +3307,7 @@ export interface components {
              *     (`GATEHOUSE_OPENAI_*`, `GATEHOUSE_ANTHROPIC_*`, `GATEHOUSE_REPLICATE_*`).
              */
             providers: components["schemas"]["Provider"][];
+            team_tools?: null | components["schemas"]["TeamToolsStatus"];
         };
         /** @description What a retention purge removed. */
         PurgeReport: {
@@ -4130,6 +4131,17 @@ export interface components {
          * @enum {string}
          */
         TeamStepOutcome: "success" | "failure" | "approve" | "reject" | "pass" | "fail";
+        /** @description The operator's tools for team runs (`--team-tools FILE`). */
+        TeamToolsStatus: {
+            /** @description The tools a team's agents may be granted, by name. */
+            tools: string[];
+            /**
+             * @description Why the file's tools were left out (the desktop app starts without
+             *     them): the file and the line or field at fault. Shown to reviewers
+             *     and admins; always absent for an agent's token.
+             */
+            not_loaded?: string | null;
+        };
         /**
          * @description How an agent votes.
          * @enum {string}

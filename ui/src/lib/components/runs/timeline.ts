@@ -51,6 +51,24 @@ export function handoffOf(metadata: unknown): string | null {
   return null;
 }
 
+/**
+ * The tool calls a turn records, with their arguments, one line each
+ * (`store_memory {"key":"k","value":1}`): a tool call's own turn
+ * (`tool_call`), a team agent's turn (`team_calls`), an agent's
+ * (`tool_calls`), arguments as `args` or `arguments`. None when it records none.
+ */
+export function callsOf(metadata: unknown): string[] {
+  if (typeof metadata !== "object" || metadata === null) return [];
+  const m = metadata as Record<string, unknown>;
+  const listed = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+  return [m.tool_call, ...listed(m.team_calls), ...listed(m.tool_calls)].flatMap((c) => {
+    const o = typeof c === "object" && c !== null ? (c as Record<string, unknown>) : {};
+    if (typeof o.tool_name !== "string") return [];
+    const args = o.args ?? o.arguments;
+    return [truncate(`${o.tool_name} ${args === undefined || args === null ? "{}" : JSON.stringify(args)}`, 2000)];
+  });
+}
+
 export interface Entry {
   /** Stable across reloads (`identityOf`). */
   key: string;
@@ -87,6 +105,11 @@ export function knownRoles(run: Run | null, state: RunState | null): Map<string,
 }
 
 const short = (text: string | null | undefined, n = 120): string => truncate((text ?? "").replace(/\s+/g, " ").trim(), n);
+
+/** A turn's text, then the calls it records with their arguments. */
+function withCalls(content: string, calls: string[]): string {
+  return calls.length === 0 ? content : `${content}\n\nCalls with their arguments:\n${calls.join("\n")}`;
+}
 
 function value(v: unknown): string {
   return v === undefined || v === null ? "nothing" : truncate(typeof v === "string" ? v : JSON.stringify(v), 80);
@@ -126,7 +149,7 @@ export function entryOf(e: TimelineEvent, roles: ReadonlyMap<string, Role>): Ent
         who: e.turn.role,
         group: to === null ? "turn" : "handoff",
         summary: to === null ? `Turn ${e.turn.index}: ${short(e.turn.content)}` : `Handoff${to ? ` to ${to}` : ""} (turn ${e.turn.index}): ${short(e.turn.content)}`,
-        detail: e.turn.content,
+        detail: withCalls(e.turn.content, callsOf(e.turn.metadata)),
       };
     }
     case "gate_opened":

@@ -39,6 +39,17 @@ describe("the handoff graph", () => {
     expect([Number(qx), Number(qy)]).toEqual([straight.label.x, straight.label.y]);
   });
 
+  it("draws work handed out in parallel as its own arrows, from the coordinating agent to each branch's", () => {
+    const sweep = [{ lead: "lead", branches: [{ agent: "ana" }, { agent: "ben" }, { agent: "cy" }] }];
+    const { nodes, edges } = graphLayout(["lead", "ana", "ben"], [{ from: "ana", to: "lead" }], 200, sweep);
+    expect(nodes.map((n) => n.name)).toEqual(["lead", "ana", "ben", "cy"]);
+    const drawn = edges.map((e) => `${e.from}>${e.to}${e.parallel ? " parallel" : ""} ${e.count}`);
+    expect(drawn).toEqual(["ana>lead 1", "lead>ana parallel 1", "lead>ben parallel 1", "lead>cy parallel 1"]);
+    const [back, out] = [edges[0]!, edges[1]!];
+    expect(back.label).not.toEqual(out.label);
+    expect(graphLayout(["a"], [], 200).edges).toEqual([]);
+  });
+
   it("keeps an agent who left but was handed to", () => {
     const { nodes } = graphLayout(["coder"], [{ from: "coder", to: "auditor" }], 200);
     expect(nodes.map((n) => n.name)).toEqual(["coder", "auditor"]);

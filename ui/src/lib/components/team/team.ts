@@ -48,18 +48,36 @@ export interface GraphEdge {
   path: string;
   /** Where its count is written. */
   label: { x: number; y: number };
+  /** Work a coordinating agent handed out in parallel (`parallel_handoff`), drawn apart from handoffs. */
+  parallel: boolean;
+}
+
+/** A parallel handoff as the graph needs it: the coordinating agent and its branches' agents. */
+export interface ParallelHandout {
+  lead: string;
+  branches: readonly { agent: string }[];
 }
 
 /** The node radius the layout leaves room for. */
 export const NODE_RADIUS = 22;
 
-/** The handoff graph of `agents` (and anyone handed to who has left) in a square of `size`. */
-export function graphLayout(agents: readonly string[], handoffs: readonly Pick<TeamHandoff, "from" | "to">[], size: number): {
+/**
+ * The handoff graph of `agents` (and anyone handed to who has left) in a
+ * square of `size`: an arrow per direction of `handoffs`, and one from each
+ * coordinating agent to each agent it handed work to in `parallel`.
+ */
+export function graphLayout(
+  agents: readonly string[],
+  handoffs: readonly Pick<TeamHandoff, "from" | "to">[],
+  size: number,
+  parallel: readonly ParallelHandout[] = [],
+): {
   nodes: GraphNode[];
   edges: GraphEdge[];
 } {
+  const handedOut = parallel.flatMap((g) => g.branches.map((b) => ({ from: g.lead, to: b.agent })));
   const names = [...agents];
-  for (const h of handoffs) for (const n of [h.from, h.to]) if (!names.includes(n)) names.push(n);
+  for (const h of [...handoffs, ...handedOut]) for (const n of [h.from, h.to]) if (!names.includes(n)) names.push(n);
   const c = size / 2;
   const r = names.length === 1 ? 0 : c - NODE_RADIUS - 8;
   const nodes = names.map((name, i) => {
@@ -67,15 +85,21 @@ export function graphLayout(agents: readonly string[], handoffs: readonly Pick<T
     return { name, x: round(c + r * Math.cos(angle)), y: round(c + r * Math.sin(angle)) };
   });
   const at = new Map(nodes.map((n) => [n.name, n]));
-  const counts = new Map<string, number>();
-  for (const h of handoffs) counts.set(`${h.from}\u0000${h.to}`, (counts.get(`${h.from}\u0000${h.to}`) ?? 0) + 1);
+  const tally = (list: readonly Pick<TeamHandoff, "from" | "to">[]): Map<string, number> => {
+    const counts = new Map<string, number>();
+    for (const h of list) counts.set(`${h.from}\u0000${h.to}`, (counts.get(`${h.from}\u0000${h.to}`) ?? 0) + 1);
+    return counts;
+  };
+  const [counts, outs] = [tally(handoffs), tally(handedOut)];
   const edges: GraphEdge[] = [];
-  for (const [key, count] of counts) {
-    const [from, to] = key.split("\u0000") as [string, string];
-    const a = at.get(from)!;
-    const b = at.get(to)!;
-    const both = counts.has(`${to}\u0000${from}`);
-    edges.push({ from, to, count, ...arrow(a, b, both) });
+  for (const [kind, tallied] of [[false, counts], [true, outs]] as const) {
+    for (const [key, count] of tallied) {
+      const [from, to] = key.split("\u0000") as [string, string];
+      const back = `${to}\u0000${from}`;
+      // Bent apart from the arrow back, and a parallel handout from a handoff the same way.
+      const bent = counts.has(back) || outs.has(back) || (kind && counts.has(key));
+      edges.push({ from, to, count, parallel: kind, ...arrow(at.get(from)!, at.get(to)!, bent) });
+    }
   }
   return { nodes, edges };
 }
