@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from gatehouse import Client
-from gatehouse._wire import query, usable
+from gatehouse._wire import OneSend, query, usable
 from proxy import FlakyProxy
 from support import Reviewer, Server
 
@@ -79,3 +79,31 @@ def test_query_parameters_are_written_as_httpx_writes_them() -> None:
     assert query({"wait": 1.5, "through_release": True, "flag": False}) == "?wait=1.5&through_release=true&flag=false"
     assert query({"status": ["pending", "resolved"], "q": "a b/c"}) == "?status=pending&status=resolved&q=a%20b%2Fc"
     assert query(None) == "" and query({}) == ""
+
+
+class RecordingSocket:
+    """Stands in for a connected socket, keeping each write apart."""
+
+    def __init__(self) -> None:
+        self.writes: list[bytes] = []
+
+    def sendall(self, data: bytes) -> None:
+        self.writes.append(bytes(data))
+
+
+def sent_by(method: str, path: str, body: bytes | None) -> list[bytes]:
+    """The writes `OneSend` makes for one request."""
+    conn = OneSend("127.0.0.1", 9)
+    sock = RecordingSocket()
+    conn.sock = sock  # type: ignore[assignment]
+    conn.request(method, path, body=body, headers={"Content-Type": "application/json"})
+    return sock.writes
+
+
+def test_the_head_and_a_bytes_body_go_out_in_one_send() -> None:
+    (sent,) = sent_by("POST", "/runs/r/gates", b'{"kind":"question"}')
+    assert sent.startswith(b"POST /runs/r/gates HTTP/1.1\r\n")
+    assert sent.endswith(b'\r\n\r\n{"kind":"question"}')
+    assert b"Content-Length: 19\r\n" in sent
+    (head,) = sent_by("GET", "/gates/g", None)  # no body: the head alone
+    assert head.startswith(b"GET /gates/g HTTP/1.1\r\n") and head.endswith(b"\r\n\r\n")

@@ -43,7 +43,7 @@ pub mod tool_gates;
 pub use alert::{Alert, AlertFigures, AlertKind, SlaCompliance, SlaTargets};
 pub use allow_rule::{AllowRule, AllowRuleFilter, AllowRuleRequest, AllowRuleStatus, NewAllowRule};
 pub use decision::{ActionChoice, Decision, DecisionAction, DecisionInput, DecisionOrigin};
-pub use engine::{AuditReport, Database, Engine, EngineConfig, PurgeReport, Subscription};
+pub use engine::{AuditReport, Database, Engine, EngineConfig, PurgeReport, RunAccess, Subscription};
 pub use error::{EngineError, ErrorCode, Result};
 pub use event::{Event, EventBody, EventKind};
 pub use gate::{

@@ -14,7 +14,7 @@ use axum::response::Response;
 use gatehouse_engine::plan::{PlanOperation, PlanRevision};
 use gatehouse_engine::token::TokenScope;
 use gatehouse_engine::{
-    Decider, Engine, EngineError, Gate, GateId, NewRun, Oversight, ReviewFloor, Run, RunId, TokenRole,
+    Decider, Engine, EngineError, Gate, GateId, NewRun, Oversight, ReviewFloor, Run, RunAccess, RunId, TokenRole,
 };
 
 use crate::error::{ApiError, ApiResult};
@@ -99,13 +99,22 @@ impl Caller {
     /// Whether `run` lies within the token's scope: it, or a run above it,
     /// is named (always, without a scope).
     pub fn reaches(&self, e: &Engine, run: &Run) -> Result<bool, EngineError> {
+        self.reaches_through(run, || e.run_chain(&run.id))
+    }
+
+    /// [`Caller::reaches`], with the run's chain (it and the runs above it) read by `chain`, if needed.
+    fn reaches_through(
+        &self,
+        run: &Run,
+        chain: impl FnOnce() -> Result<Vec<Run>, EngineError>,
+    ) -> Result<bool, EngineError> {
         if self.scope.is_empty() || self.scope.names(run) {
             return Ok(true);
         }
         if run.parent_run_id.is_none() {
             return Ok(false);
         }
-        Ok(self.scope.covers(&e.run_chain(&run.id)?))
+        Ok(self.scope.covers(&chain()?))
     }
 
     /// The run, if this caller may use it. A run outside the token's scope
@@ -118,6 +127,17 @@ impl Caller {
         }
         self.may_use_run(&run)?;
         Ok(run)
+    }
+
+    /// [`Caller::run`]'s check, on the run a gate is opening on, read in
+    /// the gate's own transaction: outside the token's scope 404, an
+    /// agent's foreign run 403.
+    pub fn may_open_on(&self, access: &RunAccess<'_>) -> ApiResult<()> {
+        let run = access.run();
+        if !self.reaches_through(run, || access.chain())? {
+            return Err(missing("run", run.id.as_str()));
+        }
+        self.may_use_run(run)
     }
 
     /// Runs `f` on the engine (with the run's id and this caller's name) if

@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use gatehouse_engine::{Engine, EngineError, Token};
+use gatehouse_engine::{Engine, EngineError, Store, Token};
 use gatehouse_orchestrator::Orchestrator;
 use gatehouse_providers::ProviderRegistry;
 
@@ -180,6 +180,30 @@ impl AppState {
         F: FnOnce(&Engine) -> ApiResult<T> + Send + 'static,
     {
         self.engine(move |e| Ok(f(e))).await?
+    }
+
+    /// Hands `submit` the engine and a sender for its answer, for an engine
+    /// call that answers through a callback (`Engine::open_gate_then`).
+    /// When the store queues writes, `submit` runs here: it only queues
+    /// its write, and the store's writer answers this task directly, with
+    /// no blocking-pool thread parked in between. Otherwise it runs on the
+    /// blocking pool like [`AppState::engine`].
+    pub async fn engine_then<T, F>(&self, submit: F) -> ApiResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Engine, tokio::sync::oneshot::Sender<T>) + Send + 'static,
+    {
+        let (answer, answered) = tokio::sync::oneshot::channel();
+        if self.engine.store().queues_writes() {
+            submit(&self.engine, answer);
+        } else {
+            self.engine(move |e| {
+                submit(e, answer);
+                Ok(())
+            })
+            .await?;
+        }
+        answered.await.map_err(|_| ApiError::internal("the engine dropped its answer"))
     }
 
     /// The engine itself, for callers already on a blocking thread.

@@ -5,8 +5,9 @@ and ``httpx`` spends more time building and parsing that request than the
 server spends answering a read (URL objects parsed several times a call,
 headers and body written to the socket in two sends, so the server wakes
 twice). :class:`Wire` sends the same request with the standard library's
-``http.client``: the request line, headers and body in one send, on a
-connection kept alive and reused.
+``http.client``: the request line, headers and body in one send (which
+``http.client`` itself writes in two: :class:`OneSend`), on a connection
+kept alive and reused.
 
 It answers with an ordinary :class:`httpx.Response` and fails with the
 same ``httpx`` exceptions the default transport raises in the same
@@ -147,7 +148,7 @@ class Wire:
                 raise httpx.ConnectError(f"cannot connect to {self.host}:{self.port}: {e}") from e
             conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         try:
-            # With a bytes body, http.client writes the head and the body in one send.
+            # A bytes body: the head and the body go out in one send (OneSend).
             conn.request(method, target, body=payload, headers=headers)
         except socket.timeout as e:
             raise httpx.WriteTimeout(f"{method} {target}: sending timed out") from e
@@ -176,7 +177,7 @@ class Wire:
             with self._lock:
                 conn = self._idle.pop() if self._idle else None
             if conn is None:
-                return http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
+                return OneSend(self.host, self.port, timeout=self.timeout)
             if conn.sock is not None and not closed_by_peer(conn.sock):
                 return conn
             conn.close()
@@ -189,6 +190,21 @@ class Wire:
                 self._idle.append(conn)
                 return
         conn.close()
+
+
+class OneSend(http.client.HTTPConnection):
+    """An ``http.client`` connection writing the head and a bytes body in one
+    send: ``http.client`` sends them apart, and a server that reads the head
+    first is woken again for the body."""
+
+    def _send_output(self, message_body: Any = None, encode_chunked: bool = False) -> None:
+        if not isinstance(message_body, bytes) or encode_chunked:
+            super()._send_output(message_body, encode_chunked)
+            return
+        self._buffer.extend((b"", b""))  # type: ignore[attr-defined]
+        head = b"\r\n".join(self._buffer)  # type: ignore[attr-defined]
+        del self._buffer[:]  # type: ignore[attr-defined]
+        self.send(head + message_body)
 
 
 def closed_by_peer(sock: socket.socket) -> bool:

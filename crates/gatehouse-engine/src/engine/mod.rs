@@ -40,6 +40,7 @@ mod visibility;
 
 pub use audit::AuditReport;
 pub use declared::NodeReached;
+pub use gates::RunAccess;
 pub use health::PendingByMode;
 pub use maintenance::PurgeReport;
 pub use visibility::{GatePage, RunState};

@@ -15,7 +15,7 @@ use crate::ids::{RunId, TurnId};
 use crate::plan::ExecutionMode;
 use crate::run::{Directive, NewRun, NewTurn, Role, Run, RunControl, RunStatus, RunTransition, Turn};
 use crate::scoring::QualityScore;
-use crate::store::{RunFilter, Store, WriteTx};
+use crate::store::{ReadTx, RunFilter, Store, WriteTx};
 
 impl<S: Store> Engine<S> {
     /// Creates a run in `created`.
@@ -153,20 +153,7 @@ impl<S: Store> Engine<S> {
 
     /// The run's chain of runs, from the first parent down to itself.
     pub fn run_chain(&self, id: &RunId) -> Result<Vec<Run>> {
-        self.store().read(|r| {
-            let mut chain = vec![r.run(id)?.ok_or_else(|| not_found_run(id))?];
-            while let Some(parent) = chain.last().and_then(|run| run.parent_run_id.clone()) {
-                if chain.len() > MAX_DEPTH || chain.iter().any(|run| run.id == parent) {
-                    break;
-                }
-                match r.run(&parent)? {
-                    Some(run) => chain.push(run),
-                    None => break,
-                }
-            }
-            chain.reverse();
-            Ok(chain)
-        })
+        self.store().read(|r| run_chain_in(r, id))
     }
 
     /// The runs sub-agents started from this one, oldest first.
@@ -367,4 +354,20 @@ fn check_parent(tx: &mut dyn WriteTx, parent: &RunId) -> Result<()> {
         }
     }
     Err(EngineError::invalid("parent_run_id", format!("sub-agents nest at most {MAX_DEPTH} runs deep")))
+}
+
+/// [`Engine::run_chain`] read in the transaction `r`.
+pub(crate) fn run_chain_in(r: &(impl ReadTx + ?Sized), id: &RunId) -> Result<Vec<Run>> {
+    let mut chain = vec![r.run(id)?.ok_or_else(|| not_found_run(id))?];
+    while let Some(parent) = chain.last().and_then(|run| run.parent_run_id.clone()) {
+        if chain.len() > MAX_DEPTH || chain.iter().any(|run| run.id == parent) {
+            break;
+        }
+        match r.run(&parent)? {
+            Some(run) => chain.push(run),
+            None => break,
+        }
+    }
+    chain.reverse();
+    Ok(chain)
 }

@@ -4,6 +4,7 @@
 //! transaction, read without locking at scrape time).
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// The answer of the readiness read: the schema version the database
 /// records and the one this binary writes.
@@ -41,6 +42,15 @@ impl Drop for InFlight<'_> {
     }
 }
 
+/// [`InFlight`] owning its counters, for a write answered on the writer's thread.
+pub struct QueuedInFlight(Arc<StoreStats>);
+
+impl Drop for QueuedInFlight {
+    fn drop(&mut self) {
+        self.0.writes_in_flight.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 /// A snapshot of [`StoreStats`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct StatsSnapshot {
@@ -60,6 +70,14 @@ impl StoreStats {
         self.writes_in_flight.fetch_add(1, Ordering::Relaxed);
         self.writes.fetch_add(1, Ordering::Relaxed);
         InFlight(self)
+    }
+
+    /// [`StoreStats::write_started`] for a write answered on another thread:
+    /// the guard holds the counters itself.
+    pub fn queued_write_started(self: &Arc<Self>) -> QueuedInFlight {
+        self.writes_in_flight.fetch_add(1, Ordering::Relaxed);
+        self.writes.fetch_add(1, Ordering::Relaxed);
+        QueuedInFlight(Arc::clone(self))
     }
 
     /// The writer committed one group transaction.

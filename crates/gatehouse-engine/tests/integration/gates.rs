@@ -349,3 +349,45 @@ fn a_score_given_with_a_decision_is_attributed_to_the_decider() {
     assert_eq!(recorded.scorer, "alice");
     assert_eq!(recorded.at, f.engine.now());
 }
+
+/// What `open_gate_then` hands its `done`, waited for here.
+fn open_checked(
+    f: &Fixture,
+    run: &gatehouse_engine::RunId,
+    access: impl FnOnce(&gatehouse_engine::RunAccess<'_>) -> Result<(), EngineError> + Send + 'static,
+) -> Result<gatehouse_engine::Gate, EngineError> {
+    let (reply, answer) = std::sync::mpsc::channel();
+    f.engine.open_gate_then(run, NewGate::question("Ship it?"), "coder", access, move |gate| {
+        reply.send(gate).unwrap();
+    });
+    answer.recv().expect("done is called once")
+}
+
+#[test]
+fn an_access_check_sees_the_run_and_its_chain_in_the_gates_write_and_a_refusal_stores_nothing() {
+    let f = Fixture::new();
+    let parent = f.run("lead");
+    let child =
+        f.run_with(NewRun { agent: "coder".into(), parent_run_id: Some(parent.id.clone()), ..NewRun::default() });
+    let refused = open_checked(&f, &child.id, |_| Err(EngineError::invalid("token", "refused by the check")));
+    assert_eq!(refused.unwrap_err().to_string(), "token: refused by the check");
+    assert!(f
+        .engine
+        .gates(&GateFilter { run_id: Some(child.id.clone()), ..GateFilter::default() })
+        .unwrap()
+        .is_empty());
+    assert_eq!(f.engine.run(&child.id).unwrap().status, RunStatus::Created, "the refused open did not start the run");
+
+    let (parent_id, child_id) = (parent.id.clone(), child.id.clone());
+    let gate = open_checked(&f, &child.id, move |access| {
+        assert_eq!(access.run().id, child_id);
+        let chain: Vec<_> = access.chain()?.into_iter().map(|run| run.id).collect();
+        assert_eq!(chain, [parent_id, child_id], "outermost first");
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(f.engine.gate(&gate.id).unwrap().status, GateStatus::Pending);
+    assert_eq!(f.engine.run(&child.id).unwrap().status, RunStatus::AwaitingHuman);
+    let missing = open_checked(&f, &gatehouse_engine::RunId::from_string("run_nope"), |_| Ok(()));
+    assert!(matches!(missing, Err(EngineError::NotFound { what: "run", .. })), "{missing:?}");
+}

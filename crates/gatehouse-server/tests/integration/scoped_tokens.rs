@@ -296,3 +296,25 @@ async fn an_agent_scope_reaches_the_agents_runs_and_their_sub_runs() {
         assert_eq!(status, 404);
     }
 }
+
+/// Opening a gate checks the caller's reach inside the gate's own write:
+/// a scoped token opens on its run's sub-run (reached through the parent),
+/// a run outside its scope is as missing, another agent's run is 403, and
+/// a refused open stores no gate.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gate_opens_only_on_runs_the_caller_reaches_and_a_refused_one_stores_nothing() {
+    let w = World::new().await;
+    let s = &w.s;
+    let carol = w.reviewer_of_a().await;
+    let gate = json!({"kind": "question", "text": "carol asks", "mode": "async"});
+    let (status, body) = s.post(&format!("/runs/{}/gates", w.child), &carol, gate.clone()).await;
+    assert_eq!(status, 201, "the sub-run of her run: {body}");
+    as_if_missing(s, &carol, reqwest::Method::POST, &format!("/runs/{}/gates", w.b), &w.b, Some(gate.clone())).await;
+    let (status, body) = s.post(&format!("/runs/{}/gates", w.c), &w.helper, gate).await;
+    assert_eq!(status, 403, "the intruder's run is not the helper's: {body}");
+    assert_eq!(body["code"], "forbidden", "{body}");
+    for run in [&w.b, &w.c] {
+        let (_, list) = s.get(&format!("/gates?run_id={run}"), &s.reviewer).await;
+        assert_eq!(list["total"], json!(1), "only the gate the world opened on {run}: {list}");
+    }
+}

@@ -39,6 +39,8 @@ mod races;
 mod validate;
 mod votes;
 
+pub use open::RunAccess;
+
 impl<S: Store> Engine<S> {
     /// One gate.
     pub fn gate(&self, id: &GateId) -> Result<Gate> {

@@ -13,6 +13,7 @@ use crate::engine::gates::actions::proposed_actions;
 use crate::engine::gates::decision::{action_decisions, settle_open_actions};
 use crate::engine::gates::validate::{check_fallback, check_options, names, validate_new_gate};
 use crate::engine::rules::{self, RuleMatch};
+use crate::engine::runs::run_chain_in;
 use crate::engine::tx::{agent_chain, emit, ensure_live, load_run, set_status};
 use crate::engine::Engine;
 use crate::error::{EngineError, Result};
@@ -27,43 +28,102 @@ impl<S: Store> Engine<S> {
     /// Opens a gate on `run_id`. A retry carrying the same idempotency key
     /// returns the first gate unchanged. Under the run's policy the gate may
     /// pass at once, recorded as `auto_approved` with the reason.
-    pub fn open_gate(&self, run_id: &RunId, mut new: NewGate, actor: &str) -> Result<Gate> {
+    pub fn open_gate(&self, run_id: &RunId, new: NewGate, actor: &str) -> Result<Gate> {
+        let (reply, answer) = std::sync::mpsc::sync_channel(1);
+        let anyone = |_: &RunAccess<'_>| Ok::<(), EngineError>(());
+        self.open_gate_then(run_id, new, actor, anyone, move |gate| {
+            let _ = reply.send(gate);
+        });
+        answer.recv().map_err(|_| EngineError::Storage("the store is closed".into()))?
+    }
+
+    /// [`Engine::open_gate`] for a caller who may not use every run, and
+    /// who need not wait for the write. `access` sees the run inside the
+    /// gate's own transaction, before anything is written, and may refuse
+    /// it (its error is `done`'s answer, and nothing is stored). `done` gets
+    /// the gate once it is committed: on a store that
+    /// [queues writes](Store::queues_writes) this returns at once and `done`
+    /// runs on the store's writer; otherwise before this returns. The
+    /// request is redacted and checked here, on the calling thread.
+    pub fn open_gate_then<E, A, D>(&self, run_id: &RunId, new: NewGate, actor: &str, access: A, done: D)
+    where
+        E: From<EngineError> + Send + 'static,
+        A: FnOnce(&RunAccess<'_>) -> std::result::Result<(), E> + Send + 'static,
+        D: FnOnce(std::result::Result<Gate, E>) + Send + 'static,
+    {
+        let new = match self.checked_request(new) {
+            Ok(new) => new,
+            Err(e) => return done(Err(e.into())),
+        };
+        let now = self.now();
+        // Everything below comes from the redacted request.
+        let (run_id, actor) = (run_id.clone(), actor.to_owned());
+        let op = move |tx: &mut dyn WriteTx| -> Result<std::result::Result<Gate, E>> {
+            let run = load_run(tx, &run_id)?;
+            if let Err(refused) = access(&RunAccess { run: &run, tx: &*tx }) {
+                return Ok(Err(refused));
+            }
+            open_in(tx, run, new, &actor, now).map(Ok)
+        };
+        self.store().write_then(op, move |result| done(result.map_err(E::from).and_then(|gate| gate)));
+    }
+
+    /// The request redacted and checked, its idempotency key digested.
+    fn checked_request(&self, mut new: NewGate) -> Result<NewGate> {
         // The key is kept apart: two secret keys redact alike but must not match.
         // The opening token is not part of the request's body, so it is kept apart too.
         let (key, opened_by) = (new.idempotency_key.take(), new.opened_by.take());
         let mut new = NewGate { idempotency_key: key, opened_by, ..self.redacted(new)? };
         validate_new_gate(&new)?;
         new.idempotency_key = new.idempotency_key.as_deref().map(crate::redact::idempotency_digest);
-        let now = self.now();
-        // Everything below comes from the redacted request.
-        let (run_id, actor) = (run_id.clone(), actor.to_owned());
-        self.store().write(move |tx| {
-            let mut run = load_run(tx, &run_id)?;
-            ensure_live(&run, "gates")?;
-            if let Some(key) = &new.idempotency_key {
-                if let Some(existing) = tx.gate_by_idempotency_key(&run.id, key)? {
-                    return Ok(existing);
-                }
-            }
-            let new = apply_declared(&run, new)?;
-            let gate = build_gate(tx, &run, new, now)?;
-            if run.status == RunStatus::Created {
-                set_status(tx, &mut run, RunTransition::Start, &actor, None, now)?;
-            }
-            // The run's policy may pass it; else a reviewer's allow-rule may.
-            let passed = match policy_outcome(&run, &gate) {
-                PolicyOutcome::AutoPass { reason } => Some(Pass { by: "policy".to_owned(), reason, rules: None }),
-                PolicyOutcome::Wait { .. } => rules::matching(tx, &gate, &actor, now)?.map(|m| Pass {
-                    by: m.decided_by(),
-                    reason: m.reason(),
-                    rules: Some(m),
-                }),
-            };
-            match passed {
-                Some(pass) => pass_at_once(tx, &run, gate, pass, &actor, now),
-                None => insert_pending(tx, &mut run, gate, &actor, now),
-            }
-        })
+        Ok(new)
+    }
+}
+
+/// The run a gate is about to open on, as an access check sees it: read in
+/// the gate's own write transaction, so the check and the gate see one state.
+pub struct RunAccess<'a> {
+    run: &'a Run,
+    tx: &'a dyn WriteTx,
+}
+
+impl RunAccess<'_> {
+    /// The run.
+    pub fn run(&self) -> &Run {
+        self.run
+    }
+
+    /// The run and the runs above it, outermost first (as [`Engine::run_chain`]).
+    pub fn chain(&self) -> Result<Vec<Run>> {
+        run_chain_in(self.tx, &self.run.id)
+    }
+}
+
+/// Opens the checked request `new` on `run`, in `tx`.
+fn open_in(tx: &mut dyn WriteTx, mut run: Run, new: NewGate, actor: &str, now: DateTime<Utc>) -> Result<Gate> {
+    ensure_live(&run, "gates")?;
+    if let Some(key) = &new.idempotency_key {
+        if let Some(existing) = tx.gate_by_idempotency_key(&run.id, key)? {
+            return Ok(existing);
+        }
+    }
+    let new = apply_declared(&run, new)?;
+    let gate = build_gate(tx, &run, new, now)?;
+    if run.status == RunStatus::Created {
+        set_status(tx, &mut run, RunTransition::Start, actor, None, now)?;
+    }
+    // The run's policy may pass it; else a reviewer's allow-rule may.
+    let passed = match policy_outcome(&run, &gate) {
+        PolicyOutcome::AutoPass { reason } => Some(Pass { by: "policy".to_owned(), reason, rules: None }),
+        PolicyOutcome::Wait { .. } => rules::matching(tx, &gate, actor, now)?.map(|m| Pass {
+            by: m.decided_by(),
+            reason: m.reason(),
+            rules: Some(m),
+        }),
+    };
+    match passed {
+        Some(pass) => pass_at_once(tx, &run, gate, pass, actor, now),
+        None => insert_pending(tx, &mut run, gate, actor, now),
     }
 }
 

@@ -6,7 +6,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
+use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -62,39 +62,47 @@ trait Completion: Send {
     fn finish(self: Box<Self>, commit: std::result::Result<(), String>);
 }
 
-struct TypedJob<T, F> {
+/// A write and whom to answer: `done` gets its result once its group has
+/// committed (or failed), on the writer's thread.
+struct TypedJob<T, F, D> {
     op: F,
-    reply: SyncSender<Result<T>>,
+    done: D,
+    _result: std::marker::PhantomData<fn() -> T>,
 }
 
-struct Reply<T> {
+struct Reply<T, D> {
     result: Result<T>,
-    reply: SyncSender<Result<T>>,
+    done: D,
 }
 
-impl<T: Send + 'static> Completion for Reply<T> {
+impl<T, D> Completion for Reply<T, D>
+where
+    T: Send + 'static,
+    D: FnOnce(Result<T>) + Send + 'static,
+{
     fn finish(self: Box<Self>, commit: std::result::Result<(), String>) {
         let outcome = match commit {
             Ok(()) => self.result,
             Err(e) => Err(EngineError::Storage(e)),
         };
-        let _ = self.reply.send(outcome);
+        (self.done)(outcome);
     }
 }
 
-impl<T, F> Job for TypedJob<T, F>
+impl<T, F, D> Job for TypedJob<T, F, D>
 where
     T: Send + 'static,
     F: FnOnce(&mut dyn WriteTx) -> Result<T> + Send + 'static,
+    D: FnOnce(Result<T>) + Send + 'static,
 {
     fn run(self: Box<Self>, db: &mut Db<'_, &mut WriteState>) -> Box<dyn Completion> {
-        let TypedJob { op, reply } = *self;
+        let TypedJob { op, done, .. } = *self;
         let result = in_savepoint(db, op);
-        Box::new(Reply { result, reply })
+        Box::new(Reply { result, done })
     }
 
     fn abort(self: Box<Self>, error: String) {
-        let _ = self.reply.send(Err(EngineError::Storage(error)));
+        (self.done)(Err(EngineError::Storage(error)));
     }
 }
 
@@ -319,10 +327,39 @@ impl Store for SqliteStore {
         F: FnOnce(&mut dyn WriteTx) -> Result<T> + Send + 'static,
     {
         let (reply, answer) = mpsc::sync_channel(1);
-        let _in_flight = self.stats.write_started();
-        let closed = || EngineError::Storage("the store is closed".into());
-        self.jobs.as_ref().ok_or_else(closed)?.send(Box::new(TypedJob { op, reply })).map_err(|_| closed())?;
-        answer.recv().map_err(|_| closed())?
+        self.write_then(op, move |result| {
+            let _ = reply.send(result);
+        });
+        answer.recv().map_err(|_| EngineError::Storage("the store is closed".into()))?
+    }
+
+    /// Queues `op` for the writer and returns at once: the caller's thread
+    /// is not held while the group commits, and `done` runs on the writer.
+    fn write_then<T, F, D>(&self, op: F, done: D)
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut dyn WriteTx) -> Result<T> + Send + 'static,
+        D: FnOnce(Result<T>) + Send + 'static,
+    {
+        let in_flight = self.stats.queued_write_started();
+        let done = move |result| {
+            drop(in_flight);
+            done(result);
+        };
+        let job: Box<dyn Job> = Box::new(TypedJob { op, done, _result: std::marker::PhantomData });
+        let closed = "the store is closed".to_owned();
+        match &self.jobs {
+            Some(jobs) => {
+                if let Err(mpsc::SendError(job)) = jobs.send(job) {
+                    job.abort(closed);
+                }
+            }
+            None => job.abort(closed),
+        }
+    }
+
+    fn queues_writes(&self) -> bool {
+        true
     }
 
     fn read<T, F>(&self, op: F) -> Result<T>

@@ -8,12 +8,12 @@
 //! Opening a gate and waiting for its decision are the hot path, shared
 //! with the MCP server: [`open_gate_for`] and [`wait_for_gate`] live here.
 
-use gatehouse_engine::{EngineError, Gate, GateId, NewGate, RunId};
+use gatehouse_engine::{EngineError, Gate, GateId, NewGate, RunAccess, RunId};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::auth::Caller;
-use crate::error::ApiResult;
+use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 
 pub mod decide;
@@ -38,23 +38,33 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(search::search_gates))
 }
 
-/// Opens `new` on `run_id` if the caller may use the run, in one engine
-/// call (the run check and the gate share a trip to the blocking pool).
-/// An agent's gate is checked against the review people set for it (403
-/// naming the field that would weaken it), and every gate remembers the
-/// token that opened it, which may then not decide it.
+/// Opens `new` on `run_id` if the caller may use the run. The access
+/// check runs inside the gate's own write transaction, and the answer
+/// comes from the store's writer straight to this task
+/// ([`AppState::engine_then`]). An agent's gate is checked against the
+/// review people set for it (403 naming the field that would weaken it),
+/// and every gate remembers the token that opened it, which may then not
+/// decide it.
 pub(crate) async fn open_gate_for(state: &AppState, caller: &Caller, run_id: RunId, new: NewGate) -> ApiResult<Gate> {
-    let (caller, config) = (caller.clone(), state.config.clone());
+    // Judged on the request as sent, told only to a caller who may use the run.
+    let floor = match caller.floor(&state.config.oversight) {
+        Some(floor) => floor.check_gate(&new, &caller.name).map_err(EngineError::from),
+        None => Ok(()),
+    };
     let new = NewGate { opened_by: Some(caller.token_id.clone()), ..new };
+    let caller = caller.clone();
     state
-        .engine_checked(move |e| {
-            let run = caller.run(e, &run_id)?;
-            if let Some(floor) = caller.floor(&config.oversight) {
-                floor.check_gate(&new, &caller.name).map_err(EngineError::from)?;
-            }
-            Ok(e.open_gate(&run.id, new, &caller.name)?)
+        .engine_then(move |e, answer| {
+            let name = caller.name.clone();
+            let access = move |run: &RunAccess<'_>| {
+                caller.may_open_on(run)?;
+                floor.map_err(ApiError::from)
+            };
+            e.open_gate_then(&run_id, new, &name, access, move |gate| {
+                let _ = answer.send(gate);
+            });
         })
-        .await
+        .await?
 }
 
 /// Waits until `gate_id` closes, a reviewer releases it, or `deadline`
