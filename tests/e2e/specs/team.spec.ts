@@ -2,7 +2,8 @@
 // drives with the scripted provider. The team panel shows who holds the
 // turn, the handoff graph (the tester handed back to the coder once) and
 // the team's memory with its history; a reviewer adds an agent to the live
-// team from the panel, and the change is on the server and the timeline.
+// team from the panel, and the change is on the server and the timeline;
+// a reviewer creates a sub-team in two steps and dissolves it.
 
 import { expect, test } from "../support/fixtures";
 import { teamAtReview } from "../support/team";
@@ -56,4 +57,41 @@ test("the team panel shows the turn, the handoffs and the memory, and a reviewer
   await panel.getByTestId("team-change-name").fill("nobody");
   await panel.getByTestId("team-change-apply").click();
   await expect(panel.getByTestId("team-problem")).toContainText("name: no agent `nobody` in the team");
+});
+
+test("a reviewer creates a sub-team from the team panel, in two steps, and dissolves it", async ({ page, gatehouse }) => {
+  const { alice, run, panel } = await teamAtReview(page, gatehouse);
+  const form = panel.getByTestId("sub-team-form");
+
+  // Nothing is sent while the form is missing something.
+  await form.getByTestId("sub-team-name").fill("audit");
+  await form.getByTestId("sub-team-ask").click();
+  await expect(form.getByTestId("sub-team-missing")).toHaveText("List at least one new agent.");
+
+  // Two auditors join as sub-team `audit`: asked, then confirmed.
+  await form.getByTestId("sub-team-purpose").fill("check the release");
+  await form.getByTestId("sub-team-agents").fill("ann, auditor\nbob, auditor, scripted, chat");
+  await form.getByTestId("sub-team-ask").click();
+  await expect(form.getByTestId("sub-team-confirm-box")).toContainText("Create sub-team audit?");
+  await form.getByTestId("sub-team-confirm").click();
+  await expect(page.getByTestId("runs-notice")).toHaveText("Sub-team audit created; the team takes it at its next turn.");
+  await expect(panel.getByTestId("sub-team-audit")).toContainText("by alice · check the release · ann, bob");
+  await expect(panel.getByTestId("team-agent-bob")).toContainText("auditor");
+
+  // The server names a mistake: the sub-team exists already.
+  await form.getByTestId("sub-team-agents").fill("carl, auditor");
+  await form.getByTestId("sub-team-ask").click();
+  await form.getByTestId("sub-team-confirm").click();
+  await expect(form.getByTestId("sub-team-problem")).toContainText("team_name: a sub-team `audit` exists already");
+
+  // Dissolved: its agents leave the team.
+  await form.getByTestId("sub-team-action").selectOption("dissolve_team");
+  await form.getByTestId("sub-team-reason").fill("done");
+  await form.getByTestId("sub-team-ask").click();
+  await form.getByTestId("sub-team-confirm").click();
+  await expect(page.getByTestId("runs-notice")).toHaveText("Sub-team audit dissolved; the team takes it at its next turn.");
+  await expect(panel.getByTestId("sub-team-audit")).toHaveCount(0);
+  const team = await gatehouse.call<TeamState & { sub_teams: unknown[] }>(alice, "GET", `/runs/${run}/team`);
+  expect(team.agents.map((a) => a.name)).toEqual(["coder", "tester", "deployer"]);
+  expect(team.sub_teams).toEqual([]);
 });
