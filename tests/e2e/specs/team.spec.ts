@@ -2,7 +2,8 @@
 // drives with the scripted provider. The team panel shows who holds the
 // turn, the handoff graph (the tester handed back to the coder once) and
 // the team's memory with its history; a reviewer adds an agent to the live
-// team from the panel, and the change is on the server and the timeline;
+// team from the panel, and the change is on the server and the timeline,
+// then picks it from the team's agents as the next to act;
 // a reviewer creates a sub-team in two steps and dissolves it.
 
 import { expect, test } from "../support/fixtures";
@@ -51,6 +52,15 @@ test("the team panel shows the turn, the handoffs and the memory, and a reviewer
   );
   const recorded = state.turns.filter((t) => t.metadata.team_change?.action === "add");
   expect(recorded.map((t) => t.actor)).toEqual(["alice"]);
+
+  // The next agent is one of the team's, the auditor included, picked from a list.
+  const next = page.getByTestId("run-next-agent");
+  await expect(next.locator("option")).toHaveText(["the run decides", "coder", "tester", "deployer", "auditor"]);
+  await next.selectOption("auditor");
+  await page.getByTestId("run-next-agent-send").click();
+  await expect(page.getByTestId("runs-notice")).toHaveText("auditor acts next.");
+  const chosen = await gatehouse.call<{ run: { control?: { next_agent?: string } } }>(alice, "GET", `/run/${run}/state`);
+  expect(chosen.run.control?.next_agent).toBe("auditor");
 
   // A mistake is named by the server, nothing changes.
   await panel.getByTestId("team-change-action").selectOption("remove");
