@@ -4,7 +4,8 @@
 // the team's memory with its history; a reviewer adds an agent to the live
 // team from the panel, and the change is on the server and the timeline,
 // then picks it from the team's agents as the next to act;
-// a reviewer creates a sub-team in two steps and dissolves it.
+// a reviewer creates a sub-team in two steps and dissolves it, and
+// changes the live run's breakpoints in two steps.
 
 import { expect, test } from "../support/fixtures";
 import { teamAtReview } from "../support/team";
@@ -104,4 +105,34 @@ test("a reviewer creates a sub-team from the team panel, in two steps, and disso
   const team = await gatehouse.call<TeamState & { sub_teams: unknown[] }>(alice, "GET", `/runs/${run}/team`);
   expect(team.agents.map((a) => a.name)).toEqual(["coder", "tester", "deployer"]);
   expect(team.sub_teams).toEqual([]);
+});
+
+test("a reviewer changes a live team run's breakpoints, in two steps", async ({ page, gatehouse }) => {
+  const { alice, run } = await teamAtReview(page, gatehouse);
+  const form = page.getByTestId("run-breakpoints");
+  await expect(form).toContainText("none");
+
+  // A handoff to the tester, an error, and the deployer's turn; the error taken out again.
+  await form.getByTestId("run-breakpoint-kind").selectOption("handoff");
+  await form.getByTestId("run-breakpoint-name").fill("tester");
+  await form.getByTestId("run-breakpoint-add").click();
+  await form.getByTestId("run-breakpoint-kind").selectOption("error");
+  await form.getByTestId("run-breakpoint-add").click();
+  await form.getByTestId("run-breakpoint-kind").selectOption("agent");
+  await form.getByTestId("run-breakpoint-add").click();
+  await expect(form.getByTestId("run-breakpoint-missing")).toHaveText("Name the agent whose turn it pauses on.");
+  await form.getByTestId("run-breakpoint-name").fill("deployer");
+  await form.getByTestId("run-breakpoint-add").click();
+  await form.getByTestId("run-breakpoint-remove-1").click();
+  await expect(form.getByTestId("run-breakpoint")).toHaveText(["a handoff to tester ×", "deployer's turn ×"]);
+
+  // Nothing is sent before the confirmation.
+  await form.getByTestId("run-breakpoints-ask").click();
+  await expect(form.getByTestId("run-breakpoints-confirm-box")).toContainText("Pause this run on a handoff to tester, deployer's turn");
+  const before = await gatehouse.call<{ run: { control?: { breakpoints?: unknown[] } } }>(alice, "GET", `/run/${run}/state`);
+  expect(before.run.control?.breakpoints ?? []).toEqual([]);
+  await form.getByTestId("run-breakpoints-confirm").click();
+  await expect(page.getByTestId("runs-notice")).toHaveText("Breakpoints saved: a handoff to tester, deployer's turn.");
+  const after = await gatehouse.call<{ run: { control?: { breakpoints?: unknown[] } } }>(alice, "GET", `/run/${run}/state`);
+  expect(after.run.control?.breakpoints).toEqual([{ on: "handoff", to: "tester" }, { on: "agent", name: "deployer" }]);
 });
