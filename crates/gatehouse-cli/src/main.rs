@@ -24,6 +24,7 @@ mod out;
 mod runs;
 mod runs_restart;
 mod runs_steer;
+mod runs_sub_team;
 mod runs_team;
 mod serve;
 mod signin_link;

@@ -1,7 +1,7 @@
 //! `runs team RUN` (the team, who holds the turn, the handoffs, parallel
 //! work, team changes, a pattern run's workflow, the proposals with their
 //! votes, and the memory), `runs team RUN add|remove|update ...` (a reviewer changes the
-//! team) and `runs next-agent RUN [AGENT]` (a reviewer chooses who acts
+//! team; its sub-team changes are [`crate::runs_sub_team`]) and `runs next-agent RUN [AGENT]` (a reviewer chooses who acts
 //! next). All through the server, which records the token's identity.
 
 use anyhow::Result;
@@ -56,6 +56,9 @@ pub enum TeamChange {
         #[arg(long = "tool", value_name = "TOOL")]
         tools: Vec<String>,
     },
+    /// A named sub-team's change (`create-team`, `modify-team`, `dissolve-team`).
+    #[command(flatten)]
+    SubTeam(crate::runs_sub_team::SubTeamChange),
 }
 
 /// `GET /runs/{id}/team`, read for display.
@@ -74,6 +77,8 @@ struct TeamState {
     proposals: Vec<Value>,
     #[serde(default)]
     workflow: Option<Value>,
+    #[serde(default)]
+    sub_teams: Vec<Value>,
 }
 
 /// `runs team RUN [CHANGE]`: shows the team, after changing it when asked.
@@ -81,7 +86,7 @@ pub fn team(api: &Api, run_id: &str, change: Option<&TeamChange>) -> Result<()> 
     let state: TeamState = match change {
         None => api.get(&["runs", run_id, "team"])?,
         Some(change) => {
-            let state = api.post(&["runs", run_id, "team"], &body(change))?;
+            let state = api.post(&["runs", run_id, "team"], &body(change)?)?;
             outln!("{}", done(change));
             state
         }
@@ -101,8 +106,8 @@ pub fn next_agent(api: &Api, run_id: &str, agent: Option<&str>) -> Result<()> {
     Ok(())
 }
 
-fn body(change: &TeamChange) -> Value {
-    match change {
+fn body(change: &TeamChange) -> Result<Value> {
+    Ok(match change {
         TeamChange::Add { name, role, provider, model, tools } => json!({"action": "add",
             "agent": {"name": name, "role": role, "provider": provider, "model": model, "tools": tools}}),
         TeamChange::Remove { name } => json!({"action": "remove", "name": name}),
@@ -120,7 +125,8 @@ fn body(change: &TeamChange) -> Value {
             }
             Value::Object(body)
         }
-    }
+        TeamChange::SubTeam(sub) => crate::runs_sub_team::body(sub)?,
+    })
 }
 
 fn done(change: &TeamChange) -> String {
@@ -128,6 +134,7 @@ fn done(change: &TeamChange) -> String {
         TeamChange::Add { name, .. } => format!("added {name} (the team takes it at its next turn)"),
         TeamChange::Remove { name } => format!("removed {name} (the team takes it at its next turn)"),
         TeamChange::Update { name, .. } => format!("reassigned {name} (the team takes it at its next turn)"),
+        TeamChange::SubTeam(sub) => crate::runs_sub_team::done(sub),
     }
 }
 
@@ -171,6 +178,7 @@ fn print(state: &TeamState) {
             );
         }
     }
+    crate::runs_sub_team::print(&state.sub_teams);
     if let Some(flow) = &state.workflow {
         print_workflow(flow);
     }

@@ -150,9 +150,14 @@ export const WORDS = {
     blocked: "Blocked",
     skipped: "Skipped",
   } satisfies Labels<S["TaskStatus"]>,
-  TeamAction: { add: "Add an agent", remove: "Remove an agent", update: "Reassign an agent" } satisfies Labels<
-    S["TeamAction"]
-  >,
+  TeamAction: {
+    add: "Add an agent",
+    remove: "Remove an agent",
+    update: "Reassign an agent",
+    create_team: "Create a sub-team",
+    modify_team: "Change a sub-team",
+    dissolve_team: "Dissolve a sub-team",
+  } satisfies Labels<S["TeamAction"]>,
   TeamProposalStatus: { open: "Taking votes", with_people: "With people", agreed: "Agreed", rejected: "Not agreed" } satisfies Labels<
     S["TeamProposalStatus"]
   >,

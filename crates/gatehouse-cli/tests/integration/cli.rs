@@ -41,7 +41,7 @@ impl Scratch {
         gatehouse(&self.path(db), args)
     }
 
-    /// Fills `db` with a small, seeded demo (the scripted stories: twenty runs, thirteen of them orchestrated).
+    /// Fills `db` with a small, seeded demo (the scripted stories: twenty-one runs, fourteen of them orchestrated).
     fn demo(&self, db: &str) -> Output {
         let out = self.run(db, &["demo", "--runs", "9", "--seed", "11", "--no-serve"]);
         assert_success(&out);
@@ -423,6 +423,16 @@ fn runs_team_shows_the_demo_teams_turn_handoffs_and_memory() {
     let planned = server.run(&["runs", "restart-task", &other, "--task", "task_001"]);
     assert!(!planned.status.success(), "{}", stdout(&planned));
     assert!(stderr(&planned).contains("(goal_review): decide it there"), "{}", stderr(&planned));
+
+    // One team run is left paused at the handoff to the deployer: its team still changes.
+    let held = id("Password meter");
+    let shown = stdout(&server.run(&["runs", "show", &held]));
+    assert!(shown.contains("paused"), "{shown}");
+    let add =
+        ["runs", "team", &held, "add", "auditor", "--role", "audits", "--provider", "scripted", "--model", "chat"];
+    let out = server.run(&add);
+    assert_success(&out);
+    assert!(stdout(&out).contains("Team (4 agents)"), "{}", stdout(&out));
 
     // The sweep: the lead's parallel work with its passed sync point, three branches completed.
     let out = server.run(&["runs", "team", &id("Caching research sweep")]);

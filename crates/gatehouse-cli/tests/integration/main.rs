@@ -12,6 +12,7 @@ mod mcp_stdio;
 mod memory_cli;
 mod private_files;
 mod runs_steer;
+mod runs_sub_team;
 mod serve_and_ask;
 mod slow_clients;
 mod team_server;

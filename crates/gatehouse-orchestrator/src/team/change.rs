@@ -134,12 +134,17 @@ impl TeamChange {
     }
 }
 
-/// The changes recorded on `turns` (a reviewer's turns only), with each one's turn index.
+/// The changes recorded on `turns` (a reviewer's turns only, sub-team changes
+/// included), with each one's turn index.
 pub fn recorded(turns: &[Turn]) -> Vec<(u32, TeamChange)> {
     turns
         .iter()
         .filter(|t| t.role == Role::Human)
-        .filter_map(|t| Some((t.index, serde_json::from_value(t.metadata.get("team_change")?.clone()).ok()?)))
+        .flat_map(|t| {
+            let one = t.metadata.get("team_change").and_then(|c| serde_json::from_value(c.clone()).ok());
+            let sub = super::sub_team_change::recorded_in(t);
+            one.into_iter().chain(sub).map(move |c| (t.index, c))
+        })
         .collect()
 }
 

@@ -107,7 +107,7 @@ pub(crate) async fn call(
     .await
 }
 
-fn team_name(args: &Value) -> Result<String, String> {
+pub(super) fn team_name(args: &Value) -> Result<String, String> {
     let name = text_arg(args, "team_name").ok_or("`team_name` is required and not blank")?;
     if name.chars().count() > MAX_NAME || !name.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.')) {
         return Err(format!("`team_name`: at most {MAX_NAME} letters, digits, `_`, `-` and `.`"));
@@ -286,6 +286,10 @@ fn action_of<S: serde::Serializer>(change: &TeamChange, s: S) -> Result<S::Ok, S
 pub fn changes(turns: &[Turn]) -> Vec<ChangeEntry> {
     let mut out = Vec::new();
     for t in turns {
+        if let Some(entries) = super::sub_team_change::entries(t) {
+            out.extend(entries);
+            continue;
+        }
         if t.role == Role::Human {
             if let Some(change) = t.metadata.get("team_change").and_then(|c| serde_json::from_value(c.clone()).ok()) {
                 let description = TeamChange::describe(&change, &t.actor);

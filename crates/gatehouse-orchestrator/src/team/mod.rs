@@ -15,6 +15,7 @@ pub mod pattern_steps;
 pub mod plan_progress;
 pub mod plan_tools;
 pub mod restart;
+pub mod sub_team_change;
 pub(crate) mod toolbox_tools;
 pub(crate) mod tools;
 pub(crate) mod turns;

@@ -415,7 +415,8 @@ async fn intercept(
             return parallel::handoff(d, team, agent, call, key).await.map(Intercepted::Answer)
         }
         BuiltinTool::CreateTeam | BuiltinTool::ModifyTeam | BuiltinTool::DissolveTeam => {
-            return dynamic::call(d, tool, team, &at.sub_teams, agent, call, key).await.map(Intercepted::Reshaped);
+            let subs = super::sub_team_change::for_call(d, key, &at.sub_teams).await?;
+            return dynamic::call(d, tool, team, &subs, agent, call, key).await.map(Intercepted::Reshaped);
         }
         BuiltinTool::AskHuman => return hitl_tools::ask_human(d, agent, call, key).await.map(Intercepted::Answer),
         _ if plan_tools::is_plan_tool(tool) => {

@@ -44,6 +44,8 @@ pub struct TeamView {
     /// status as of `children` given to [`parallel::groups`]; the server
     /// reads the sub-runs).
     pub parallel: Vec<ParallelGroup>,
+    /// The named sub-teams agents or reviewers created, with their agents still on the team.
+    pub sub_teams: Vec<super::sub_team_change::SubTeamEntry>,
 }
 
 /// One handoff: an arrow of the team's graph.
@@ -107,7 +109,9 @@ pub fn team_view(
     history: &[ContextChange],
 ) -> Option<TeamView> {
     let start = team_of(run)?;
-    let agents = change::current(&start, turns).agents;
+    let now = change::current(&start, turns);
+    let sub_teams = super::sub_team_change::listed(turns, &now);
+    let agents = now.agents;
     let mut active = start.agents.first()?.name.clone();
     let mut handoffs = Vec::new();
     for t in turns.iter().filter(|t| t.actor == crate::AGENT) {
@@ -152,7 +156,18 @@ pub fn team_view(
         .collect();
     let (proposals, workflow) = (proposals_in(turns), workflow_in(run, turns));
     let (changes, parallel) = (dynamic::changes(turns), parallel::groups(turns, &[]));
-    Some(TeamView { agents, active, handoffs, memory, memory_history, proposals, workflow, changes, parallel })
+    Some(TeamView {
+        agents,
+        active,
+        handoffs,
+        memory,
+        memory_history,
+        proposals,
+        workflow,
+        changes,
+        parallel,
+        sub_teams,
+    })
 }
 
 /// `memory:SCOPE:KEY` as scope and key.

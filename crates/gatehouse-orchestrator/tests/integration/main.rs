@@ -25,5 +25,6 @@ mod restart;
 mod team;
 mod team_parallel;
 mod team_plan;
+mod team_sub_teams;
 mod team_tools;
 mod teamflow;

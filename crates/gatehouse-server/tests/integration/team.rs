@@ -122,3 +122,54 @@ async fn a_reviewer_grants_the_servers_toolbox_tools_in_a_team_change_and_nothin
     let (status, body) = s.post(&team_path, &s.reviewer, unknown).await;
     assert_eq!((status, body["field"].as_str()), (422, Some("agent.tools[1]")), "{body}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reviewer_creates_changes_and_dissolves_a_sub_team() {
+    let s = TestServer::start().await;
+    let input = json!({"prompt": "Add a logout button", "wait_for_start": true,
+        "team": [member("coder", "coder", &[]), member("tester", "tester", &[])]});
+    let (status, body) = s.post("/run", &s.reviewer, json!({"run_input": input})).await;
+    assert_eq!(status, 201, "{body}");
+    let team_path = format!("/runs/{}/team", body["run_id"].as_str().unwrap());
+
+    let create = json!({"action": "create_team", "team_name": "audit", "purpose": "check the release",
+        "agents": [member("ann", "auditor", &[]), member("bob", "auditor", &["store_memory"])]});
+    let (status, _) = s.post(&team_path, &s.agent, create.clone()).await;
+    assert_eq!(status, 403, "the run's own agent never changes its team from outside");
+    let mut unknown = create.clone();
+    unknown["agents"][1]["provider"] = json!("nobody");
+    let (status, body) = s.post(&team_path, &s.reviewer, unknown).await;
+    assert_eq!((status, body["field"].as_str()), (422, Some("agents[1].provider")), "{body}");
+    let (status, body) = s.post(&team_path, &s.reviewer, create.clone()).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body["sub_teams"],
+        json!([{"name": "audit", "members": ["ann", "bob"], "purpose": "check the release", "by": "alice"}])
+    );
+    let (status, body) = s.post(&team_path, &s.reviewer, create).await;
+    assert_eq!((status, body["field"].as_str()), (422, Some("team_name")), "{body}");
+
+    let modify = json!({"action": "modify_team", "team_name": "audit", "remove_agents": ["coder"]});
+    let (status, body) = s.post(&team_path, &s.reviewer, modify).await;
+    assert_eq!((status, body["field"].as_str()), (422, Some("remove_agents[0]")), "{body}");
+    let modify = json!({"action": "modify_team", "team_name": "audit", "remove_agents": ["ann"]});
+    let (status, body) = s.post(&team_path, &s.reviewer, modify).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["sub_teams"][0]["members"], json!(["bob"]));
+
+    let dissolve = json!({"action": "dissolve_team", "team_name": "audit", "reason": "done"});
+    let (status, body) = s.post(&team_path, &s.reviewer, dissolve.clone()).await;
+    assert_eq!(status, 200, "{body}");
+    let names: Vec<&str> = body["agents"].as_array().unwrap().iter().map(|a| a["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["coder", "tester"]);
+    assert_eq!(body["sub_teams"], json!([]));
+    let by: Vec<(&str, &str)> = body["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["action"].as_str().unwrap(), c["team_name"].as_str().unwrap()))
+        .collect();
+    assert_eq!(by, [("add", "audit"), ("add", "audit"), ("remove", "audit"), ("remove", "audit")]);
+    let (status, body) = s.post(&team_path, &s.reviewer, dissolve).await;
+    assert_eq!((status, body["field"].as_str()), (422, Some("team_name")), "{body}");
+}

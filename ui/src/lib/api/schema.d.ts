@@ -1096,7 +1096,8 @@ export interface paths {
         put?: never;
         /**
          * Changes a live team run's team: adds an agent, removes one, or
-         *     reassigns one's role, provider, model or tools. Checked against the
+         *     reassigns one's role, provider, model or tools; or creates a named
+         *     sub-team of new agents, changes one, or dissolves one. Checked against the
          *     team as it will be (422 naming the field), recorded as the reviewer's
          *     turn, applied at the team's next turn. Reviewers and admins only.
          */
@@ -3945,7 +3946,7 @@ export interface components {
          * @description What a change to a team does.
          * @enum {string}
          */
-        TeamAction: "add" | "remove" | "update";
+        TeamAction: "add" | "remove" | "update" | "create_team" | "modify_team" | "dissolve_team";
         /** @description One agent's vote and why. */
         TeamBallot: {
             /** @description Who voted. */
@@ -3989,6 +3990,18 @@ export interface components {
             model?: string | null;
             /** @description Its new built-in tools. */
             tools?: string[] | null;
+            /** @description The sub-team created, changed or dissolved. */
+            team_name?: string | null;
+            /** @description The new sub-team's agents (each as `agent`). */
+            agents?: unknown[] | null;
+            /** @description What the new sub-team is for. */
+            purpose?: string | null;
+            /** @description Agents joining the sub-team (each as `agent`). */
+            add_agents?: unknown[] | null;
+            /** @description Names of the sub-team's agents leaving the team. */
+            remove_agents?: string[] | null;
+            /** @description Why the sub-team is dissolved. */
+            reason?: string | null;
         };
         /** @description One handoff: an arrow of the team's graph. */
         TeamHandoff: {
@@ -4120,6 +4133,8 @@ export interface components {
              *     reads the sub-runs).
              */
             parallel: components["schemas"]["ParallelGroupState"][];
+            /** @description The named sub-teams agents or reviewers created, with their agents still on the team. */
+            sub_teams: components["schemas"]["TeamSubTeam"][];
         };
         /**
          * @description What a step ends in.
@@ -4131,6 +4146,17 @@ export interface components {
          * @enum {string}
          */
         TeamStepOutcome: "success" | "failure" | "approve" | "reject" | "pass" | "fail";
+        /** @description A sub-team as the view lists it. */
+        TeamSubTeam: {
+            /** @description Its name. */
+            name: string;
+            /** @description Its agents' names. */
+            members: string[];
+            /** @description What it is for. */
+            purpose: string;
+            /** @description Who created it: an agent or a reviewer. */
+            by: string;
+        };
         /** @description The operator's tools for team runs (`--team-tools FILE`). */
         TeamToolsStatus: {
             /** @description The tools a team's agents may be granted, by name. */

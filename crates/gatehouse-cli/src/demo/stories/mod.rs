@@ -2,10 +2,11 @@
 //! kind, every run policy, every blocking mode, plans, shared context,
 //! scoring, quorum, a lost race between reviewers, a cancelled run and an
 //! expired question; then five runs Gatehouse orchestrates itself with the
-//! scripted provider, and four team runs: agents handing off to each
+//! scripted provider, and five team runs: agents handing off to each
 //! other, a lead handing three researchers their topics in parallel, a
-//! consensus people decide at a quorum gate, and a workflow with a people's
-//! review step. Each story reads top to bottom like what happened.
+//! consensus people decide at a quorum gate, a workflow with a people's
+//! review step, and a team left paused at a handoff breakpoint for a
+//! person to try the team interventions on. Each story reads top to bottom like what happened.
 
 mod engineering;
 mod images;

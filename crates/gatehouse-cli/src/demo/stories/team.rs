@@ -5,7 +5,10 @@
 //! (the tester blocks its task on the failing tests); an architect whose proposal two agents vote on with
 //! their reasoning before alice and bob decide it at a quorum gate; and a
 //! team following a workflow (code, a people's review, deploy) whose first
-//! review alice rejects, sending the work back to the coder.
+//! review alice rejects, sending the work back to the coder; and the same
+//! coder, tester and deployer left paused at a breakpoint on the handoff to
+//! the deployer, for a newcomer to try the team interventions on (change
+//! the team, choose the next agent, restart a task, step or resume).
 
 use anyhow::Result;
 use gatehouse_engine::{DecisionInput, GateKind, NewRun, RunStatus};
@@ -14,7 +17,7 @@ use serde_json::{json, Value};
 use crate::demo::Sim;
 
 /// How many runs this story creates.
-pub const COUNT: u32 = 3;
+pub const COUNT: u32 = 4;
 
 /// The team of the story: three agents on the scripted model.
 pub fn coder_tester_deployer() -> Value {
@@ -44,7 +47,28 @@ pub fn play(sim: &mut Sim) -> Result<()> {
     sim.await_status(&run, RunStatus::Completed)?;
     sim.report(&run)?;
     consensus(sim)?;
-    review_cycle(sim)
+    review_cycle(sim)?;
+    held_at_handoff(sim)
+}
+
+/// The coder, tester and deployer on a run that pauses at the handoff to
+/// the deployer and is left there, waiting for a person.
+fn held_at_handoff(sim: &mut Sim) -> Result<()> {
+    let input = json!({"prompt": "Add a password strength meter to the sign-up page", "team": coder_tester_deployer()});
+    let template: NewRun = serde_json::from_value(json!({
+        "title": "Password meter (held at the handoff to the deployer: try the team controls)",
+        "user_id": "maya",
+        "step_mode": "breakpoint",
+        "breakpoints": [{"on": "handoff", "to": "deployer"}],
+    }))?;
+    let run = sim.orchestrate(input, template)?;
+    let paused = sim.await_status(&run, RunStatus::Paused)?;
+    anyhow::ensure!(
+        paused.status_reason.as_deref().is_some_and(|r| r.contains("handoff")),
+        "demo: the held team run paused for another reason: {:?}",
+        paused.status_reason
+    );
+    Ok(())
 }
 
 /// An approval with a reason.

@@ -1,8 +1,9 @@
 //! A team run's team over HTTP: `GET /runs/{run_id}/team` (the team now,
 //! who holds the turn, who handed to whom, the memory and its history;
 //! whoever may see the run) and `POST /runs/{run_id}/team` (a reviewer adds,
-//! removes or reassigns an agent; recorded as the reviewer's turn, applied
-//! by the orchestrator at the team's next turn). The reviewer's other
+//! removes or reassigns an agent, or creates, changes or dissolves a named
+//! sub-team; recorded as the reviewer's turn, applied by the orchestrator
+//! at the team's next turn). The reviewer's other
 //! interventions (next agent, instructions, step mode) are [`super::control`].
 //! The view carries the team's changes, its parallel branches, and the
 //! consensus proposals and a pattern run's workflow; its types are the
@@ -14,6 +15,7 @@ use axum::Json;
 use gatehouse_engine::{Engine, Run};
 use gatehouse_orchestrator::team::change::{self, TeamChange};
 use gatehouse_orchestrator::team::parallel::groups;
+use gatehouse_orchestrator::team::sub_team_change::{is_sub_team_action, sub_teams, SubTeamChange};
 use gatehouse_orchestrator::team::view::{team_of, team_view, TeamView};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -39,6 +41,12 @@ pub enum TeamAction {
     Remove,
     /// Reassign the agent `name` (its role, provider, model or tools).
     Update,
+    /// Create the sub-team `team_name` of new `agents`.
+    CreateTeam,
+    /// Add `add_agents` to the sub-team `team_name`, or remove its `remove_agents`.
+    ModifyTeam,
+    /// Dissolve the sub-team `team_name`: its agents leave the team.
+    DissolveTeam,
 }
 
 /// A change to a running team.
@@ -64,6 +72,24 @@ pub struct TeamChangeRequest {
     /// Its new built-in tools.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools: Option<Vec<String>>,
+    /// The sub-team created, changed or dissolved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team_name: Option<String>,
+    /// The new sub-team's agents (each as `agent`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agents: Option<Vec<Value>>,
+    /// What the new sub-team is for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub purpose: Option<String>,
+    /// Agents joining the sub-team (each as `agent`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub add_agents: Option<Vec<Value>>,
+    /// Names of the sub-team's agents leaving the team.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remove_agents: Option<Vec<String>>,
+    /// Why the sub-team is dissolved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 fn no_team(run: &Run) -> ApiError {
@@ -100,7 +126,8 @@ pub async fn team_of_run(
 }
 
 /// Changes a live team run's team: adds an agent, removes one, or
-/// reassigns one's role, provider, model or tools. Checked against the
+/// reassigns one's role, provider, model or tools; or creates a named
+/// sub-team of new agents, changes one, or dissolves one. Checked against the
 /// team as it will be (422 naming the field), recorded as the reviewer's
 /// turn, applied at the team's next turn. Reviewers and admins only.
 #[utoipa::path(post, path = "/runs/{run_id}/team", tag = "reviewers", params(("run_id" = String, Path, description = "The run")),
@@ -121,10 +148,18 @@ pub async fn change_team(
         .engine_checked(move |e| {
             let run = caller.run(e, &id)?;
             let start = team_of(&run).ok_or_else(|| no_team(&run))?;
-            let team = change::current(&start, &e.turns(&run.id)?);
-            let change = TeamChange::check_with(&request, &team, orchestrator.registry(), orchestrator.toolbox())
-                .map_err(|s| ApiError::invalid_field(s.field, s.message))?;
-            e.add_turn(&run.id, change.turn(&caller.name), &caller.name)?;
+            let turns = e.turns(&run.id)?;
+            let team = change::current(&start, &turns);
+            let (registry, toolbox) = (orchestrator.registry(), orchestrator.toolbox());
+            let action = request["action"].as_str().unwrap_or_default();
+            let turn = if is_sub_team_action(action) {
+                SubTeamChange::check(&request, &team, &sub_teams(&turns), registry, toolbox, &caller.name)
+                    .map(|c| c.turn(&caller.name))
+            } else {
+                TeamChange::check_with(&request, &team, registry, toolbox).map(|c| c.turn(&caller.name))
+            };
+            let turn = turn.map_err(|s| ApiError::invalid_field(s.field, s.message))?;
+            e.add_turn(&run.id, turn, &caller.name)?;
             let run = e.run(&run.id)?;
             state_of(e, &run)
         })

@@ -264,11 +264,18 @@ pub(super) fn fit(op: &str, body: &mut Value, canary: &str, ctx: &Ids) {
             obj.insert("score".into(), json!(4));
         }
         // A reassignment of the team run's coder: its new role is free text; the provider,
-        // model and tools are looked up in the registry.
+        // model and tools are looked up in the registry. With the key-block canaries the call
+        // dissolves the sub-team created before it (its purpose the canary), the canary its reason.
+        "POST /runs/{run_id}/team" if canary.contains("PRIVATE KEY") => {
+            *body = json!({"action": "dissolve_team", "team_name": "audit", "reason": canary});
+        }
         "POST /runs/{run_id}/team" => {
             obj.insert("action".into(), json!("update"));
             obj.insert("name".into(), json!("coder"));
-            for field in ["agent", "provider", "model", "tools"] {
+            for field in ["agent", "provider", "model", "tools", "team_name", "agents", "purpose", "add_agents"] {
+                obj.remove(field);
+            }
+            for field in ["remove_agents", "reason"] {
                 obj.remove(field);
             }
         }

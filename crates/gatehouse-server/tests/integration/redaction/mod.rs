@@ -98,6 +98,14 @@ async fn no_secret_sent_in_any_field_of_any_operation_is_stored_streamed_exporte
                     g.body(schema)
                 };
                 fit(op, &mut body, canary, &ids);
+                // A sub-team created with the canary as its purpose, dissolved by the call with the canary as its reason.
+                if op.ends_with("/team") {
+                    let create = json!({"action": "create_team", "team_name": "audit", "purpose": canary,
+                        "agents": [{"name": "auditor", "role": "auditor", "provider": "scripted", "model": "chat"}]});
+                    let (status, answer) = s.post(&format!("/runs/{run}/team"), &s.reviewer, create).await;
+                    assert_eq!(status, 200, "{answer}");
+                    sent.entry(op.clone()).or_default().insert(".purpose".into());
+                }
                 if op.ends_with("/plan") && pick > 0 {
                     let add = json!({"op": "add_task", "task_id": canary, "description": "rotate keys"});
                     let (status, answer) = s.post(&format!("/runs/{run}/plan"), &s.agent, add).await;
@@ -153,7 +161,8 @@ async fn no_secret_sent_in_any_field_of_any_operation_is_stored_streamed_exporte
                 || op.ends_with("/replays")
                 || (op.ends_with("/tokens") && f == ".teams[]")
                 || (op.ends_with("/teams/run") && f == ".tool")
-                || (op.ends_with("/team") && [".name", ".provider", ".model", ".tools[]"].contains(&f))
+                || (op.ends_with("/team")
+                    && [".name", ".provider", ".model", ".tools[]", ".team_name", ".remove_agents[]"].contains(&f))
                 || (op.ends_with("/restart-task") && [".agent", ".task_id"].contains(&f))
                 || references.contains(&f)
         };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { emptyFields, startRequest, toolChoices, type NewRunFields } from "./newrun";
+import { emptyFields, serverProblem, startRequest, toolChoices, type NewRunFields } from "./newrun";
 
 const providers = {
   providers: [
@@ -94,5 +94,48 @@ describe("new run form", () => {
     expect(problem({ stepMode: "breakpoint", breakOnCall: false, breakOnError: false })?.field).toBe("breakOnCall");
     // Thresholds typed but another policy chosen: they are not checked or sent.
     expect(problem({ policy: "auto", confidenceMin: "nonsense" })).toBeNull();
+  });
+
+  it("starts a team run with a pattern and every kind of breakpoint", () => {
+    const team = [{ name: "coder", role: "codes", provider: "scripted", model: "chat" }];
+    const built = startRequest(
+      fields({
+        team: JSON.stringify(team),
+        pattern: '{"steps": []}',
+        stepMode: "breakpoint",
+        breakOnCall: false,
+        breakOnHandoff: true,
+        breakHandoffTo: " tester ",
+        breakOnAgents: "coder, deployer",
+        breakOnSteps: "agent_turn",
+      }),
+    );
+    if (!("body" in built)) throw new Error(built.problem.message);
+    expect(built.body.run_input).toEqual({ prompt: "Draft the notes", team, pattern: { steps: [] } });
+    expect(built.body.breakpoints).toEqual([
+      { on: "handoff", to: "tester" },
+      { on: "agent", name: "coder" },
+      { on: "agent", name: "deployer" },
+      { on: "step", name: "agent_turn" },
+    ]);
+    const problem = (over: Partial<NewRunFields>) => {
+      const b = startRequest(fields(over));
+      return "problem" in b ? b.problem : null;
+    };
+    expect(problem({ team: "[{name: 1}]" })?.field).toBe("team");
+    expect(problem({ team: "[]" })?.message).toContain("Give a list of agents");
+    expect(problem({ team: JSON.stringify(team), tool: "" })).toBeNull();
+    expect(problem({ pattern: "{}" })).toMatchObject({ field: "pattern", message: "A pattern is for a team: give the team first." });
+  });
+
+  it("shows the server's 422 beside the field of the run input it names", () => {
+    expect(serverProblem("run_input.team[1].name", "`a` is twice in the team")).toEqual({
+      field: "team",
+      message: "run_input.team[1].name: `a` is twice in the team",
+    });
+    expect(serverProblem("run_input.team", "x")?.field).toBe("team");
+    expect(serverProblem("run_input.pattern.steps[0].agent", "x")?.field).toBe("pattern");
+    expect(serverProblem("run_input.teams", "x")).toBeNull();
+    expect(serverProblem(null, "x")).toBeNull();
   });
 });

@@ -2,8 +2,11 @@
 // tools `GET /api/hitl/providers` offers, and the `POST /api/hitl/run`
 // body they make. Gatehouse then drives the tool itself (the
 // information, payload and response reviews; goal and plan collaboration
-// rounds when asked), under the chosen policy and step mode. Mistakes are
-// reported naming the field, before anything is sent.
+// rounds when asked; a team's turns when a team is given), under the
+// chosen policy, step mode and breakpoints. Mistakes are reported naming
+// the field, before anything is sent; the server's 422 naming a field of
+// the run input (`run_input.team[1].name`) is shown beside the form's field
+// (`serverProblem`).
 
 import type { ProvidersResponse, StartRunRequest } from "../../api/types";
 
@@ -34,6 +37,18 @@ export interface NewRunFields {
   breakOnCall: boolean;
   /** In breakpoint mode: pause after a failed call. */
   breakOnError: boolean;
+  /** In breakpoint mode: pause at a handoff. */
+  breakOnHandoff: boolean;
+  /** ... only one to this agent (empty: any). */
+  breakHandoffTo: string;
+  /** In breakpoint mode: pause at these agents' turns, comma separated. */
+  breakOnAgents: string;
+  /** In breakpoint mode: pause at these named steps, comma separated. */
+  breakOnSteps: string;
+  /** A team of agents, as JSON (a list of {name, role, provider, model, tools}); empty for a single model. */
+  team: string;
+  /** A team's collaboration pattern, as JSON (optional). */
+  pattern: string;
 }
 
 /** One tool to choose, with its provider. */
@@ -71,6 +86,12 @@ export function emptyFields(tools: readonly ToolChoice[]): NewRunFields {
     stepMode: "continuous",
     breakOnCall: true,
     breakOnError: false,
+    breakOnHandoff: false,
+    breakHandoffTo: "",
+    breakOnAgents: "",
+    breakOnSteps: "",
+    team: "",
+    pattern: "",
   };
 }
 
@@ -86,9 +107,23 @@ function fail(field: keyof NewRunFields, message: string): { problem: Problem } 
 
 /** The request to start the run, or the first mistake in the form. */
 export function startRequest(f: NewRunFields): { body: StartRunRequest } | { problem: Problem } {
-  if (f.tool.trim() === "") return fail("tool", "Choose a tool.");
+  const team = parseJson(f.team, "team");
+  if ("problem" in team) return team;
+  if (team.value !== undefined && (!Array.isArray(team.value) || team.value.length === 0)) {
+    return fail("team", 'Give a list of agents, such as [{"name": "coder", "role": "writes code", "provider": "scripted", "model": "chat"}].');
+  }
+  if (f.tool.trim() === "" && team.value === undefined) return fail("tool", "Choose a tool.");
   if (f.prompt.trim() === "") return fail("prompt", "Write what the model should do.");
-  const runInput: Record<string, unknown> = { tool: f.tool.trim(), prompt: f.prompt };
+  const runInput: Record<string, unknown> = { prompt: f.prompt };
+  // A team's agents name their own tools: the form's tool is for a single model.
+  if (team.value === undefined) runInput.tool = f.tool.trim();
+  else runInput.team = team.value;
+  const pattern = parseJson(f.pattern, "pattern");
+  if ("problem" in pattern) return pattern;
+  if (pattern.value !== undefined) {
+    if (team.value === undefined) return fail("pattern", "A pattern is for a team: give the team first.");
+    runInput.pattern = pattern.value;
+  }
   if (f.system.trim() !== "") runInput.system = f.system;
   if (f.inputs.trim() !== "") {
     let parsed: unknown;
@@ -130,8 +165,43 @@ export function startRequest(f: NewRunFields): { body: StartRunRequest } | { pro
     const breakpoints: StartRunRequest["breakpoints"] = [];
     if (f.breakOnCall) breakpoints.push({ on: "tool_call" });
     if (f.breakOnError) breakpoints.push({ on: "error" });
+    if (f.breakOnHandoff) breakpoints.push(f.breakHandoffTo.trim() ? { on: "handoff", to: f.breakHandoffTo.trim() } : { on: "handoff" });
+    for (const name of names(f.breakOnAgents)) breakpoints.push({ on: "agent", name });
+    for (const name of names(f.breakOnSteps)) breakpoints.push({ on: "step", name });
     if (breakpoints.length === 0) return fail("breakOnCall", "Breakpoint mode needs at least one breakpoint.");
     body.breakpoints = breakpoints;
   }
   return { body };
+}
+
+function names(list: string): string[] {
+  return list
+    .split(",")
+    .map((n) => n.trim())
+    .filter(Boolean);
+}
+
+/** The JSON of `field`, absent when it is blank. */
+function parseJson(text: string, field: keyof NewRunFields): { value: unknown } | { problem: Problem } {
+  if (text.trim() === "") return { value: undefined };
+  try {
+    return { value: JSON.parse(text) };
+  } catch (e) {
+    return fail(field, `Not JSON: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+/** The form's field a server's 422 names (`run_input.team[1].name` is the team's), or none. */
+export function serverProblem(field: string | null, message: string): Problem | null {
+  if (field === null) return null;
+  const fields: [string, keyof NewRunFields][] = [
+    ["run_input.team", "team"],
+    ["run_input.pattern", "pattern"],
+    ["run_input.tool", "tool"],
+    ["run_input.prompt", "prompt"],
+    ["run_input.collaborate", "goal"],
+    ["breakpoints", "breakOnCall"],
+  ];
+  const found = fields.find(([prefix]) => field === prefix || field.startsWith(`${prefix}[`) || field.startsWith(`${prefix}.`));
+  return found ? { field: found[1], message: `${field}: ${message}` } : null;
 }
