@@ -170,12 +170,15 @@ class GatehouseHuman:
             while True:
                 if _finished(output):
                     break
-                snapshot = graph.get_state(config)
-                if not snapshot.interrupts:
+                pending = _interrupts_in(output)
+                if pending is None:
+                    snapshot = graph.get_state(config)
+                    pending = snapshot.interrupts
+                if not pending:
                     break
                 run_id = run_id or self._run_sync(client, thread, graph, create=True, new_thread=new_thread)
                 assert run_id is not None
-                interrupts = _unique(snapshot.interrupts)
+                interrupts = _unique(pending)
                 hold = self._hold(interrupts)
                 asked = [retries.pop(i.id, None) or self._ask_sync(client, run_id, thread, i, hold) for i in interrupts]
                 answers = self._answers_sync(client, run_id, thread, asked, pool, waits)
@@ -317,12 +320,15 @@ class GatehouseHuman:
             while True:
                 if _finished(output):
                     break
-                snapshot = await graph.aget_state(config)
-                if not snapshot.interrupts:
+                pending = _interrupts_in(output)
+                if pending is None:
+                    snapshot = await graph.aget_state(config)
+                    pending = snapshot.interrupts
+                if not pending:
                     break
                 run_id = run_id or await self._run_async(client, thread, graph, create=True, new_thread=new_thread)
                 assert run_id is not None
-                interrupts = _unique(snapshot.interrupts)
+                interrupts = _unique(pending)
                 hold = self._hold(interrupts)
                 asked = [retries.pop(i.id, None) or await self._ask_async(client, run_id, thread, i, hold) for i in interrupts]
                 answers = await self._answers_async(client, run_id, thread, asked, waits)
@@ -566,6 +572,23 @@ def _finished(output: Any) -> bool:
 
 
 _INTERRUPT_KEY = "__interrupt__"
+
+
+def _interrupts_in(output: Any) -> list[Any] | None:
+    """The interrupts ``graph.invoke`` returned under ``__interrupt__``, or
+    None when it returned none to read (nothing invoked yet, a value that is
+    not a dict, entries without an id): the checkpoint is read then.
+
+    They are the ones the checkpoint holds after that call (LangGraph puts
+    every interrupt the step stopped at there, a subgraph's included), so a
+    checkpoint read per interrupt is saved.
+    """
+    if not isinstance(output, dict):
+        return None
+    interrupts = output.get(_INTERRUPT_KEY)
+    if not isinstance(interrupts, (list, tuple)) or not all(isinstance(getattr(i, "id", None), str) for i in interrupts):
+        return None
+    return list(interrupts)
 
 
 def _has_checkpoint(snapshot: Any) -> bool:
