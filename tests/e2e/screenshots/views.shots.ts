@@ -5,6 +5,7 @@
 import { fileURLToPath } from "node:url";
 import type { Page } from "@playwright/test";
 import { buildScene } from "../support/scene";
+import { teamAtReview } from "../support/team";
 import { expect, signIn, test } from "../support/fixtures";
 
 const OUT = fileURLToPath(new URL("../../../docs/screenshots/", import.meta.url));
@@ -48,6 +49,19 @@ for (const theme of ["light", "dark"] as const) {
     await view(page, "5", "metrics-view");
     await page.waitForTimeout(500);
     await shot("metrics");
+  });
+}
+
+for (const theme of ["light", "dark"] as const) {
+  test(`a team run, ${theme}`, async ({ page, gatehouse }) => {
+    await page.emulateMedia({ colorScheme: theme });
+    const { panel } = await teamAtReview(page, gatehouse);
+    await expect(panel).toBeVisible();
+    await expect(page.locator("html")).toHaveAttribute("data-theme", theme);
+    // The team, who holds the turn and the handoff graph, at the top of the detail.
+    await panel.evaluate((el) => el.scrollIntoView({ block: "start" }));
+    await page.mouse.move(0, 0);
+    await page.screenshot({ path: `${OUT}team-${theme}.png` });
   });
 }
 
