@@ -28,6 +28,13 @@ describe("a run's timeline", () => {
     expect(roles.get("bob")).toBe("human");
   });
 
+  it("shows an agent's markdown as the words a reader sees, the raw text kept under More", () => {
+    const content = "**coder**: Wrote the change with `git apply`.\n\n- Calls: handoff";
+    const turn = entryOf(ev({ type: "turn_added", turn: { index: 2, actor: "coder", role: "agent", content } }), roles);
+    expect(turn?.summary).toBe("Turn 2: coder: Wrote the change with git apply. Calls: handoff");
+    expect(turn?.detail).toContain("**coder**");
+  });
+
   it("says what happened, by whom and when, for turns, gates, decisions and context changes", () => {
     const turn = entryOf(ev({ type: "turn_added", turn: { index: 3, actor: "ops-bot", role: "agent", content: "Ran the\nmigration" } }), roles);
     expect(turn).toMatchObject({ group: "turn", who: "agent", actor: "ops-bot", summary: "Turn 3: Ran the migration" });

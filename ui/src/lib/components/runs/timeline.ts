@@ -9,6 +9,7 @@ import type { TimelineEvent } from "../../stores/run-log";
 import { DECIDED, truncate } from "../../format";
 import { remaining } from "../allow/allow";
 import { lowerWord, word } from "../../words";
+import { plainText } from "../../plain-text";
 
 export type Who = Role | "unknown";
 
@@ -104,7 +105,8 @@ export function knownRoles(run: Run | null, state: RunState | null): Map<string,
   return roles;
 }
 
-const short = (text: string | null | undefined, n = 120): string => truncate((text ?? "").replace(/\s+/g, " ").trim(), n);
+/** People's and agents' words on one line, as a reader sees them: markdown's marks left out (the whole text is under "More"). */
+const short = (text: string | null | undefined, n = 120): string => truncate(plainText(text ?? ""), n);
 
 /** A turn's text, then the calls it records with their arguments. */
 function withCalls(content: string, calls: string[]): string {
