@@ -45,7 +45,7 @@ pub const REVIEWERS: [&str; 3] = ["alice", "bob", "carol"];
 /// Arguments of `demo`.
 #[derive(Debug, Args)]
 pub struct DemoArgs {
-    /// Runs to simulate in total. The scripted stories always play, twenty runs (they cover every gate
+    /// Runs to simulate in total. The scripted stories always play, twenty-one runs (they cover every gate
     /// kind and orchestrated runs); runs beyond them are randomized routine work.
     #[arg(long, default_value_t = 16, value_name = "N")]
     pub runs: u32,

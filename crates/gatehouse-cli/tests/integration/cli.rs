@@ -198,7 +198,7 @@ fn export_all_imported_into_a_fresh_database_exports_the_same_runs_and_events() 
 
     let imported = s.run("copy.db", &["import", first.to_str().expect("utf-8 path")]);
     assert_success(&imported);
-    assert!(stdout(&imported).contains("runs:    20"), "{}", stdout(&imported));
+    assert!(stdout(&imported).contains("runs:    21"), "{}", stdout(&imported));
     assert_success(&s.run("copy.db", &["export", "--all", "-o", second.to_str().expect("utf-8 path")]));
 
     let (mut a, mut b) = (read_json(&first), read_json(&second));
@@ -208,7 +208,7 @@ fn export_all_imported_into_a_fresh_database_exports_the_same_runs_and_events() 
         recording.remove("exported_at");
         recording.remove("anchor");
     }
-    assert_eq!(a["runs"].as_array().map(Vec::len), Some(20));
+    assert_eq!(a["runs"].as_array().map(Vec::len), Some(21));
     assert!(a["events"].as_array().is_some_and(|e| e.len() > 100));
     as_recorded(&mut b);
     assert_eq!(a, b);
@@ -292,7 +292,7 @@ fn replay_prints_one_line_per_event_and_the_final_state_without_a_database() {
     let text = stdout(&out);
     let lines = text.lines().filter(|l| l.starts_with("20")).count();
     assert_eq!(lines, events, "one line per event");
-    assert!(text.contains(&format!("replayed {events} events of 20 runs")), "{text}");
+    assert!(text.contains(&format!("replayed {events} events of 21 runs")), "{text}");
     assert!(text.contains("gate_expired") && text.contains("resolution_refused"), "{text}");
     assert!(!s.path("never-created.db").exists(), "replay must not create a database");
 }
@@ -319,7 +319,7 @@ fn keep_going_trickles_new_gates_until_the_time_is_up() {
     let out = s.run("g.db", &["demo", "--runs", "1", "--seed", "5", "--keep-going", "2", "--no-serve"]);
     assert_success(&out);
     let text = stdout(&out);
-    assert!(text.contains("--runs 1 raised to 20"), "{text}");
+    assert!(text.contains("--runs 1 raised to 21"), "{text}");
     let opened = text.lines().filter(|l| l.contains("] opened")).count();
     assert!((1..=3).contains(&opened), "about one gate a second:\n{text}");
 }
