@@ -45,7 +45,7 @@ pub mod web_search;
 pub mod welcome;
 pub mod workspace;
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use gatehouse_engine::{Engine, EngineError, NewRun, Run, RunFilter, RunId, RunStatus, Store};
@@ -77,7 +77,10 @@ pub struct Orchestrator {
     engine: Engine,
     registry: ProviderRegistry,
     toolbox: Option<Arc<toolbox::Toolbox>>,
-    driving: Mutex<HashSet<RunId>>,
+    /// The runs being driven, each with whether it is to be taken up again
+    /// when its drive ends (a reviewer retried it while the drive that the
+    /// cancel stopped was still winding down).
+    driving: Mutex<HashMap<RunId, bool>>,
 }
 
 impl std::fmt::Debug for Orchestrator {
@@ -197,16 +200,38 @@ impl Orchestrator {
         Ok(ids)
     }
 
-    /// Starts driving a run unless it is already being driven.
+    /// Starts driving a run; one already being driven is driven again once
+    /// that drive ends, so a retry never lands on a drive about to stop.
     fn drive(self: &Arc<Self>, run_id: RunId) {
-        let fresh = self.driving.lock().unwrap_or_else(PoisonError::into_inner).insert(run_id.clone());
-        if fresh {
-            tokio::spawn(Arc::clone(self).drive_to_end(run_id));
+        let mut driving = self.driving.lock().unwrap_or_else(PoisonError::into_inner);
+        match driving.get_mut(&run_id) {
+            Some(again) => *again = true,
+            None => {
+                driving.insert(run_id.clone(), false);
+                tokio::spawn(Arc::clone(self).drive_to_end(run_id));
+            }
         }
     }
 
+    /// Drives the run until it stops, again for as long as it was taken up
+    /// meanwhile, then lets it go.
     async fn drive_to_end(self: Arc<Self>, run_id: RunId) {
-        let outcome = match Driver::load(Arc::clone(&self), run_id.clone()).await {
+        loop {
+            self.drive_once(&run_id).await;
+            let mut driving = self.driving.lock().unwrap_or_else(PoisonError::into_inner);
+            if driving.get(&run_id) == Some(&true) {
+                // Taken up while this drive ended: drive it again from its journal.
+                driving.insert(run_id.clone(), false);
+                continue;
+            }
+            driving.remove(&run_id);
+            return;
+        }
+    }
+
+    async fn drive_once(self: &Arc<Self>, run_id: &RunId) {
+        let run_id = run_id.clone();
+        let outcome = match Driver::load(Arc::clone(self), run_id.clone()).await {
             Ok((mut driver, run)) => drive(&mut driver, &run).await,
             Err(halt) => Err(halt),
         };
@@ -224,7 +249,6 @@ impl Orchestrator {
             Ok(Err(e)) => tracing::warn!(run = %run_id, error = %e, "could not record how the run ended"),
             Err(e) => tracing::warn!(run = %run_id, error = %e, "the run's last engine call failed"),
         }
-        self.driving.lock().unwrap_or_else(PoisonError::into_inner).remove(&run_id);
     }
 }
 
