@@ -217,3 +217,74 @@ fn a_failed_write_in_a_group_undoes_only_its_own_work() {
         assert!(engine.verify_audit().unwrap().is_intact());
     }
 }
+
+#[test]
+fn a_write_the_database_refuses_fails_its_own_job_only() {
+    // On PostgreSQL the writer sends a job's writes without waiting for each
+    // reply; one the database refuses (here the same plan revision twice,
+    // its primary key) must still fail the job that sent it, with the
+    // database's reason, undo that job's rows and events (and the rows
+    // written after the refused one), and leave its neighbours in the group
+    // committed. SQLite refuses it at once.
+    use gatehouse_engine::plan::{Plan, PlanRevision};
+    use gatehouse_engine::{EventBody, Store};
+    let f = Fixture::new();
+    let run = f.run("agent");
+    let barrier = Arc::new(Barrier::new(24));
+    let handles: Vec<_> = (0..24u32)
+        .map(|i| {
+            let (engine, run_id, barrier) = (f.engine.clone(), run.id.clone(), Arc::clone(&barrier));
+            std::thread::spawn(move || {
+                barrier.wait();
+                engine.store().write(move |tx| {
+                    tx.put_context(&run_id, &format!("key-{i}"), Some(&serde_json::json!(i)))?;
+                    if i % 4 == 0 {
+                        let revision = PlanRevision {
+                            revision: 1,
+                            plan: Plan::default(),
+                            change_log: vec![],
+                            actor: "a".into(),
+                            at: chrono::Utc::now(),
+                        };
+                        tx.insert_plan_revision(&run_id, &revision)?;
+                        tx.insert_plan_revision(&run_id, &revision)?;
+                    }
+                    tx.append_event(EventBody {
+                        at: chrono::Utc::now(),
+                        run_id: Some(run_id.clone()),
+                        session_id: None,
+                        user_id: None,
+                        actor: format!("writer-{i}"),
+                        kind: EventKind::ContextSet { key: format!("key-{i}"), old: None, new: serde_json::json!(i) },
+                    })?;
+                    Ok(())
+                })
+            })
+        })
+        .collect();
+    for (i, handle) in handles.into_iter().enumerate() {
+        let result = handle.join().expect("thread");
+        match result {
+            Err(EngineError::Storage(why)) if i % 4 == 0 => {
+                assert!(
+                    why.to_lowercase().contains("unique") || why.contains("duplicate"),
+                    "writer {i}: the database's reason: {why}"
+                )
+            }
+            other => assert_eq!(other.is_ok(), i % 4 != 0, "writer {i}: {other:?}"),
+        }
+    }
+    let kept: Vec<usize> = (0..24).filter(|i| i % 4 != 0).collect();
+    let context = f.engine.context(&run.id).unwrap();
+    let keys: Vec<usize> = (0..24).filter(|i| context.contains_key(&format!("key-{i}"))).collect();
+    assert_eq!(keys, kept, "only the successful writers' context keys are stored");
+    let events = f.engine.events_after(0, &Default::default(), 1000).unwrap();
+    let mut writers: Vec<usize> =
+        events.iter().filter_map(|e| e.body.actor.strip_prefix("writer-")?.parse().ok()).collect();
+    writers.sort();
+    assert_eq!(writers, kept, "only the successful writers' events are logged");
+    let seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, (1..=events.len() as u64).collect::<Vec<_>>(), "gap-free");
+    let report = f.engine.verify_audit().unwrap();
+    assert!(report.is_intact(), "{report:?}");
+}

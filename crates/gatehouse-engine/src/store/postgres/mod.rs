@@ -48,12 +48,14 @@ use crate::store::{EventFilter, ReadTx, StatsSnapshot, Store, StoreStats, WriteT
 
 mod alerts;
 mod failure;
+mod pipeline;
 mod queries;
 mod schema;
 mod search;
 mod tls;
 
 use failure::{describe, Refusal};
+use pipeline::Pipeline;
 use queries::PgDb;
 
 /// How to connect to PostgreSQL.
@@ -97,9 +99,11 @@ const LISTEN_POLL: Duration = Duration::from_secs(2);
 
 /// One connection, with its prepared statements. Used by one thread at a time.
 pub(crate) struct Conn {
-    client: tokio_postgres::Client,
+    client: Arc<tokio_postgres::Client>,
     statements: RefCell<HashMap<String, Statement>>,
     driver: Driver,
+    /// Writes sent and not yet answered (the writer's; see [`Conn::defer`]).
+    pipeline: Pipeline,
 }
 
 /// What moves a connection's bytes while its thread waits for a reply.
@@ -117,11 +121,67 @@ enum Driver {
 const STATEMENT_CACHE: usize = 256;
 
 impl Conn {
-    /// Waits for `future`, driving the connection as its [`Driver`] says.
+    fn new(client: tokio_postgres::Client, driver: Driver) -> Self {
+        Self {
+            client: Arc::new(client),
+            statements: RefCell::new(HashMap::new()),
+            driver,
+            pipeline: Pipeline::default(),
+        }
+    }
+
+    /// Waits for `future`, driving the connection as its [`Driver`] says,
+    /// and reads the replies of the deferred writes sent before it (which
+    /// the connection answers first).
     fn wait<F: std::future::Future>(&self, future: F) -> F::Output {
         match &self.driver {
             Driver::Shared => futures_executor::block_on(future),
-            Driver::Own(runtime) => runtime.block_on(future),
+            Driver::Own(runtime) if self.pipeline.is_empty() => runtime.block_on(future),
+            Driver::Own(runtime) => {
+                let sent = self.pipeline.take();
+                // `future` is polled first, so its request leaves at once, after the deferred ones.
+                let (out, failed) = runtime.block_on(async { futures_util::join!(future, pipeline::settle(sent)) });
+                self.pipeline.note(failed);
+                out
+            }
+        }
+    }
+
+    /// `e`, or the deferred write that failed before it: the cause, where
+    /// `e` would only say the transaction was aborted.
+    fn cause(&self, e: tokio_postgres::Error) -> tokio_postgres::Error {
+        self.pipeline.failure().unwrap_or(e)
+    }
+
+    /// Runs `sql` without waiting for its reply when the connection is
+    /// driven by its own thread (the writer's): the next statement waited
+    /// for, or [`Conn::flush`], reads it. Otherwise runs it now.
+    pub(crate) fn defer(&self, sql: &str, params: Vec<Box<dyn ToSql + Sync + Send>>) -> Result<()> {
+        let statement = self.statement(sql).map_err(|e| self.cause(e))?;
+        match &self.driver {
+            Driver::Shared => {
+                self.wait(self.client.execute_raw(&statement, params))?;
+            }
+            Driver::Own(_) => {
+                let client = Arc::clone(&self.client);
+                self.pipeline.send(Box::pin(async move { client.execute_raw(&statement, params).await }));
+            }
+        }
+        Ok(())
+    }
+
+    /// As [`Conn::defer`], for statements without parameters.
+    pub(crate) fn defer_batch(&self, sql: &'static str) {
+        let client = Arc::clone(&self.client);
+        self.pipeline.send(Box::pin(async move { client.batch_execute(sql).await.map(|()| 0) }));
+    }
+
+    /// Reads the replies of every deferred write; the first that failed, if any.
+    pub(crate) fn flush(&self) -> Result<()> {
+        self.wait(std::future::ready(()));
+        match self.pipeline.failure() {
+            Some(e) => Err(e.into()),
+            None => Ok(()),
         }
     }
 
@@ -140,8 +200,8 @@ impl Conn {
 
     /// The rows `sql` returns.
     pub(crate) fn query(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>> {
-        let statement = self.statement(sql)?;
-        Ok(self.wait(self.client.query(&statement, params))?)
+        let statement = self.statement(sql).map_err(|e| self.cause(e))?;
+        self.wait(self.client.query(&statement, params)).map_err(|e| self.cause(e).into())
     }
 
     /// How many rows `sql` changed.
@@ -155,13 +215,13 @@ impl Conn {
         sql: &str,
         params: &[&(dyn ToSql + Sync)],
     ) -> std::result::Result<u64, tokio_postgres::Error> {
-        let statement = self.statement(sql)?;
-        self.wait(self.client.execute(&statement, params))
+        let statement = self.statement(sql).map_err(|e| self.cause(e))?;
+        self.wait(self.client.execute(&statement, params)).map_err(|e| self.cause(e))
     }
 
     /// Runs statements without parameters (transaction control, DDL).
     pub(crate) fn batch(&self, sql: &str) -> Result<()> {
-        Ok(self.wait(self.client.batch_execute(sql))?)
+        self.wait(self.client.batch_execute(sql)).map_err(|e| self.cause(e).into())
     }
 
     /// Sends statements without parameters and does not wait for them: the
@@ -178,7 +238,7 @@ impl Conn {
 
     /// The rows, as text, of statements without parameters sent as one request.
     fn simple(&self, sql: &str) -> Result<Vec<tokio_postgres::SimpleQueryRow>> {
-        let messages = self.wait(self.client.simple_query(sql))?;
+        let messages = self.wait(self.client.simple_query(sql)).map_err(|e| self.cause(e))?;
         Ok(messages
             .into_iter()
             .filter_map(|m| match m {
@@ -245,7 +305,7 @@ impl Target {
         });
         let client = futures_executor::block_on(task)
             .map_err(|e| EngineError::Storage(format!("the PostgreSQL connection task failed: {e}")))??;
-        self.prepared(Conn { client, statements: RefCell::new(HashMap::new()), driver: Driver::Shared })
+        self.prepared(Conn::new(client, Driver::Shared))
     }
 
     /// A new connection driven by the thread that uses it ([`Driver::Own`]).
@@ -264,7 +324,7 @@ impl Target {
             });
             Ok::<_, tokio_postgres::Error>(client)
         })?;
-        self.prepared(Conn { client, statements: RefCell::new(HashMap::new()), driver: Driver::Own(runtime) })
+        self.prepared(Conn::new(client, Driver::Own(runtime)))
     }
 
     /// `conn` in the chosen schema.
@@ -684,7 +744,8 @@ impl Writer {
                 if i > 0 {
                     // A failed job rolled back to its savepoint, which stays; either way start afresh.
                     // If this fails, so do the next statements and the commit, and every job hears it.
-                    let _ = db.conn.batch("RELEASE job; SAVEPOINT job");
+                    // Sent without waiting: the job's first statement waits for it.
+                    db.conn.defer_batch("RELEASE job; SAVEPOINT job");
                 }
                 finishes.push((job.run)(&mut db));
             }
@@ -730,6 +791,9 @@ fn in_savepoint<T>(db: &mut PgDb<'_, &mut WriteState>, op: impl FnOnce(&mut dyn 
     let published = db.state.events.len();
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| op(db)))
         .unwrap_or_else(|_| Err(EngineError::Storage("an engine operation panicked".into())));
+    // The job's deferred writes are answered before it ends: one that
+    // failed fails the job (its cause is reported, not the abort after it).
+    let result = db.conn.flush().and(result);
     if result.is_err() {
         db.conn.batch("ROLLBACK TO job")?;
         db.state.head = head;

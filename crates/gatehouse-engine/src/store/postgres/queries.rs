@@ -613,6 +613,11 @@ fn exec(conn: &Conn, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<u64> {
     conn.execute(sql, params)
 }
 
+/// An owned parameter, for a statement sent without waiting ([`Conn::defer`]).
+fn own<T: ToSql + Sync + Send + 'static>(value: T) -> Param {
+    Box::new(value)
+}
+
 impl WriteTx for PgDb<'_, &mut WriteState> {
     fn insert_run(&mut self, run: &Run) -> Result<()> {
         let parent = run.parent_run_id.as_ref().map(|p| p.as_str());
@@ -642,12 +647,10 @@ impl WriteTx for PgDb<'_, &mut WriteState> {
     }
 
     fn update_run(&mut self, run: &Run) -> Result<()> {
-        exec(
-            self.conn,
+        self.conn.defer(
             "UPDATE runs SET status = $1, updated_at = $2, data = $3 WHERE id = $4",
-            &[&run.status.as_str(), &micros(run.updated_at), &to_json(run)?, &run.id.as_str()],
-        )?;
-        Ok(())
+            vec![own(run.status.as_str()), own(micros(run.updated_at)), own(to_json(run)?), own(run.id.to_string())],
+        )
     }
 
     fn insert_gate(&mut self, gate: &Gate) -> Result<bool> {
@@ -695,76 +698,72 @@ impl WriteTx for PgDb<'_, &mut WriteState> {
     }
 
     fn insert_decision(&mut self, d: &Decision) -> Result<()> {
-        exec(
-            self.conn,
+        self.conn.defer(
             "INSERT INTO decisions (id, gate_id, run_id, action, decided_by, decided_at, latency_ms, data)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-            &[
-                &d.id.as_str(),
-                &d.gate_id.as_str(),
-                &d.run_id.as_str(),
-                &d.action.as_str(),
-                &d.decided_by,
-                &micros(d.decided_at),
-                &d.latency_ms,
-                &to_json(d)?,
+            vec![
+                own(d.id.to_string()),
+                own(d.gate_id.to_string()),
+                own(d.run_id.to_string()),
+                own(d.action.as_str()),
+                own(d.decided_by.clone()),
+                own(micros(d.decided_at)),
+                own(d.latency_ms),
+                own(to_json(d)?),
             ],
-        )?;
-        Ok(())
+        )
     }
 
     fn insert_turn(&mut self, turn: &Turn) -> Result<()> {
-        exec(
-            self.conn,
+        self.conn.defer(
             "INSERT INTO turns (id, run_id, idx, data) VALUES ($1, $2, $3, $4)",
-            &[&turn.id.as_str(), &turn.run_id.as_str(), &i64::from(turn.index), &to_json(turn)?],
-        )?;
-        Ok(())
+            vec![
+                own(turn.id.to_string()),
+                own(turn.run_id.to_string()),
+                own(i64::from(turn.index)),
+                own(to_json(turn)?),
+            ],
+        )
     }
 
     fn put_context(&mut self, run: &RunId, key: &str, value: Option<&serde_json::Value>) -> Result<()> {
         match value {
-            Some(v) => exec(
-                self.conn,
+            Some(v) => self.conn.defer(
                 "INSERT INTO context (run_id, key, value) VALUES ($1, $2, $3)
                  ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value",
-                &[&run.as_str(), &key, &to_json(v)?],
-            )?,
-            None => exec(self.conn, "DELETE FROM context WHERE run_id = $1 AND key = $2", &[&run.as_str(), &key])?,
-        };
-        Ok(())
+                vec![own(run.to_string()), own(key.to_owned()), own(to_json(v)?)],
+            ),
+            None => self.conn.defer(
+                "DELETE FROM context WHERE run_id = $1 AND key = $2",
+                vec![own(run.to_string()), own(key.to_owned())],
+            ),
+        }
     }
 
     fn put_global_memory(&mut self, key: &str, value: Option<&serde_json::Value>) -> Result<()> {
         match value {
-            Some(v) => exec(
-                self.conn,
+            Some(v) => self.conn.defer(
                 "INSERT INTO global_memory (key, value) VALUES ($1, $2)
                  ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                &[&key, &to_json(v)?],
-            )?,
-            None => exec(self.conn, "DELETE FROM global_memory WHERE key = $1", &[&key])?,
-        };
-        Ok(())
+                vec![own(key.to_owned()), own(to_json(v)?)],
+            ),
+            None => self.conn.defer("DELETE FROM global_memory WHERE key = $1", vec![own(key.to_owned())]),
+        }
     }
 
     fn insert_plan_revision(&mut self, run: &RunId, revision: &PlanRevision) -> Result<()> {
-        exec(
-            self.conn,
+        self.conn.defer(
             "INSERT INTO plan_revisions (run_id, revision, data) VALUES ($1, $2, $3)",
-            &[&run.as_str(), &i64::from(revision.revision), &to_json(revision)?],
-        )?;
-        Ok(())
+            vec![own(run.to_string()), own(i64::from(revision.revision)), own(to_json(revision)?)],
+        )
     }
 
     fn put_rating(&mut self, rating: &CapabilityRating) -> Result<()> {
-        exec(
-            self.conn,
+        self.conn.defer(
             "INSERT INTO agent_ratings (agent, data) VALUES ($1, $2)
              ON CONFLICT (agent) DO UPDATE SET data = excluded.data",
-            &[&rating.agent, &to_json(rating)?],
-        )?;
-        Ok(())
+            vec![own(rating.agent.clone()), own(to_json(rating)?)],
+        )
     }
 
     fn append_event(&mut self, body: EventBody) -> Result<Event> {
@@ -772,20 +771,19 @@ impl WriteTx for PgDb<'_, &mut WriteState> {
         let body_hash = event::body_hash(&json);
         let seq = self.state.head.seq + 1;
         let hash = event::link(self.state.key.as_ref(), &self.state.head.hash, seq, &body_hash);
-        exec(
-            self.conn,
+        self.conn.defer(
             "INSERT INTO events (seq, at, run_id, session_id, user_id, kind, body, body_hash, hash)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-            &[
-                &(seq as i64),
-                &micros(body.at),
-                &body.run_id.as_ref().map(|r| r.as_str()),
-                &body.session_id,
-                &body.user_id,
-                &body.kind.name(),
-                &json,
-                &&body_hash[..],
-                &&hash[..],
+            vec![
+                own(seq as i64),
+                own(micros(body.at)),
+                own(body.run_id.as_ref().map(|r| r.to_string())),
+                own(body.session_id.clone()),
+                own(body.user_id.clone()),
+                own(body.kind.name()),
+                own(json),
+                own(body_hash.to_vec()),
+                own(hash.to_vec()),
             ],
         )?;
         self.state.head = ChainHead { seq, hash };
