@@ -140,6 +140,16 @@ impl Caller {
         self.may_use_run(run)
     }
 
+    /// [`Caller::gate`]'s check, on a gate about to be decided and its run,
+    /// read in the decision's own transaction: outside the token's scope
+    /// 404 (as a missing gate), an agent's foreign run 403.
+    pub fn may_decide_on(&self, gate: &Gate, access: &RunAccess<'_>) -> ApiResult<()> {
+        if !self.reaches_through(access.run(), || access.chain())? {
+            return Err(missing("gate", gate.id.as_str()));
+        }
+        self.may_use_run(access.run())
+    }
+
     /// Runs `f` on the engine (with the run's id and this caller's name) if
     /// this caller may use `run_id` (a run outside a scoped token's scope is
     /// 404), in one trip.

@@ -12,6 +12,7 @@ use crate::engine::gates::actions::decide_actions;
 use crate::engine::gates::decision::{decide_gate, refuse, Attempt};
 use crate::engine::gates::validate::{check_decider, check_decision, with_option};
 use crate::engine::gates::votes::vote;
+use crate::engine::gates::RunAccess;
 use crate::engine::rules;
 use crate::engine::tx::{after_gate_closed, emit, load_run};
 use crate::engine::Engine;
@@ -35,10 +36,30 @@ impl<S: Store> Engine<S> {
     /// whose roles count against a gate's deciders: someone the gate does
     /// not name (by name or role) gets [`EngineError::NotADecider`].
     pub fn resolve_gate_as(&self, id: &GateId, input: DecisionInput, who: &Decider) -> Result<Gate> {
+        self.resolve_gate_checked(id, input, who, |_: &Gate, _: &RunAccess<'_>| Ok::<(), EngineError>(()))
+    }
+
+    /// [`Engine::resolve_gate_as`] for a caller who may not reach every
+    /// gate: `access` sees the gate and its run inside the decision's own
+    /// transaction, before anything is written, and may refuse them (its
+    /// error is the answer, and nothing is stored or logged). So the check
+    /// and the decision see one state, and the caller's check costs no read
+    /// of its own.
+    pub fn resolve_gate_checked<E, A>(
+        &self,
+        id: &GateId,
+        input: DecisionInput,
+        who: &Decider,
+        access: A,
+    ) -> std::result::Result<Gate, E>
+    where
+        E: From<EngineError> + Send + 'static,
+        A: FnOnce(&Gate, &RunAccess<'_>) -> std::result::Result<(), E> + Send + 'static,
+    {
         let input = self.redacted(input)?;
         let reviewer = who.name.as_str();
         if let Some(score) = &input.score {
-            score.validate()?;
+            score.validate().map_err(EngineError::from)?;
         }
         let now = self.now();
         let input = DecisionInput {
@@ -47,10 +68,14 @@ impl<S: Store> Engine<S> {
             ..input
         };
         let (id, reviewer, who) = (id.clone(), reviewer.to_owned(), who.clone());
-        let attempt = self.store().write(move |tx| {
+        let attempt = self.store().write(move |tx| -> Result<std::result::Result<Attempt, E>> {
             let gate = tx.gate(&id)?.ok_or_else(|| not_found_gate(&id))?;
+            let run = load_run(tx, &gate.run_id)?;
+            if let Err(refused) = access(&gate, &RunAccess::new(&run, &*tx)) {
+                return Ok(Err(refused));
+            }
             if gate.status.is_terminal() {
-                return refuse(tx, gate, input, &reviewer, now);
+                return refuse(tx, gate, input, &reviewer, now).map(Ok);
             }
             check_decider(&gate, &who)?;
             let input = DecisionInput { self_decided: who.opened(&gate), ..input };
@@ -65,11 +90,11 @@ impl<S: Store> Engine<S> {
                     rules::create_planned(tx, gate, allow, &reviewer, now)?;
                 }
             }
-            Ok(attempt)
-        })?;
+            Ok(Ok(attempt))
+        })??;
         match attempt {
             Attempt::Done(gate) => Ok(*gate),
-            Attempt::Refused(e) => Err(e),
+            Attempt::Refused(e) => Err(e.into()),
         }
     }
 

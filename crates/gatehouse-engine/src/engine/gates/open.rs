@@ -60,7 +60,7 @@ impl<S: Store> Engine<S> {
         let (run_id, actor) = (run_id.clone(), actor.to_owned());
         let op = move |tx: &mut dyn WriteTx| -> Result<std::result::Result<Gate, E>> {
             let run = load_run(tx, &run_id)?;
-            if let Err(refused) = access(&RunAccess { run: &run, tx: &*tx }) {
+            if let Err(refused) = access(&RunAccess::new(&run, &*tx)) {
                 return Ok(Err(refused));
             }
             open_in(tx, run, new, &actor, now).map(Ok)
@@ -87,7 +87,12 @@ pub struct RunAccess<'a> {
     tx: &'a dyn WriteTx,
 }
 
-impl RunAccess<'_> {
+impl<'a> RunAccess<'a> {
+    /// `run` as read in `tx`, for a check inside the write.
+    pub(super) fn new(run: &'a Run, tx: &'a dyn WriteTx) -> Self {
+        Self { run, tx }
+    }
+
     /// The run.
     pub fn run(&self) -> &Run {
         self.run

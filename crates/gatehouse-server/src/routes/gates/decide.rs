@@ -10,7 +10,7 @@ use axum::extract::State;
 use axum::Json;
 use gatehouse_engine::decision::{DecisionAction, DecisionInput};
 use gatehouse_engine::scoring::{QualityScore, ScoreVerdict};
-use gatehouse_engine::{Gate, GateId, Role, RunId};
+use gatehouse_engine::{Gate, GateId, Role, RunAccess, RunId};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -36,19 +36,20 @@ pub async fn resolve_gate(
 ) -> ApiResult<Json<Gate>> {
     caller.require_reviewer()?;
     let id = GateId::from_string(gate_id);
-    let gate = state
-        .engine_checked(move |e| {
-            let (gate, _) = caller.gate(e, &id)?;
-            if input.allow_rule.is_some() && !caller.may_rule_for(&gate.agent) {
-                return Err(ApiError::forbidden(format!(
-                    "allow_rule: `{}` has a scoped token, which may make allow-rules only for the agents its scope \
-                     names, not for `{}` (a rule passes that agent's gates in every run)",
-                    caller.name, gate.agent
-                )));
-            }
-            Ok(e.resolve_gate_as(&id, input, &caller.decider())?)
-        })
-        .await?;
+    let (decider, makes_rule) = (caller.decider(), input.allow_rule.is_some());
+    // The caller's access is checked inside the decision's transaction.
+    let access = move |gate: &Gate, run: &RunAccess<'_>| {
+        caller.may_decide_on(gate, run)?;
+        if makes_rule && !caller.may_rule_for(&gate.agent) {
+            return Err(ApiError::forbidden(format!(
+                "allow_rule: `{}` has a scoped token, which may make allow-rules only for the agents its scope \
+                 names, not for `{}` (a rule passes that agent's gates in every run)",
+                caller.name, gate.agent
+            )));
+        }
+        Ok(())
+    };
+    let gate = state.engine_checked(move |e| e.resolve_gate_checked(&id, input, &decider, access)).await?;
     Ok(Json(gate))
 }
 
