@@ -430,21 +430,49 @@ impl Publisher {
 
 type Finish = Box<dyn FnOnce(std::result::Result<(), Refusal>) + Send>;
 
-/// A job's work inside the group's transaction; it returns what to do once the group commits.
-type Work = Box<dyn FnOnce(&mut PgDb<'_, &mut WriteState>) -> Finish + Send>;
+/// An operation queued for the writer.
+trait Job: Send {
+    /// Runs inside the group's transaction, under the savepoint `job`; returns
+    /// what to do once the group has committed (or failed).
+    fn run(self: Box<Self>, db: &mut PgDb<'_, &mut WriteState>) -> Finish;
+    /// Answers without running (the group could not begin).
+    fn abort(self: Box<Self>, refusal: Refusal);
+}
 
-/// An operation queued for the writer: run it inside the group's
-/// transaction (its reply is sent once the group has committed), or abort it.
-struct Job {
-    run: Work,
-    abort: Box<dyn FnOnce(Refusal) + Send>,
+/// A write and whom to answer: `done` gets its result once its group ends.
+struct TypedJob<T, F, D> {
+    op: F,
+    done: D,
+    _result: std::marker::PhantomData<fn() -> T>,
+}
+
+impl<T, F, D> Job for TypedJob<T, F, D>
+where
+    T: Send + 'static,
+    F: FnOnce(&mut dyn WriteTx) -> Result<T> + Send + 'static,
+    D: FnOnce(Result<T>) + Send + 'static,
+{
+    fn run(self: Box<Self>, db: &mut PgDb<'_, &mut WriteState>) -> Finish {
+        let TypedJob { op, done, .. } = *self;
+        let result = in_savepoint(db, op);
+        Box::new(move |commit| {
+            done(match commit {
+                Ok(()) => result,
+                Err(refusal) => Err(refusal.error()),
+            })
+        })
+    }
+
+    fn abort(self: Box<Self>, refusal: Refusal) {
+        (self.done)(Err(refusal.error()));
+    }
 }
 
 /// The PostgreSQL store.
 pub struct PgStore {
     target: Target,
     description: String,
-    jobs: Option<Sender<Job>>,
+    jobs: Option<Sender<Box<dyn Job>>>,
     writer: Option<JoinHandle<()>>,
     listener: Option<(Sender<Signal>, JoinHandle<()>)>,
     readers: Mutex<Vec<Conn>>,
@@ -515,7 +543,7 @@ impl PgStore {
                 .spawn(move || listen(target, channel, publisher, signals, listened))
                 .map_err(|e| EngineError::Storage(format!("cannot start the event listener: {e}")))?
         };
-        let (jobs, queue) = mpsc::channel::<Job>();
+        let (jobs, queue) = mpsc::channel::<Box<dyn Job>>();
         let stats = Arc::new(StoreStats::default());
         let writer = {
             let (target, stats) = (target.clone(), Arc::clone(&stats));
@@ -670,7 +698,7 @@ struct Writer {
 }
 
 impl Writer {
-    fn run(mut self, queue: Receiver<Job>, max_batch: usize) {
+    fn run(mut self, queue: Receiver<Box<dyn Job>>, max_batch: usize) {
         while let Ok(first) = queue.recv() {
             let mut batch = vec![first];
             while batch.len() < max_batch {
@@ -686,7 +714,7 @@ impl Writer {
     /// Commits `batch` as one group, on a new connection if the last one
     /// ended; a group whose connection proves closed before any job ran
     /// (the database restarted since the last group) is begun once more.
-    fn commit(&mut self, batch: Vec<Job>) {
+    fn commit(&mut self, batch: Vec<Box<dyn Job>>) {
         let mut batch = Some(batch);
         let mut lost = self.conn.is_closed();
         for _ in 0..2 {
@@ -694,7 +722,7 @@ impl Writer {
                 if let Err(e) = self.target.reconnect_own().map(|conn| self.conn = conn) {
                     let refusal = Refusal::of("cannot reconnect to the database", &e);
                     for job in batch.take().into_iter().flatten() {
-                        (job.abort)(refusal.clone());
+                        job.abort(refusal.clone());
                     }
                     return;
                 }
@@ -705,7 +733,7 @@ impl Writer {
             }
         }
         for job in batch.into_iter().flatten() {
-            (job.abort)(Refusal::Unavailable("the database connection closed twice in a row".into()));
+            job.abort(Refusal::Unavailable("the database connection closed twice in a row".into()));
         }
     }
 
@@ -713,7 +741,7 @@ impl Writer {
     /// (the chain's lock, the chain's head, the first job's savepoint), one
     /// between jobs, one ends it (the notification and the commit). Gives
     /// the jobs back, none run, if the connection closed before it began.
-    fn group(&mut self, batch: Vec<Job>) -> std::result::Result<(), Vec<Job>> {
+    fn group(&mut self, batch: Vec<Box<dyn Job>>) -> std::result::Result<(), Vec<Box<dyn Job>>> {
         let begin = format!(
             "BEGIN; SELECT pg_advisory_xact_lock({}, {}); {}; SAVEPOINT job",
             self.lock.0,
@@ -731,7 +759,7 @@ impl Writer {
                 let _ = self.conn.batch("ROLLBACK");
                 let refusal = Refusal::of("cannot begin a transaction", &e);
                 for job in batch {
-                    (job.abort)(refusal.clone());
+                    job.abort(refusal.clone());
                 }
                 return Ok(());
             }
@@ -747,7 +775,7 @@ impl Writer {
                     // Sent without waiting: the job's first statement waits for it.
                     db.conn.defer_batch("RELEASE job; SAVEPOINT job");
                 }
-                finishes.push((job.run)(&mut db));
+                finishes.push(job.run(&mut db));
             }
         }
         // `COMMIT` in a transaction an error left aborted rolls back without
@@ -809,26 +837,40 @@ impl Store for PgStore {
         F: FnOnce(&mut dyn WriteTx) -> Result<T> + Send + 'static,
     {
         let (reply, answer): (SyncSender<Result<T>>, _) = mpsc::sync_channel(1);
-        let abort_reply = reply.clone();
-        let job = Job {
-            run: Box::new(move |db| {
-                let result = in_savepoint(db, op);
-                Box::new(move |commit| {
-                    let outcome = match commit {
-                        Ok(()) => result,
-                        Err(refusal) => Err(refusal.error()),
-                    };
-                    let _ = reply.send(outcome);
-                })
-            }),
-            abort: Box::new(move |refusal: Refusal| {
-                let _ = abort_reply.send(Err(refusal.error()));
-            }),
+        self.write_then(op, move |result| {
+            let _ = reply.send(result);
+        });
+        answer.recv().map_err(|_| EngineError::Storage("the store is closed".into()))?
+    }
+
+    /// Queues `op` for the writer and returns at once: `done` gets the
+    /// result on the writer's thread once the group has committed (or
+    /// failed), so an async caller need not hold a thread while it waits.
+    fn write_then<T, F, D>(&self, op: F, done: D)
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut dyn WriteTx) -> Result<T> + Send + 'static,
+        D: FnOnce(Result<T>) + Send + 'static,
+    {
+        let in_flight = self.stats.queued_write_started();
+        let done = move |result| {
+            drop(in_flight);
+            done(result);
         };
-        let closed = || EngineError::Storage("the store is closed".into());
-        let _in_flight = self.stats.write_started();
-        self.jobs.as_ref().ok_or_else(closed)?.send(job).map_err(|_| closed())?;
-        answer.recv().map_err(|_| closed())?
+        let job: Box<dyn Job> = Box::new(TypedJob { op, done, _result: std::marker::PhantomData });
+        let closed = || Refusal::Failed("the store is closed".into());
+        match &self.jobs {
+            Some(jobs) => {
+                if let Err(mpsc::SendError(job)) = jobs.send(job) {
+                    job.abort(closed());
+                }
+            }
+            None => job.abort(closed()),
+        }
+    }
+
+    fn queues_writes(&self) -> bool {
+        true
     }
 
     fn read<T, F>(&self, op: F) -> Result<T>
