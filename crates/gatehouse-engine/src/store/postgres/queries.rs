@@ -654,28 +654,30 @@ impl WriteTx for PgDb<'_, &mut WriteState> {
     }
 
     fn insert_gate(&mut self, gate: &Gate) -> Result<bool> {
-        let n = exec(
-            self.conn,
-            "INSERT INTO gates (id, run_id, kind, mode_rank, priority, status, agent, created_at,
+        const SQL: &str = "INSERT INTO gates (id, run_id, kind, mode_rank, priority, status, agent, created_at,
                                 expires_at, idempotency_key, data, escalate_at)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-             ON CONFLICT (run_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING",
-            &[
-                &gate.id.as_str(),
-                &gate.run_id.as_str(),
-                &gate.kind().as_str(),
-                &gate.mode.rank(),
-                &gate.priority.rank(),
-                &gate.status.as_str(),
-                &gate.agent,
-                &micros(gate.created_at),
-                &gate.expires_at.map(micros),
-                &gate.idempotency_key,
-                &to_json(gate)?,
-                &gate.escalate_at().map(micros),
-            ],
-        )?;
-        Ok(n == 1)
+             ON CONFLICT (run_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING";
+        let params: Vec<Param> = vec![
+            own(gate.id.to_string()),
+            own(gate.run_id.to_string()),
+            own(gate.kind().as_str()),
+            own(gate.mode.rank()),
+            own(gate.priority.rank()),
+            own(gate.status.as_str()),
+            own(gate.agent.clone()),
+            own(micros(gate.created_at)),
+            own(gate.expires_at.map(micros)),
+            own(gate.idempotency_key.clone()),
+            own(to_json(gate)?),
+            own(gate.escalate_at().map(micros)),
+        ];
+        if gate.idempotency_key.is_none() {
+            // Nothing to conflict with: inserted, whenever the reply comes.
+            self.conn.defer(SQL, params)?;
+            return Ok(true);
+        }
+        Ok(exec(self.conn, SQL, &refs(&params))? == 1)
     }
 
     fn update_gate_if(&mut self, gate: &Gate, expected: GateStatus) -> Result<bool> {
