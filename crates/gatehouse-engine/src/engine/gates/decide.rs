@@ -36,39 +36,36 @@ impl<S: Store> Engine<S> {
     /// whose roles count against a gate's deciders: someone the gate does
     /// not name (by name or role) gets [`EngineError::NotADecider`].
     pub fn resolve_gate_as(&self, id: &GateId, input: DecisionInput, who: &Decider) -> Result<Gate> {
-        self.resolve_gate_checked(id, input, who, |_: &Gate, _: &RunAccess<'_>| Ok::<(), EngineError>(()))
+        let (reply, answer) = std::sync::mpsc::sync_channel(1);
+        let anyone = |_: &Gate, _: &RunAccess<'_>| Ok::<(), EngineError>(());
+        self.resolve_gate_then(id, input, who, anyone, move |gate| {
+            let _ = reply.send(gate);
+        });
+        answer.recv().map_err(|_| EngineError::Storage("the store is closed".into()))?
     }
 
     /// [`Engine::resolve_gate_as`] for a caller who may not reach every
-    /// gate: `access` sees the gate and its run inside the decision's own
-    /// transaction, before anything is written, and may refuse them (its
-    /// error is the answer, and nothing is stored or logged). So the check
-    /// and the decision see one state, and the caller's check costs no read
-    /// of its own.
-    pub fn resolve_gate_checked<E, A>(
-        &self,
-        id: &GateId,
-        input: DecisionInput,
-        who: &Decider,
-        access: A,
-    ) -> std::result::Result<Gate, E>
+    /// gate, and who need not wait for the write. `access` sees the gate
+    /// and its run inside the decision's own transaction, before anything
+    /// is written, and may refuse them (its error is `done`'s answer, and
+    /// nothing is stored or logged): the check and the decision see one
+    /// state, and the check costs no read of its own. `done` gets the gate
+    /// once the decision is committed: on a store that
+    /// [queues writes](crate::store::Store::queues_writes) this returns at
+    /// once and `done` runs on the store's writer.
+    pub fn resolve_gate_then<E, A, D>(&self, id: &GateId, input: DecisionInput, who: &Decider, access: A, done: D)
     where
         E: From<EngineError> + Send + 'static,
         A: FnOnce(&Gate, &RunAccess<'_>) -> std::result::Result<(), E> + Send + 'static,
+        D: FnOnce(std::result::Result<Gate, E>) + Send + 'static,
     {
-        let input = self.redacted(input)?;
-        let reviewer = who.name.as_str();
-        if let Some(score) = &input.score {
-            score.validate().map_err(EngineError::from)?;
-        }
         let now = self.now();
-        let input = DecisionInput {
-            // The scorer is whoever decides, at the time they decide, whatever the input says.
-            score: input.score.map(|s| QualityScore { scorer: reviewer.to_owned(), at: now, ..s }),
-            ..input
+        let input = match self.checked_decision(input, &who.name, now) {
+            Ok(input) => input,
+            Err(e) => return done(Err(e.into())),
         };
-        let (id, reviewer, who) = (id.clone(), reviewer.to_owned(), who.clone());
-        let attempt = self.store().write(move |tx| -> Result<std::result::Result<Attempt, E>> {
+        let (id, reviewer, who) = (id.clone(), who.name.clone(), who.clone());
+        let op = move |tx: &mut dyn WriteTx| -> Result<std::result::Result<Attempt, E>> {
             let gate = tx.gate(&id)?.ok_or_else(|| not_found_gate(&id))?;
             let run = load_run(tx, &gate.run_id)?;
             if let Err(refused) = access(&gate, &RunAccess::new(&run, &*tx)) {
@@ -91,11 +88,28 @@ impl<S: Store> Engine<S> {
                 }
             }
             Ok(Ok(attempt))
-        })??;
-        match attempt {
-            Attempt::Done(gate) => Ok(*gate),
-            Attempt::Refused(e) => Err(e.into()),
+        };
+        self.store().write_then(op, move |result| {
+            done(match result {
+                Err(e) => Err(e.into()),
+                Ok(Err(refused)) => Err(refused),
+                Ok(Ok(Attempt::Done(gate))) => Ok(*gate),
+                Ok(Ok(Attempt::Refused(e))) => Err(e.into()),
+            })
+        });
+    }
+
+    /// The decision redacted and checked; its score, if any, credited to
+    /// whoever decides at the time they decide, whatever the input says.
+    fn checked_decision(&self, input: DecisionInput, reviewer: &str, now: DateTime<Utc>) -> Result<DecisionInput> {
+        let input = self.redacted(input)?;
+        if let Some(score) = &input.score {
+            score.validate()?;
         }
+        Ok(DecisionInput {
+            score: input.score.map(|s| QualityScore { scorer: reviewer.to_owned(), at: now, ..s }),
+            ..input
+        })
     }
 
     /// Withdraws a pending gate.

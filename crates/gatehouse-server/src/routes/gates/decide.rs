@@ -49,7 +49,13 @@ pub async fn resolve_gate(
         }
         Ok(())
     };
-    let gate = state.engine_checked(move |e| e.resolve_gate_checked(&id, input, &decider, access)).await?;
+    let gate = state
+        .engine_then(move |e, answer| {
+            e.resolve_gate_then(&id, input, &decider, access, move |gate| {
+                let _ = answer.send(gate);
+            });
+        })
+        .await??;
     Ok(Json(gate))
 }
 
