@@ -380,7 +380,7 @@ fn an_access_check_sees_the_run_and_its_chain_in_the_gates_write_and_a_refusal_s
 
     let (parent_id, child_id) = (parent.id.clone(), child.id.clone());
     let gate = open_checked(&f, &child.id, move |access| {
-        assert_eq!(access.run().id, child_id);
+        assert_eq!(access.run()?.id, child_id);
         let chain: Vec<_> = access.chain()?.into_iter().map(|run| run.id).collect();
         assert_eq!(chain, [parent_id, child_id], "outermost first");
         Ok(())
@@ -390,4 +390,61 @@ fn an_access_check_sees_the_run_and_its_chain_in_the_gates_write_and_a_refusal_s
     assert_eq!(f.engine.run(&child.id).unwrap().status, RunStatus::AwaitingHuman);
     let missing = open_checked(&f, &gatehouse_engine::RunId::from_string("run_nope"), |_| Ok(()));
     assert!(matches!(missing, Err(EngineError::NotFound { what: "run", .. })), "{missing:?}");
+}
+
+/// Resolves `gate` as `alice` through [`Engine::resolve_gate_then`] with `access` as the caller's check.
+fn resolve_checked(
+    f: &Fixture,
+    gate: &gatehouse_engine::GateId,
+    input: DecisionInput,
+    access: impl FnOnce(&gatehouse_engine::Gate, &gatehouse_engine::RunAccess<'_>) -> Result<(), EngineError>
+        + Send
+        + 'static,
+) -> Result<gatehouse_engine::Gate, EngineError> {
+    let (reply, answer) = std::sync::mpsc::channel();
+    let alice = gatehouse_engine::gate::Decider::new("alice", [] as [&str; 0]);
+    f.engine.resolve_gate_then(gate, input, &alice, access, move |gate| {
+        reply.send(gate).unwrap();
+    });
+    answer.recv().expect("done is called once")
+}
+
+#[test]
+fn a_deciders_access_check_sees_the_gate_and_its_run_in_the_decisions_write_and_a_refusal_stores_nothing() {
+    let f = Fixture::new();
+    let run = f.run("coder");
+    let gate = f.engine.open_gate(&run.id, NewGate::question("Ship it?"), "coder").unwrap();
+    let events_before = f.engine.events_after(0, &Default::default(), 1000).unwrap().len();
+
+    // A refusal is the answer; the gate stays pending and nothing is logged,
+    // not even the refused attempt (the caller may not see the gate at all).
+    let refused = resolve_checked(&f, &gate.id, DecisionInput::respond("yes"), |_, _| {
+        Err(EngineError::invalid("token", "refused by the check"))
+    });
+    assert_eq!(refused.unwrap_err().to_string(), "token: refused by the check");
+    assert_eq!(f.engine.gate(&gate.id).unwrap().status, GateStatus::Pending);
+    assert_eq!(f.engine.events_after(0, &Default::default(), 1000).unwrap().len(), events_before);
+
+    // The check sees the gate and, when it asks, its run; then the decision is made.
+    let (gate_id, run_id) = (gate.id.clone(), run.id.clone());
+    let decided = resolve_checked(&f, &gate.id, DecisionInput::respond("yes"), move |seen, access| {
+        assert_eq!(seen.id, gate_id);
+        assert_eq!(access.id(), &run_id);
+        assert_eq!(access.run()?.agent, "coder");
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(decided.status, GateStatus::Resolved);
+
+    // On a closed gate the check still comes first: a refused caller hears
+    // its refusal, not who decided.
+    let again = resolve_checked(&f, &gate.id, DecisionInput::respond("no"), |_, _| {
+        Err(EngineError::invalid("token", "refused by the check"))
+    });
+    assert_eq!(again.unwrap_err().to_string(), "token: refused by the check");
+    let missing =
+        resolve_checked(&f, &gatehouse_engine::GateId::from_string("gate_nope"), DecisionInput::approve(), |_, _| {
+            Ok(())
+        });
+    assert!(matches!(missing, Err(EngineError::NotFound { what: "gate", .. })), "{missing:?}");
 }

@@ -67,8 +67,7 @@ impl<S: Store> Engine<S> {
         let (id, reviewer, who) = (id.clone(), who.name.clone(), who.clone());
         let op = move |tx: &mut dyn WriteTx| -> Result<std::result::Result<Attempt, E>> {
             let gate = tx.gate(&id)?.ok_or_else(|| not_found_gate(&id))?;
-            let run = load_run(tx, &gate.run_id)?;
-            if let Err(refused) = access(&gate, &RunAccess::new(&run, &*tx)) {
+            if let Err(refused) = access(&gate, &RunAccess::lazy(&gate.run_id, &*tx)) {
                 return Ok(Err(refused));
             }
             if gate.status.is_terminal() {

@@ -59,10 +59,11 @@ impl<S: Store> Engine<S> {
         // Everything below comes from the redacted request.
         let (run_id, actor) = (run_id.clone(), actor.to_owned());
         let op = move |tx: &mut dyn WriteTx| -> Result<std::result::Result<Gate, E>> {
-            let run = load_run(tx, &run_id)?;
-            if let Err(refused) = access(&RunAccess::new(&run, &*tx)) {
+            let seen = RunAccess::of(load_run(tx, &run_id)?, &*tx);
+            if let Err(refused) = access(&seen) {
                 return Ok(Err(refused));
             }
+            let run = seen.into_run()?;
             open_in(tx, run, new, &actor, now).map(Ok)
         };
         self.store().write_then(op, move |result| done(result.map_err(E::from).and_then(|gate| gate)));
@@ -80,27 +81,51 @@ impl<S: Store> Engine<S> {
     }
 }
 
-/// The run a gate is about to open on, as an access check sees it: read in
-/// the gate's own write transaction, so the check and the gate see one state.
+/// The run a gate is about to open on (or be decided on), as an access
+/// check sees it: read in the gate's own write transaction, so the check
+/// and the write see one state; read only if the check asks for it.
 pub struct RunAccess<'a> {
-    run: &'a Run,
+    id: RunId,
+    run: std::cell::OnceCell<Run>,
     tx: &'a dyn WriteTx,
 }
 
 impl<'a> RunAccess<'a> {
-    /// `run` as read in `tx`, for a check inside the write.
-    pub(super) fn new(run: &'a Run, tx: &'a dyn WriteTx) -> Self {
-        Self { run, tx }
+    /// `run`, already read in `tx`.
+    pub(super) fn of(run: Run, tx: &'a dyn WriteTx) -> Self {
+        Self { id: run.id.clone(), run: std::cell::OnceCell::from(run), tx }
+    }
+
+    /// The run `id`, read from `tx` when first asked for.
+    pub(super) fn lazy(id: &RunId, tx: &'a dyn WriteTx) -> Self {
+        Self { id: id.clone(), run: std::cell::OnceCell::new(), tx }
+    }
+
+    /// The run, owned.
+    pub(super) fn into_run(self) -> Result<Run> {
+        match self.run.into_inner() {
+            Some(run) => Ok(run),
+            None => load_run(self.tx, &self.id),
+        }
+    }
+
+    /// The run's id.
+    pub fn id(&self) -> &RunId {
+        &self.id
     }
 
     /// The run.
-    pub fn run(&self) -> &Run {
-        self.run
+    pub fn run(&self) -> Result<&Run> {
+        if let Some(run) = self.run.get() {
+            return Ok(run);
+        }
+        let run = load_run(self.tx, &self.id)?;
+        Ok(self.run.get_or_init(|| run))
     }
 
     /// The run and the runs above it, outermost first (as [`Engine::run_chain`]).
     pub fn chain(&self) -> Result<Vec<Run>> {
-        run_chain_in(self.tx, &self.run.id)
+        run_chain_in(self.tx, &self.id)
     }
 }
 
