@@ -1,0 +1,209 @@
+//! The PostgreSQL writer: one thread per instance that commits queued
+//! writes in groups, one transaction each under the chain's advisory lock,
+//! every job under its own savepoint, on a connection the thread drives
+//! itself. A group is a request to begin (the lock, the chain's head, the
+//! first savepoint), each job's reads and one request for its writes
+//! (`pipeline.rs`), and a request to end (the notification, `COMMIT`).
+
+use std::sync::mpsc::Receiver;
+use std::sync::Arc;
+
+use super::failure::Refusal;
+use super::queries::{self, PgDb};
+use super::{quote_literal, Conn, Publisher, Target};
+use crate::error::{EngineError, Result};
+use crate::event::AuditKey;
+use crate::store::chain::WriteState;
+use crate::store::{StoreStats, WriteTx};
+
+type Finish = Box<dyn FnOnce(std::result::Result<(), Refusal>) + Send>;
+
+/// An operation queued for the writer.
+pub(super) trait Job: Send {
+    /// Runs inside the group's transaction, under the savepoint `job`; returns
+    /// what to do once the group has committed (or failed).
+    fn run(self: Box<Self>, db: &mut PgDb<'_, &mut WriteState>) -> Finish;
+    /// Answers without running (the group could not begin).
+    fn abort(self: Box<Self>, refusal: Refusal);
+}
+
+/// A write and whom to answer: `done` gets its result once its group ends.
+pub(super) struct TypedJob<T, F, D> {
+    op: F,
+    done: D,
+    _result: std::marker::PhantomData<fn() -> T>,
+}
+
+impl<T, F, D> TypedJob<T, F, D> {
+    pub(super) fn new(op: F, done: D) -> Self {
+        Self { op, done, _result: std::marker::PhantomData }
+    }
+}
+
+impl<T, F, D> Job for TypedJob<T, F, D>
+where
+    T: Send + 'static,
+    F: FnOnce(&mut dyn WriteTx) -> Result<T> + Send + 'static,
+    D: FnOnce(Result<T>) + Send + 'static,
+{
+    fn run(self: Box<Self>, db: &mut PgDb<'_, &mut WriteState>) -> Finish {
+        let TypedJob { op, done, .. } = *self;
+        let result = in_savepoint(db, op);
+        Box::new(move |commit| {
+            done(match commit {
+                Ok(()) => result,
+                Err(refusal) => Err(refusal.error()),
+            })
+        })
+    }
+
+    fn abort(self: Box<Self>, refusal: Refusal) {
+        (self.done)(Err(refusal.error()));
+    }
+}
+
+/// The writer thread's state.
+pub(super) struct Writer {
+    pub target: Target,
+    pub conn: Conn,
+    /// The chain's advisory lock: Gatehouse's key and the schema's.
+    pub lock: (i32, i32),
+    /// Where a group's commit notifies the other instances.
+    pub channel: String,
+    pub publisher: Arc<Publisher>,
+    pub key: Option<AuditKey>,
+    pub stats: Arc<StoreStats>,
+}
+
+impl Writer {
+    pub(super) fn run(mut self, queue: Receiver<Box<dyn Job>>, max_batch: usize) {
+        while let Ok(first) = queue.recv() {
+            let mut batch = vec![first];
+            while batch.len() < max_batch {
+                match queue.try_recv() {
+                    Ok(job) => batch.push(job),
+                    Err(_) => break,
+                }
+            }
+            self.commit(batch);
+        }
+    }
+
+    /// Commits `batch` as one group, on a new connection if the last one
+    /// ended; a group whose connection proves closed before any job ran
+    /// (the database restarted since the last group) is begun once more.
+    fn commit(&mut self, batch: Vec<Box<dyn Job>>) {
+        let mut batch = Some(batch);
+        let mut lost = self.conn.is_closed();
+        for _ in 0..2 {
+            if lost {
+                if let Err(e) = self.target.reconnect_own().map(|conn| self.conn = conn) {
+                    let refusal = Refusal::of("cannot reconnect to the database", &e);
+                    for job in batch.take().into_iter().flatten() {
+                        job.abort(refusal.clone());
+                    }
+                    return;
+                }
+            }
+            match self.group(batch.take().unwrap_or_default()) {
+                Ok(()) => return,
+                Err(unbegun) => (batch, lost) = (Some(unbegun), true),
+            }
+        }
+        for job in batch.into_iter().flatten() {
+            job.abort(Refusal::Unavailable("the database connection closed twice in a row".into()));
+        }
+    }
+
+    /// Runs one group of jobs in one transaction: one request begins it
+    /// (the chain's lock, the chain's head, the first job's savepoint), one
+    /// between jobs, one ends it (the notification and the commit). Gives
+    /// the jobs back, none run, if the connection closed before it began.
+    fn group(&mut self, batch: Vec<Box<dyn Job>>) -> std::result::Result<(), Vec<Box<dyn Job>>> {
+        let begin = format!(
+            "BEGIN; SELECT pg_advisory_xact_lock({}, {}); {}; SAVEPOINT job",
+            self.lock.0,
+            self.lock.1,
+            queries::CHAIN_HEAD_TEXT
+        );
+        let begun = self
+            .conn
+            .simple(&begin)
+            .and_then(|rows| queries::chain_head_of_text(rows.iter().rfind(|row| row.len() == 2)));
+        let head = match begun {
+            Ok(head) => head,
+            Err(e) if self.conn.is_closed() || matches!(e, EngineError::Unavailable(_)) => return Err(batch),
+            Err(e) => {
+                let _ = self.conn.batch("ROLLBACK");
+                let refusal = Refusal::of("cannot begin a transaction", &e);
+                for job in batch {
+                    job.abort(refusal.clone());
+                }
+                return Ok(());
+            }
+        };
+        let mut state = WriteState { head, key: self.key.clone(), events: Vec::new() };
+        let mut finishes = Vec::with_capacity(batch.len());
+        {
+            let mut db = PgDb { conn: &self.conn, state: &mut state };
+            for (i, job) in batch.into_iter().enumerate() {
+                if i > 0 {
+                    // A failed job rolled back to its savepoint, which stays; either way start afresh.
+                    // If this fails, so do the next statements and the commit, and every job hears it.
+                    // Sent without waiting: the job's first statement waits for it.
+                    db.conn.defer_batch("RELEASE job; SAVEPOINT job");
+                }
+                finishes.push(job.run(&mut db));
+            }
+        }
+        // `COMMIT` in a transaction an error left aborted rolls back without
+        // an error; the statement before it fails there instead (and the
+        // rest of the request is skipped), so no caller hears success for a
+        // group that did not commit.
+        let end = match state.events.last() {
+            Some(last) => format!("SELECT pg_notify({}, '{}'); COMMIT", quote_literal(&self.channel), last.seq),
+            None => "SELECT 1; COMMIT".to_owned(),
+        };
+        match self.conn.batch(&end) {
+            Ok(()) => {
+                self.stats.group_committed();
+                if let Err(e) = self.publisher.committed(&self.conn, state.events) {
+                    // Subscribers catch up from the log; the commit stands.
+                    tracing::warn!(error = %e, "cannot publish committed events");
+                }
+                for finish in finishes {
+                    finish(Ok(()));
+                }
+            }
+            Err(e) => {
+                // A connection lost at `COMMIT` may have committed: its
+                // callers hear "unavailable", never success, and the
+                // listener publishes whatever the log then holds.
+                let _ = self.conn.batch("ROLLBACK");
+                let refusal = Refusal::of("the commit failed", &e);
+                for finish in finishes {
+                    finish(Err(refusal.clone()));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Runs one job under the savepoint `job` (the group set it) so its
+/// failure undoes only its own work, including the events it appended.
+fn in_savepoint<T>(db: &mut PgDb<'_, &mut WriteState>, op: impl FnOnce(&mut dyn WriteTx) -> Result<T>) -> Result<T> {
+    let head = db.state.head;
+    let published = db.state.events.len();
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| op(db)))
+        .unwrap_or_else(|_| Err(EngineError::Storage("an engine operation panicked".into())));
+    // The job's deferred writes are answered before it ends: one that
+    // failed fails the job (its cause is reported, not the abort after it).
+    let result = db.conn.flush().and(result);
+    if result.is_err() {
+        db.conn.batch("ROLLBACK TO job")?;
+        db.state.head = head;
+        db.state.events.truncate(published);
+    }
+    result
+}
