@@ -174,3 +174,88 @@ async fn an_error_breakpoint_stops_on_a_failed_call() {
     let done = h.status(&run.id, RunStatus::Completed).await;
     assert_eq!(done.result.unwrap()["text"], "ok");
 }
+
+/// A provider whose first call never answers and, when a cancel drops it,
+/// holds the dropping thread (the run's drive, winding down) until the test
+/// lets it go; later calls never answer either. Counts the calls.
+#[derive(Debug)]
+struct HeldWhenDropped {
+    calls: std::sync::atomic::AtomicUsize,
+    tools: Vec<gatehouse_providers::Tool>,
+    dropping: std::sync::Mutex<std::sync::mpsc::Sender<()>>,
+    go: Arc<std::sync::Mutex<std::sync::mpsc::Receiver<()>>>,
+}
+
+/// Dropped with the first call: says so, then waits for the test.
+struct Hold {
+    dropping: std::sync::mpsc::Sender<()>,
+    go: Arc<std::sync::Mutex<std::sync::mpsc::Receiver<()>>>,
+}
+
+impl Drop for Hold {
+    fn drop(&mut self) {
+        let _ = self.dropping.send(());
+        let _ = self.go.lock().map(|go| go.recv_timeout(common::PATIENCE));
+    }
+}
+
+#[async_trait::async_trait]
+impl gatehouse_providers::Provider for HeldWhenDropped {
+    fn name(&self) -> &str {
+        "held"
+    }
+    fn kind(&self) -> gatehouse_providers::ProviderKind {
+        gatehouse_providers::ProviderKind::Scripted
+    }
+    fn tools(&self) -> &[gatehouse_providers::Tool] {
+        &self.tools
+    }
+    fn prepare(
+        &self,
+        tool: &gatehouse_providers::Tool,
+        input: &gatehouse_providers::RunInput,
+    ) -> Result<gatehouse_providers::Payload, ProviderError> {
+        gatehouse_providers::prepare::inputs(tool, input)
+    }
+    async fn call(
+        &self,
+        _: &gatehouse_providers::Tool,
+        _: &gatehouse_providers::Payload,
+    ) -> Result<gatehouse_providers::ProviderResponse, ProviderError> {
+        let first = self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0;
+        let _hold =
+            first.then(|| Hold { dropping: self.dropping.lock().expect("sender").clone(), go: Arc::clone(&self.go) });
+        std::future::pending().await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_retried_while_its_cancelled_drive_winds_down_is_driven_again() {
+    let (dropping, dropped) = std::sync::mpsc::channel();
+    let (go, wait) = std::sync::mpsc::channel();
+    let held = Arc::new(HeldWhenDropped {
+        calls: Default::default(),
+        tools: vec![gatehouse_providers::Tool::new("held:model", "model", json!({"type": "object"}))],
+        dropping: std::sync::Mutex::new(dropping),
+        go: Arc::new(std::sync::Mutex::new(wait)),
+    });
+    let h = Harness::with(vec![held.clone()]);
+    let run =
+        h.start(json!({"tool": "held:model", "prompt": CLEAR}), json!({"hitl_config": {"run_policy": "auto"}})).await;
+    let called = h.until(|_| Ok((held.calls.load(std::sync::atomic::Ordering::SeqCst) == 1).then_some(()))).await;
+    assert!(called.is_some(), "{:#?}", h.history(&run.id));
+
+    // The cancel drops the call; the drive is held there, not yet ended,
+    // while a reviewer retries the run and Gatehouse takes it up again.
+    h.engine.cancel_run(&run.id, "alice", None).unwrap();
+    dropped.recv_timeout(common::PATIENCE).expect("the cancel drops the provider call");
+    let retried = h.engine.retry_run(&run.id, "alice").unwrap();
+    assert!(h.orch.take_up(&retried));
+    go.send(()).unwrap();
+
+    // The ending drive drives the run again from its journal: a second call.
+    let again = h.until(|_| Ok((held.calls.load(std::sync::atomic::Ordering::SeqCst) == 2).then_some(()))).await;
+    assert!(again.is_some(), "the retried run was left undriven: {:#?}", h.history(&run.id));
+    assert_eq!(h.engine.run(&run.id).unwrap().status, RunStatus::Active);
+    h.engine.cancel_run(&run.id, "alice", None).unwrap();
+}
