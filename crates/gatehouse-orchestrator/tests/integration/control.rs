@@ -48,11 +48,13 @@ async fn cancelling_a_run_withdraws_its_gate_and_stops_the_driver() {
     assert!(h.scripted.calls().is_empty());
 }
 
-/// A provider whose calls never answer, counting them.
+/// A provider whose calls never answer, counting them; with `hold`, its
+/// first call holds whoever drops it (see [`HoldSignals`]).
 #[derive(Debug, Default)]
 struct Hanging {
     calls: std::sync::atomic::AtomicUsize,
     tools: Vec<gatehouse_providers::Tool>,
+    hold: Option<HoldSignals>,
 }
 
 #[async_trait::async_trait]
@@ -78,7 +80,11 @@ impl gatehouse_providers::Provider for Hanging {
         _: &gatehouse_providers::Tool,
         _: &gatehouse_providers::Payload,
     ) -> Result<gatehouse_providers::ProviderResponse, ProviderError> {
-        self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let first = self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0;
+        let _hold = self.hold.as_ref().filter(|_| first).map(|signals| Hold {
+            dropping: signals.dropping.lock().expect("sender").clone(),
+            go: Arc::clone(&signals.go),
+        });
         std::future::pending().await
     }
 }
@@ -175,13 +181,11 @@ async fn an_error_breakpoint_stops_on_a_failed_call() {
     assert_eq!(done.result.unwrap()["text"], "ok");
 }
 
-/// A provider whose first call never answers and, when a cancel drops it,
-/// holds the dropping thread (the run's drive, winding down) until the test
-/// lets it go; later calls never answer either. Counts the calls.
+/// Signals for [`Hanging::hold`]: the first call, dropped, says so on
+/// `dropping` and holds the dropping thread (the run's drive, winding down)
+/// until the test sends on the other end of `go`.
 #[derive(Debug)]
-struct HeldWhenDropped {
-    calls: std::sync::atomic::AtomicUsize,
-    tools: Vec<gatehouse_providers::Tool>,
+struct HoldSignals {
     dropping: std::sync::Mutex<std::sync::mpsc::Sender<()>>,
     go: Arc<std::sync::Mutex<std::sync::mpsc::Receiver<()>>>,
 }
@@ -199,49 +203,22 @@ impl Drop for Hold {
     }
 }
 
-#[async_trait::async_trait]
-impl gatehouse_providers::Provider for HeldWhenDropped {
-    fn name(&self) -> &str {
-        "held"
-    }
-    fn kind(&self) -> gatehouse_providers::ProviderKind {
-        gatehouse_providers::ProviderKind::Scripted
-    }
-    fn tools(&self) -> &[gatehouse_providers::Tool] {
-        &self.tools
-    }
-    fn prepare(
-        &self,
-        tool: &gatehouse_providers::Tool,
-        input: &gatehouse_providers::RunInput,
-    ) -> Result<gatehouse_providers::Payload, ProviderError> {
-        gatehouse_providers::prepare::inputs(tool, input)
-    }
-    async fn call(
-        &self,
-        _: &gatehouse_providers::Tool,
-        _: &gatehouse_providers::Payload,
-    ) -> Result<gatehouse_providers::ProviderResponse, ProviderError> {
-        let first = self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0;
-        let _hold =
-            first.then(|| Hold { dropping: self.dropping.lock().expect("sender").clone(), go: Arc::clone(&self.go) });
-        std::future::pending().await
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_retried_while_its_cancelled_drive_winds_down_is_driven_again() {
     let (dropping, dropped) = std::sync::mpsc::channel();
     let (go, wait) = std::sync::mpsc::channel();
-    let held = Arc::new(HeldWhenDropped {
-        calls: Default::default(),
-        tools: vec![gatehouse_providers::Tool::new("held:model", "model", json!({"type": "object"}))],
-        dropping: std::sync::Mutex::new(dropping),
-        go: Arc::new(std::sync::Mutex::new(wait)),
+    let held = Arc::new(Hanging {
+        tools: vec![gatehouse_providers::Tool::new("hanging:model", "model", json!({"type": "object"}))],
+        hold: Some(HoldSignals {
+            dropping: std::sync::Mutex::new(dropping),
+            go: Arc::new(std::sync::Mutex::new(wait)),
+        }),
+        ..Hanging::default()
     });
     let h = Harness::with(vec![held.clone()]);
-    let run =
-        h.start(json!({"tool": "held:model", "prompt": CLEAR}), json!({"hitl_config": {"run_policy": "auto"}})).await;
+    let run = h
+        .start(json!({"tool": "hanging:model", "prompt": CLEAR}), json!({"hitl_config": {"run_policy": "auto"}}))
+        .await;
     let called = h.until(|_| Ok((held.calls.load(std::sync::atomic::Ordering::SeqCst) == 1).then_some(()))).await;
     assert!(called.is_some(), "{:#?}", h.history(&run.id));
 
