@@ -301,6 +301,20 @@ pub trait WriteTx: ReadTx {
     fn update_allow_rule(&mut self, rule: &AllowRule) -> Result<()>;
 }
 
+/// The next group of queued writes for a backend's writer: the first to
+/// arrive, then whatever else is queued, up to `max`; `None` once the queue
+/// is closed and empty.
+pub(crate) fn next_group<J>(queue: &std::sync::mpsc::Receiver<J>, max: usize) -> Option<Vec<J>> {
+    let mut group = vec![queue.recv().ok()?];
+    while group.len() < max {
+        match queue.try_recv() {
+            Ok(job) => group.push(job),
+            Err(_) => break,
+        }
+    }
+    Some(group)
+}
+
 /// A transactional backend.
 pub trait Store: Send + Sync + 'static {
     /// Runs `op` in one write transaction. Its events are appended in the
@@ -309,20 +323,23 @@ pub trait Store: Send + Sync + 'static {
     fn write<T, F>(&self, op: F) -> Result<T>
     where
         T: Send + 'static,
-        F: FnOnce(&mut dyn WriteTx) -> Result<T> + Send + 'static;
+        F: FnOnce(&mut dyn WriteTx) -> Result<T> + Send + 'static,
+    {
+        let (reply, answer) = std::sync::mpsc::sync_channel(1);
+        self.write_then(op, move |result| {
+            let _ = reply.send(result);
+        });
+        answer.recv().map_err(|_| crate::error::EngineError::Storage("the store is closed".into()))?
+    }
 
     /// [`Store::write`] handing the result to `done` instead of returning
     /// it. A store that [queues writes](Store::queues_writes) returns at once
-    /// and calls `done` from its writer once the commit is durable; by
-    /// default the write is done here, before this returns.
+    /// and calls `done` from its writer once the commit is durable.
     fn write_then<T, F, D>(&self, op: F, done: D)
     where
         T: Send + 'static,
         F: FnOnce(&mut dyn WriteTx) -> Result<T> + Send + 'static,
-        D: FnOnce(Result<T>) + Send + 'static,
-    {
-        done(self.write(op));
-    }
+        D: FnOnce(Result<T>) + Send + 'static;
 
     /// Whether [`Store::write_then`] returns without waiting for the write,
     /// so an async caller may call it on its own thread.
@@ -384,17 +401,6 @@ impl AnyStore {
 }
 
 impl Store for AnyStore {
-    fn write<T, F>(&self, op: F) -> Result<T>
-    where
-        T: Send + 'static,
-        F: FnOnce(&mut dyn WriteTx) -> Result<T> + Send + 'static,
-    {
-        match self {
-            Self::Sqlite(s) => s.write(op),
-            Self::Postgres(p) => p.write(op),
-        }
-    }
-
     fn write_then<T, F, D>(&self, op: F, done: D)
     where
         T: Send + 'static,

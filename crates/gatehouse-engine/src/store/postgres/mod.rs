@@ -31,7 +31,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -648,18 +648,6 @@ fn listen(
 }
 
 impl Store for PgStore {
-    fn write<T, F>(&self, op: F) -> Result<T>
-    where
-        T: Send + 'static,
-        F: FnOnce(&mut dyn WriteTx) -> Result<T> + Send + 'static,
-    {
-        let (reply, answer): (SyncSender<Result<T>>, _) = mpsc::sync_channel(1);
-        self.write_then(op, move |result| {
-            let _ = reply.send(result);
-        });
-        answer.recv().map_err(|_| EngineError::Storage("the store is closed".into()))?
-    }
-
     /// Queues `op` for the writer and returns at once: `done` gets the
     /// result on the writer's thread once the group has committed (or
     /// failed), so an async caller need not hold a thread while it waits.

@@ -14,7 +14,7 @@ use super::{quote_literal, Conn, Publisher, Target};
 use crate::error::{EngineError, Result};
 use crate::event::AuditKey;
 use crate::store::chain::WriteState;
-use crate::store::{StoreStats, WriteTx};
+use crate::store::{next_group, StoreStats, WriteTx};
 
 type Finish = Box<dyn FnOnce(std::result::Result<(), Refusal>) + Send>;
 
@@ -77,15 +77,8 @@ pub(super) struct Writer {
 
 impl Writer {
     pub(super) fn run(mut self, queue: Receiver<Box<dyn Job>>, max_batch: usize) {
-        while let Ok(first) = queue.recv() {
-            let mut batch = vec![first];
-            while batch.len() < max_batch {
-                match queue.try_recv() {
-                    Ok(job) => batch.push(job),
-                    Err(_) => break,
-                }
-            }
-            self.commit(batch);
+        while let Some(group) = next_group(&queue, max_batch) {
+            self.commit(group);
         }
     }
 

@@ -18,7 +18,7 @@ use crate::error::{EngineError, Result};
 use crate::event::{AuditKey, Event};
 use crate::private_files;
 use crate::store::chain::{ChainHead, WriteState};
-use crate::store::{ReadTx, StatsSnapshot, Store, StoreStats, WriteTx};
+use crate::store::{next_group, ReadTx, StatsSnapshot, Store, StoreStats, WriteTx};
 
 mod alerts;
 mod queries;
@@ -246,14 +246,7 @@ fn write_loop(
     max_batch: usize,
     stats: &StoreStats,
 ) {
-    while let Ok(first) = queue.recv() {
-        let mut batch = vec![first];
-        while batch.len() < max_batch {
-            match queue.try_recv() {
-                Ok(job) => batch.push(job),
-                Err(_) => break,
-            }
-        }
+    while let Some(batch) = next_group(&queue, max_batch) {
         if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
             for job in batch {
                 job.abort(format!("cannot begin a transaction: {e}"));
@@ -321,18 +314,6 @@ fn catch_up_external(conn: &Connection, ours: ChainHead) -> Result<(ChainHead, V
 }
 
 impl Store for SqliteStore {
-    fn write<T, F>(&self, op: F) -> Result<T>
-    where
-        T: Send + 'static,
-        F: FnOnce(&mut dyn WriteTx) -> Result<T> + Send + 'static,
-    {
-        let (reply, answer) = mpsc::sync_channel(1);
-        self.write_then(op, move |result| {
-            let _ = reply.send(result);
-        });
-        answer.recv().map_err(|_| EngineError::Storage("the store is closed".into()))?
-    }
-
     /// Queues `op` for the writer and returns at once: the caller's thread
     /// is not held while the group commits, and `done` runs on the writer.
     fn write_then<T, F, D>(&self, op: F, done: D)
