@@ -58,13 +58,18 @@ impl<S: Send + Sync, T: DeserializeOwned> axum::extract::OptionalFromRequest<S> 
 /// Reads `value` as a `T`, naming the path of the first bad field (for
 /// bodies read in parts, where `#[serde(flatten)]` would lose the path).
 pub fn from_value<T: DeserializeOwned>(value: &serde_json::Value) -> Result<T, ApiError> {
-    serde_path_to_error::deserialize(value).map_err(path_error)
+    // Tracking the path costs every field of every good body; only a bad one needs it.
+    T::deserialize(value).or_else(|_| serde_path_to_error::deserialize(value).map_err(path_error))
 }
 
 /// Parses JSON, naming the path of the first bad field.
 pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
-    let de = &mut serde_json::Deserializer::from_slice(bytes);
-    serde_path_to_error::deserialize(de).map_err(path_error)
+    // A good body is read once without tracking its path; a bad one is read
+    // again with it, which fails at the same place and names it.
+    serde_json::from_slice(bytes).or_else(|_| {
+        let de = &mut serde_json::Deserializer::from_slice(bytes);
+        serde_path_to_error::deserialize(de).map_err(path_error)
+    })
 }
 
 /// A 422 whose message starts with the bad field's path (or `body`).

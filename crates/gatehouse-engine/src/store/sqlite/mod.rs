@@ -111,11 +111,11 @@ where
 fn in_savepoint<T>(db: &mut Db<'_, &mut WriteState>, op: impl FnOnce(&mut dyn WriteTx) -> Result<T>) -> Result<T> {
     let head = db.state.head;
     let published = db.state.events.len();
-    db.conn.execute_batch("SAVEPOINT job")?;
+    cached(db.conn, "SAVEPOINT job")?;
     let result = catch_unwind(AssertUnwindSafe(|| op(db)))
         .unwrap_or_else(|_| Err(EngineError::Storage("an engine operation panicked".into())));
     match &result {
-        Ok(_) => db.conn.execute_batch("RELEASE job")?,
+        Ok(_) => cached(db.conn, "RELEASE job")?,
         Err(_) => {
             db.conn.execute_batch("ROLLBACK TO job; RELEASE job")?;
             db.state.head = head;
@@ -123,6 +123,13 @@ fn in_savepoint<T>(db: &mut Db<'_, &mut WriteState>, op: impl FnOnce(&mut dyn Wr
         }
     }
     result
+}
+
+/// Runs one statement that answers no rows (a transaction's `BEGIN`,
+/// `COMMIT`, a savepoint) from the connection's statement cache: every
+/// write and read runs four of them, and `execute_batch` parses each anew.
+fn cached(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(sql)?.execute([]).map(|_| ())
 }
 
 /// The SQLite store.
@@ -247,7 +254,7 @@ fn write_loop(
     stats: &StoreStats,
 ) {
     while let Some(batch) = next_group(&queue, max_batch) {
-        if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
+        if let Err(e) = cached(&conn, "BEGIN IMMEDIATE") {
             for job in batch {
                 job.abort(format!("cannot begin a transaction: {e}"));
             }
@@ -272,7 +279,7 @@ fn write_loop(
         let mut state = WriteState { head, key: key.clone(), events: Vec::new() };
         let mut db = Db { conn: &conn, state: &mut state };
         let completions: Vec<_> = batch.into_iter().map(|job| job.run(&mut db)).collect();
-        match conn.execute_batch("COMMIT") {
+        match cached(&conn, "COMMIT") {
             Ok(()) => {
                 stats.group_committed();
                 head = state.head;
@@ -351,9 +358,9 @@ impl Store for SqliteStore {
         let conn = self.reader()?;
         // One snapshot for the whole closure, so multi-query reads (exports,
         // verification) see a single consistent state.
-        conn.execute_batch("BEGIN")?;
+        cached(&conn, "BEGIN")?;
         let result = op(&Db { conn: &conn, state: () });
-        let end = conn.execute_batch(if result.is_ok() { "COMMIT" } else { "ROLLBACK" });
+        let end = cached(&conn, if result.is_ok() { "COMMIT" } else { "ROLLBACK" });
         if end.is_ok() {
             if let Ok(mut pool) = self.readers.lock() {
                 if pool.len() < IDLE_READERS {

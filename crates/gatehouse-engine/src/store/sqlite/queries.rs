@@ -33,8 +33,10 @@ use crate::token::Token;
 impl ChainHead {
     /// The head as the file holds it: its newest event, or the genesis.
     pub(crate) fn load(conn: &Connection) -> Result<Self> {
+        // Read at the start of every group commit: kept prepared.
         let row: Option<(i64, Vec<u8>)> = conn
-            .query_row("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1", [], |r| Ok((r.get(0)?, r.get(1)?)))
+            .prepare_cached("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1")?
+            .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()?;
         Ok(match row {
             None => Self { seq: 0, hash: event::GENESIS },
