@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use gatehouse_engine::{Engine, EngineError, Store, Token};
+use gatehouse_engine::{Engine, EngineError, Token};
 use gatehouse_orchestrator::Orchestrator;
 use gatehouse_providers::ProviderRegistry;
 
@@ -183,26 +183,17 @@ impl AppState {
     }
 
     /// Hands `submit` the engine and a sender for its answer, for an engine
-    /// call that answers through a callback (`Engine::open_gate_then`).
-    /// When the store queues writes, `submit` runs here: it only queues
-    /// its write, and the store's writer answers this task directly, with
-    /// no blocking-pool thread parked in between. Otherwise it runs on the
-    /// blocking pool like [`AppState::engine`].
+    /// call that answers through a callback (`Engine::open_gate_then`,
+    /// `Engine::resolve_gate_then`). `submit` runs here: it only checks
+    /// the request and queues its write, and the store's writer answers
+    /// this task directly, with no blocking-pool thread parked in between.
     pub async fn engine_then<T, F>(&self, submit: F) -> ApiResult<T>
     where
         T: Send + 'static,
         F: FnOnce(&Engine, tokio::sync::oneshot::Sender<T>) + Send + 'static,
     {
         let (answer, answered) = tokio::sync::oneshot::channel();
-        if self.engine.store().queues_writes() {
-            submit(&self.engine, answer);
-        } else {
-            self.engine(move |e| {
-                submit(e, answer);
-                Ok(())
-            })
-            .await?;
-        }
+        submit(&self.engine, answer);
         answered.await.map_err(|_| ApiError::internal("the engine dropped its answer"))
     }
 

@@ -333,19 +333,14 @@ pub trait Store: Send + Sync + 'static {
     }
 
     /// [`Store::write`] handing the result to `done` instead of returning
-    /// it. A store that [queues writes](Store::queues_writes) returns at once
-    /// and calls `done` from its writer once the commit is durable.
+    /// it: queues the write for the store's writer and returns at once, so
+    /// an async caller may call it on its own thread; `done` runs on the
+    /// writer once the commit is durable (or has failed).
     fn write_then<T, F, D>(&self, op: F, done: D)
     where
         T: Send + 'static,
         F: FnOnce(&mut dyn WriteTx) -> Result<T> + Send + 'static,
         D: FnOnce(Result<T>) + Send + 'static;
-
-    /// Whether [`Store::write_then`] returns without waiting for the write,
-    /// so an async caller may call it on its own thread.
-    fn queues_writes(&self) -> bool {
-        false
-    }
 
     /// Runs `op` against a consistent snapshot.
     fn read<T, F>(&self, op: F) -> Result<T>
@@ -410,13 +405,6 @@ impl Store for AnyStore {
         match self {
             Self::Sqlite(s) => s.write_then(op, done),
             Self::Postgres(p) => p.write_then(op, done),
-        }
-    }
-
-    fn queues_writes(&self) -> bool {
-        match self {
-            Self::Sqlite(s) => s.queues_writes(),
-            Self::Postgres(p) => p.queues_writes(),
         }
     }
 

@@ -674,10 +674,6 @@ impl Store for PgStore {
         }
     }
 
-    fn queues_writes(&self) -> bool {
-        true
-    }
-
     fn read<T, F>(&self, op: F) -> Result<T>
     where
         F: FnOnce(&dyn ReadTx) -> Result<T>,

@@ -346,10 +346,6 @@ impl Store for SqliteStore {
         }
     }
 
-    fn queues_writes(&self) -> bool {
-        true
-    }
-
     fn read<T, F>(&self, op: F) -> Result<T>
     where
         F: FnOnce(&dyn ReadTx) -> Result<T>,
