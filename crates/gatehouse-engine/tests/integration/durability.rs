@@ -169,7 +169,7 @@ fn a_failed_write_in_a_group_undoes_only_its_own_work() {
     // Writes queued together commit as one group; a write that fails after
     // storing rows and appending events must leave nothing, and its
     // neighbours everything, on either backend and through either instance.
-    use gatehouse_engine::{EventBody, Store};
+    use gatehouse_engine::Store;
     let f = Fixture::new();
     let run = f.run("agent");
     let instances = [f.engine.clone(), f.open_again()];
@@ -180,15 +180,7 @@ fn a_failed_write_in_a_group_undoes_only_its_own_work() {
             std::thread::spawn(move || {
                 barrier.wait();
                 engine.store().write(move |tx| {
-                    tx.put_context(&run_id, &format!("key-{i}"), Some(&serde_json::json!(i)))?;
-                    tx.append_event(EventBody {
-                        at: chrono::Utc::now(),
-                        run_id: Some(run_id.clone()),
-                        session_id: None,
-                        user_id: None,
-                        actor: format!("writer-{i}"),
-                        kind: EventKind::ContextSet { key: format!("key-{i}"), old: None, new: serde_json::json!(i) },
-                    })?;
+                    store_key_logged(tx, &run_id, i as u32)?;
                     if i % 3 == 0 {
                         return Err(EngineError::invalid("write", format!("writer {i} gives up")));
                     }
@@ -202,19 +194,9 @@ fn a_failed_write_in_a_group_undoes_only_its_own_work() {
         assert_eq!(result.is_err(), i % 3 == 0, "writer {i}: {result:?}");
     }
 
-    let kept: Vec<usize> = (0..48).filter(|i| i % 3 != 0).collect();
+    let kept: Vec<u32> = (0..48).filter(|i| i % 3 != 0).collect();
     for engine in &instances {
-        let context = engine.context(&run.id).unwrap();
-        let keys: Vec<usize> = (0..48).filter(|i| context.contains_key(&format!("key-{i}"))).collect();
-        assert_eq!(keys, kept, "only the successful writers' context keys are stored");
-        let events = engine.events_after(0, &Default::default(), 1000).unwrap();
-        let mut writers: Vec<usize> =
-            events.iter().filter_map(|e| e.body.actor.strip_prefix("writer-")?.parse().ok()).collect();
-        writers.sort();
-        assert_eq!(writers, kept, "only the successful writers' events are logged");
-        let seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
-        assert_eq!(seqs, (1..=events.len() as u64).collect::<Vec<_>>(), "gap-free");
-        assert!(engine.verify_audit().unwrap().is_intact());
+        assert_only_kept(engine, &run.id, 48, &kept);
     }
 }
 
@@ -227,7 +209,7 @@ fn a_write_the_database_refuses_fails_its_own_job_only() {
     // written after the refused one), and leave its neighbours in the group
     // committed. SQLite refuses it at once.
     use gatehouse_engine::plan::{Plan, PlanRevision};
-    use gatehouse_engine::{EventBody, Store};
+    use gatehouse_engine::Store;
     let f = Fixture::new();
     let run = f.run("agent");
     let barrier = Arc::new(Barrier::new(24));
@@ -249,14 +231,7 @@ fn a_write_the_database_refuses_fails_its_own_job_only() {
                         tx.insert_plan_revision(&run_id, &revision)?;
                         tx.insert_plan_revision(&run_id, &revision)?;
                     }
-                    tx.append_event(EventBody {
-                        at: chrono::Utc::now(),
-                        run_id: Some(run_id.clone()),
-                        session_id: None,
-                        user_id: None,
-                        actor: format!("writer-{i}"),
-                        kind: EventKind::ContextSet { key: format!("key-{i}"), old: None, new: serde_json::json!(i) },
-                    })?;
+                    log_key(tx, &run_id, i)?;
                     Ok(())
                 })
             })
@@ -274,17 +249,50 @@ fn a_write_the_database_refuses_fails_its_own_job_only() {
             other => assert_eq!(other.is_ok(), i % 4 != 0, "writer {i}: {other:?}"),
         }
     }
-    let kept: Vec<usize> = (0..24).filter(|i| i % 4 != 0).collect();
-    let context = f.engine.context(&run.id).unwrap();
-    let keys: Vec<usize> = (0..24).filter(|i| context.contains_key(&format!("key-{i}"))).collect();
+    let kept: Vec<u32> = (0..24).filter(|i| i % 4 != 0).collect();
+    assert_only_kept(&f.engine, &run.id, 24, &kept);
+}
+
+/// Writer `i`'s context key and the event that logs it.
+fn store_key_logged(
+    tx: &mut dyn gatehouse_engine::store::WriteTx,
+    run_id: &gatehouse_engine::RunId,
+    i: u32,
+) -> Result<(), EngineError> {
+    tx.put_context(run_id, &format!("key-{i}"), Some(&serde_json::json!(i)))?;
+    log_key(tx, run_id, i)
+}
+
+/// The event logging writer `i`'s context key.
+fn log_key(
+    tx: &mut dyn gatehouse_engine::store::WriteTx,
+    run_id: &gatehouse_engine::RunId,
+    i: u32,
+) -> Result<(), EngineError> {
+    tx.append_event(gatehouse_engine::EventBody {
+        at: chrono::Utc::now(),
+        run_id: Some(run_id.clone()),
+        session_id: None,
+        user_id: None,
+        actor: format!("writer-{i}"),
+        kind: EventKind::ContextSet { key: format!("key-{i}"), old: None, new: serde_json::json!(i) },
+    })?;
+    Ok(())
+}
+
+/// Of writers `0..total`, exactly `kept` left their context key and their
+/// event; the log is gap-free and verifies.
+fn assert_only_kept(engine: &Engine, run: &gatehouse_engine::RunId, total: u32, kept: &[u32]) {
+    let context = engine.context(run).unwrap();
+    let keys: Vec<u32> = (0..total).filter(|i| context.contains_key(&format!("key-{i}"))).collect();
     assert_eq!(keys, kept, "only the successful writers' context keys are stored");
-    let events = f.engine.events_after(0, &Default::default(), 1000).unwrap();
-    let mut writers: Vec<usize> =
+    let events = engine.events_after(0, &Default::default(), 1000).unwrap();
+    let mut writers: Vec<u32> =
         events.iter().filter_map(|e| e.body.actor.strip_prefix("writer-")?.parse().ok()).collect();
     writers.sort();
     assert_eq!(writers, kept, "only the successful writers' events are logged");
     let seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
     assert_eq!(seqs, (1..=events.len() as u64).collect::<Vec<_>>(), "gap-free");
-    let report = f.engine.verify_audit().unwrap();
+    let report = engine.verify_audit().unwrap();
     assert!(report.is_intact(), "{report:?}");
 }
