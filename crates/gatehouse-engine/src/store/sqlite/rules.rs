@@ -99,11 +99,23 @@ pub(crate) fn insert(conn: &Connection, rule: &AllowRule) -> Result<()> {
     Ok(())
 }
 
-/// Replaces a rule's snapshot (a use counted, a revocation).
+/// Replaces a rule's snapshot (a use counted, a revocation). A use of a
+/// live rule sets only its snapshot: naming `revoked_at` in the `SET`
+/// would make SQLite rewrite the live-rules index (whose `WHERE` reads it)
+/// on every gate the rule passes, one page more in every such commit.
 pub(crate) fn update(conn: &Connection, rule: &AllowRule) -> Result<()> {
+    let data = to_json(rule)?;
+    if rule.revoked_at.is_none() {
+        let live = conn
+            .prepare_cached("UPDATE allow_rules SET data = ? WHERE id = ? AND revoked_at IS NULL")?
+            .execute(params![data, rule.id.as_str()])?;
+        if live == 1 {
+            return Ok(());
+        }
+    }
     conn.prepare_cached("UPDATE allow_rules SET revoked_at = ?, data = ? WHERE id = ?")?.execute(params![
         rule.revoked_at.map(micros),
-        to_json(rule)?,
+        data,
         rule.id.as_str()
     ])?;
     Ok(())
