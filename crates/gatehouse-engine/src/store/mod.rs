@@ -333,9 +333,12 @@ pub trait Store: Send + Sync + 'static {
     }
 
     /// [`Store::write`] handing the result to `done` instead of returning
-    /// it: queues the write for the store's writer and returns at once, so
-    /// an async caller may call it on its own thread; `done` runs on the
-    /// writer once the commit is durable (or has failed).
+    /// it, so an async caller may call it on its own thread: the store
+    /// queues the write for its writer and returns at once, or (SQLite,
+    /// when no other write is queued or committing) commits it on the
+    /// caller's thread first, telling a multi-threaded runtime it blocks.
+    /// `done` runs once the commit is durable (or has failed), on whichever
+    /// thread committed it.
     fn write_then<T, F, D>(&self, op: F, done: D)
     where
         T: Send + 'static,
