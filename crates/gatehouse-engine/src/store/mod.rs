@@ -306,13 +306,18 @@ pub trait WriteTx: ReadTx {
 /// is closed and empty.
 pub(crate) fn next_group<J>(queue: &std::sync::mpsc::Receiver<J>, max: usize) -> Option<Vec<J>> {
     let mut group = vec![queue.recv().ok()?];
+    join_queued(queue, &mut group, max);
+    Some(group)
+}
+
+/// Adds to `group` whatever else is queued, up to `max` in all.
+pub(crate) fn join_queued<J>(queue: &std::sync::mpsc::Receiver<J>, group: &mut Vec<J>, max: usize) {
     while group.len() < max {
         match queue.try_recv() {
             Ok(job) => group.push(job),
             Err(_) => break,
         }
     }
-    Some(group)
 }
 
 /// A transactional backend.

@@ -25,7 +25,7 @@ use crate::error::{EngineError, Result};
 use crate::event::{AuditKey, Event};
 use crate::private_files;
 use crate::store::chain::{ChainHead, WriteState};
-use crate::store::{next_group, ReadTx, StatsSnapshot, Store, StoreStats, WriteTx};
+use crate::store::{join_queued, next_group, ReadTx, StatsSnapshot, Store, StoreStats, WriteTx};
 
 mod alerts;
 mod queries;
@@ -280,11 +280,15 @@ fn poisoned() -> EngineError {
     EngineError::Storage("the reader pool lock was poisoned".into())
 }
 
-/// The writer thread: commits whatever is queued, a group at a time.
+/// The writer thread: commits whatever is queued, a group at a time. The
+/// writes queued while a caller's own commit holds the connection join the
+/// group once the writer has it.
 fn write_loop(committer: &Committer, queue: Receiver<Box<dyn Job>>, max_batch: usize) {
-    while let Some(group) = next_group(&queue, max_batch) {
+    while let Some(mut group) = next_group(&queue, max_batch) {
+        let mut core = committer.lock();
+        join_queued(&queue, &mut group, max_batch);
         committer.queued.fetch_sub(group.len(), Ordering::SeqCst);
-        committer.commit(&mut committer.lock(), group);
+        committer.commit(&mut core, group);
     }
 }
 
