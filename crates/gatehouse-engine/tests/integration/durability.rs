@@ -253,6 +253,70 @@ fn a_write_the_database_refuses_fails_its_own_job_only() {
     assert_only_kept(&f.engine, &run.id, 24, &kept);
 }
 
+#[test]
+fn a_write_reading_the_log_sees_its_own_events_and_a_failure_after_that_read_keeps_its_neighbours() {
+    // On PostgreSQL a group's events are stored together as it ends, or
+    // first when a job in it reads the log. A write reading the log sees
+    // what it appended, as on SQLite; and a job failing after such a read
+    // (which stored the earlier jobs' events inside the failing job's
+    // savepoint) must not take its neighbours' events with it.
+    use gatehouse_engine::store::EventFilter;
+    use gatehouse_engine::Store;
+    let f = Fixture::new();
+    let run = f.run("agent");
+    let barrier = Arc::new(Barrier::new(36));
+    let handles: Vec<_> = (0..36u32)
+        .map(|i| {
+            let (engine, run_id, barrier) = (f.engine.clone(), run.id.clone(), Arc::clone(&barrier));
+            std::thread::spawn(move || {
+                barrier.wait();
+                engine.store().write(move |tx| {
+                    store_key_logged(tx, &run_id, i)?;
+                    let mut seen = None;
+                    if i % 2 == 0 {
+                        let head = tx.head_seq()?;
+                        let filter = EventFilter { run_id: Some(run_id.clone()), ..EventFilter::default() };
+                        let newest = tx.events_after(head.saturating_sub(1), &filter, 1)?;
+                        seen = newest.first().map(|e| e.body.actor.clone());
+                    }
+                    if i % 3 == 0 {
+                        return Err(EngineError::invalid("write", format!("writer {i} gives up")));
+                    }
+                    Ok(seen)
+                })
+            })
+        })
+        .collect();
+    for (i, handle) in handles.into_iter().enumerate() {
+        match handle.join().expect("thread") {
+            Ok(seen) if i % 2 == 0 => assert_eq!(seen, Some(format!("writer-{i}")), "writer {i} read its own event"),
+            Ok(seen) => assert_eq!(seen, None),
+            Err(e) => assert_eq!(i % 3, 0, "writer {i}: {e}"),
+        }
+    }
+    let kept: Vec<u32> = (0..36).filter(|i| i % 3 != 0).collect();
+    assert_only_kept(&f.engine, &run.id, 36, &kept);
+}
+
+#[test]
+fn purging_a_run_blanks_the_events_the_same_write_appended() {
+    use gatehouse_engine::store::EventFilter;
+    use gatehouse_engine::Store;
+    let f = Fixture::new();
+    let run = f.run("agent");
+    let run_id = run.id.clone();
+    f.engine
+        .store()
+        .write(move |tx| {
+            log_key(tx, &run_id, 1)?;
+            tx.purge_run(&run_id)
+        })
+        .unwrap();
+    let filter = EventFilter { run_id: Some(run.id.clone()), ..EventFilter::default() };
+    assert_eq!(f.engine.events_after(0, &filter, 100).unwrap(), vec![], "no body of the run's events is left");
+    assert!(f.engine.head_seq().unwrap() >= 2, "the run's creation and the write's event are both logged");
+}
+
 /// Writer `i`'s context key and the event that logs it.
 fn store_key_logged(
     tx: &mut dyn gatehouse_engine::store::WriteTx,

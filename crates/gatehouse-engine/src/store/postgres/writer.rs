@@ -9,7 +9,7 @@ use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 
 use super::failure::Refusal;
-use super::queries::{self, PgDb};
+use super::queries::{self, PgDb, PgWrite};
 use super::{quote_literal, Conn, Publisher, Target};
 use crate::error::{EngineError, Result};
 use crate::event::AuditKey;
@@ -22,7 +22,7 @@ type Finish = Box<dyn FnOnce(std::result::Result<(), Refusal>) + Send>;
 pub(super) trait Job: Send {
     /// Runs inside the group's transaction, under the savepoint `job`; returns
     /// what to do once the group has committed (or failed).
-    fn run(self: Box<Self>, db: &mut PgDb<'_, &mut WriteState>) -> Finish;
+    fn run(self: Box<Self>, db: &mut PgDb<'_, &mut PgWrite>) -> Finish;
     /// Answers without running (the group could not begin).
     fn abort(self: Box<Self>, refusal: Refusal);
 }
@@ -46,7 +46,7 @@ where
     F: FnOnce(&mut dyn WriteTx) -> Result<T> + Send + 'static,
     D: FnOnce(Result<T>) + Send + 'static,
 {
-    fn run(self: Box<Self>, db: &mut PgDb<'_, &mut WriteState>) -> Finish {
+    fn run(self: Box<Self>, db: &mut PgDb<'_, &mut PgWrite>) -> Finish {
         let TypedJob { op, done, .. } = *self;
         let result = in_savepoint(db, op);
         Box::new(move |commit| {
@@ -135,7 +135,7 @@ impl Writer {
                 return Ok(());
             }
         };
-        let mut state = WriteState { head, key: self.key.clone(), events: Vec::new() };
+        let mut state = PgWrite::new(WriteState { head, key: self.key.clone(), events: Vec::new() });
         let mut finishes = Vec::with_capacity(batch.len());
         {
             let mut db = PgDb { conn: &self.conn, state: &mut state };
@@ -149,15 +149,18 @@ impl Writer {
                 finishes.push(job.run(&mut db));
             }
         }
+        // The group's events, in one statement sent ahead of the commit.
         // `COMMIT` in a transaction an error left aborted rolls back without
         // an error; the statement before it fails there instead (and the
         // rest of the request is skipped), so no caller hears success for a
         // group that did not commit.
+        let stored = state.store_the_rest(&self.conn);
+        let state = state.chain;
         let end = match state.events.last() {
             Some(last) => format!("SELECT pg_notify({}, '{}'); COMMIT", quote_literal(&self.channel), last.seq),
             None => "SELECT 1; COMMIT".to_owned(),
         };
-        match self.conn.batch(&end) {
+        match stored.and_then(|()| self.conn.batch(&end)) {
             Ok(()) => {
                 self.stats.group_committed();
                 if let Err(e) = self.publisher.committed(&self.conn, state.events) {
@@ -185,9 +188,8 @@ impl Writer {
 
 /// Runs one job under the savepoint `job` (the group set it) so its
 /// failure undoes only its own work, including the events it appended.
-fn in_savepoint<T>(db: &mut PgDb<'_, &mut WriteState>, op: impl FnOnce(&mut dyn WriteTx) -> Result<T>) -> Result<T> {
-    let head = db.state.head;
-    let published = db.state.events.len();
+fn in_savepoint<T>(db: &mut PgDb<'_, &mut PgWrite>, op: impl FnOnce(&mut dyn WriteTx) -> Result<T>) -> Result<T> {
+    let mark = db.state.mark();
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| op(db)))
         .unwrap_or_else(|_| Err(EngineError::Storage("an engine operation panicked".into())));
     // The job's deferred writes are answered before it ends: one that
@@ -195,8 +197,7 @@ fn in_savepoint<T>(db: &mut PgDb<'_, &mut WriteState>, op: impl FnOnce(&mut dyn 
     let result = db.conn.flush().and(result);
     if result.is_err() {
         db.conn.batch("ROLLBACK TO job")?;
-        db.state.head = head;
-        db.state.events.truncate(published);
+        db.state.undo(mark);
     }
     result
 }
