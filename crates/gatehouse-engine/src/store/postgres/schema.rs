@@ -287,6 +287,96 @@ const MIGRATIONS: &[&str] = &[
         value  TEXT NOT NULL
     );
     "#,
+    // 4: the same search documents for a third of the CPU. Every gate
+    // stored runs `gate_search_put` twice a lifecycle (opened, decided),
+    // and it was a third of the database's CPU under load: its eight
+    // subqueries each started an executor, and the fold, a non-inlinable
+    // SQL function (STRICT around a CASE, IMMUTABLE around the stable
+    // `current_setting`), started one per field. Now the fold is inlined
+    // (STABLE, not STRICT: NULL in still gives NULL out), the arrays are
+    // read once each and only when not empty, and the fields are folded
+    // in one expression. Every document is as before (checked row for row
+    // against version 3's on 6,546 gates), so nothing is rebuilt.
+    r#"
+    CREATE OR REPLACE FUNCTION gate_search_fold(t text) RETURNS text
+        LANGUAGE sql STABLE PARALLEL SAFE
+        RETURN regexp_replace(
+            lower(CASE WHEN octet_length(t) = char_length(t) OR current_setting('server_encoding') <> 'UTF8' THEN t
+                  ELSE normalize(regexp_replace(normalize(t, NFD), E'([A-Za-z])[\\u0300-\\u036f]+', E'\\1', 'g'), NFC)
+                  END COLLATE "default"),
+            E'[[:punct:][:cntrl:]\\u0080-\\u00a9\\u00ab-\\u00b1\\u00b4\\u00b6-\\u00b8\\u00bb\\u00bf\\u00d7\\u00f7'
+            '\\u2000-\\u206f\\u20a0-\\u20cf\\u2190-\\u2bff\\u3000-\\u303f\\ue000-\\uf8ff\\ufe30-\\ufe4f'
+            '\\uff01-\\uff0f\\uff1a-\\uff20\\uff3b-\\uff40\\uff5b-\\uff65\\U0001f000-\\U0001faff]',
+            ' ', 'g');
+
+    CREATE OR REPLACE FUNCTION gate_search_put(the_gate gates) RETURNS void LANGUAGE plpgsql AS $fn$
+    DECLARE
+        g jsonb := the_gate.data::jsonb;
+        spec jsonb := CASE WHEN jsonb_typeof(g -> 'spec') = 'object' THEN g -> 'spec' ELSE '{}' END;
+        context jsonb := CASE WHEN jsonb_typeof(g -> 'context') = 'object' THEN g -> 'context' ELSE '{}' END;
+        decision jsonb := CASE WHEN jsonb_typeof(g -> 'decision') = 'object' THEN g -> 'decision' ELSE '{}' END;
+        actions jsonb := CASE WHEN jsonb_typeof(g -> 'actions') = 'array' THEN g -> 'actions' ELSE '[]' END;
+        options jsonb := CASE WHEN jsonb_typeof(g -> 'options') = 'array' THEN g -> 'options' ELSE '[]' END;
+        votes jsonb := CASE WHEN jsonb_typeof(g -> 'votes') = 'array' THEN g -> 'votes' ELSE '[]' END;
+        action_names text;
+        action_args text;
+        action_descriptions text;
+        action_deciders text;
+        action_texts text;
+        option_texts text;
+        vote_reviewers text;
+        vote_reasons text;
+        run_title text;
+        f text[];
+        words text[];
+    BEGIN
+        IF jsonb_array_length(actions) > 0 THEN
+            SELECT string_agg(a ->> 'name', ' '), string_agg((a -> 'args')::text, ' '),
+                   string_agg(a ->> 'description', ' '), string_agg(a -> 'decision' ->> 'decided_by', ' '),
+                   string_agg(a -> 'decision' ->> 'text', ' ')
+                INTO action_names, action_args, action_descriptions, action_deciders, action_texts
+                FROM jsonb_array_elements(actions) a;
+        END IF;
+        IF jsonb_array_length(options) > 0 THEN
+            SELECT string_agg(concat_ws(' ', o ->> 'title', o ->> 'description'), ' ') INTO option_texts
+                FROM jsonb_array_elements(options) o;
+        END IF;
+        IF jsonb_array_length(votes) > 0 THEN
+            SELECT string_agg(v ->> 'reviewer', ' '), string_agg(v ->> 'reason', ' ') INTO vote_reviewers, vote_reasons
+                FROM jsonb_array_elements(votes) v;
+        END IF;
+        SELECT r.data::json ->> 'title' INTO run_title FROM runs r WHERE r.id = the_gate.run_id;
+        f := ARRAY[
+            g ->> 'text',
+            concat_ws(' ', spec ->> 'action', action_names),
+            concat_ws(' ', nullif(g -> 'payload', 'null')::text, action_args),
+            concat_ws(' ', nullif(spec - 'kind' - 'action', '{}')::text,
+                context ->> 'task_id', context ->> 'task_description', context ->> 'step',
+                action_descriptions, option_texts),
+            the_gate.agent,
+            concat_ws(' ', the_gate.run_id, run_title),
+            concat_ws(' ', decision ->> 'decided_by', vote_reviewers, action_deciders),
+            concat_ws(' ', decision ->> 'text', nullif(decision -> 'response', 'null')::text,
+                decision ->> 'option', g ->> 'status_reason', vote_reasons, action_texts)
+        ];
+        words := ARRAY[gate_search_fold(f[1]), gate_search_fold(f[2]), gate_search_fold(f[3]), gate_search_fold(f[4]),
+                       gate_search_fold(f[5]), gate_search_fold(f[6]), gate_search_fold(f[7]), gate_search_fold(f[8])];
+        IF octet_length(array_to_string(words, ' ')) > 1000000 THEN
+            words := ARRAY(SELECT left(x, 30000) FROM unnest(words) x);
+        END IF;
+        INSERT INTO gate_search AS s (gate_id, run_id, kind, status, created_at,
+                text, action, payload, details, agent, run, reviewer, decision, document)
+            VALUES (the_gate.id, the_gate.run_id, the_gate.kind, the_gate.status, the_gate.created_at,
+                f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], to_tsvector('simple', to_jsonb(words)))
+            ON CONFLICT ON CONSTRAINT gate_search_pkey DO UPDATE SET run_id = excluded.run_id,
+                kind = excluded.kind, status = excluded.status, created_at = excluded.created_at,
+                text = excluded.text, action = excluded.action,
+                payload = excluded.payload, details = excluded.details, agent = excluded.agent,
+                run = excluded.run, reviewer = excluded.reviewer, decision = excluded.decision,
+                document = excluded.document;
+    END
+    $fn$;
+    "#,
 ];
 
 /// The schema version this binary writes.
