@@ -184,11 +184,9 @@ impl AppState {
 
     /// Hands `submit` the engine and a sender for its answer, for an engine
     /// call that answers through a callback (`Engine::open_gate_then`,
-    /// `Engine::resolve_gate_then`). `submit` runs here: it checks the
-    /// request and queues its write, and the store's writer answers this
-    /// task directly, with no blocking-pool thread parked in between; or,
-    /// when SQLite's writer is idle, commits the write right here inside
-    /// `block_in_place`, so the answer is ready without a thread woken.
+    /// `Engine::resolve_gate_then`). `submit` runs here: it only checks
+    /// the request and queues its write, and the store's writer answers
+    /// this task directly, with no blocking-pool thread parked in between.
     pub async fn engine_then<T, F>(&self, submit: F) -> ApiResult<T>
     where
         T: Send + 'static,

@@ -306,18 +306,13 @@ pub trait WriteTx: ReadTx {
 /// is closed and empty.
 pub(crate) fn next_group<J>(queue: &std::sync::mpsc::Receiver<J>, max: usize) -> Option<Vec<J>> {
     let mut group = vec![queue.recv().ok()?];
-    join_queued(queue, &mut group, max);
-    Some(group)
-}
-
-/// Adds to `group` whatever else is queued, up to `max` in all.
-pub(crate) fn join_queued<J>(queue: &std::sync::mpsc::Receiver<J>, group: &mut Vec<J>, max: usize) {
     while group.len() < max {
         match queue.try_recv() {
             Ok(job) => group.push(job),
             Err(_) => break,
         }
     }
+    Some(group)
 }
 
 /// A transactional backend.
@@ -338,12 +333,9 @@ pub trait Store: Send + Sync + 'static {
     }
 
     /// [`Store::write`] handing the result to `done` instead of returning
-    /// it, so an async caller may call it on its own thread: the store
-    /// queues the write for its writer and returns at once, or (SQLite,
-    /// when no other write is queued or committing) commits it on the
-    /// caller's thread first, telling a multi-threaded runtime it blocks.
-    /// `done` runs once the commit is durable (or has failed), on whichever
-    /// thread committed it.
+    /// it: queues the write for the store's writer and returns at once, so
+    /// an async caller may call it on its own thread; `done` runs on the
+    /// writer once the commit is durable (or has failed).
     fn write_then<T, F, D>(&self, op: F, done: D)
     where
         T: Send + 'static,

@@ -1,20 +1,13 @@
-//! The embedded SQLite backend: one write connection, committing queued
-//! operations in groups (one fsync for many acknowledged changes), and a
-//! pool of read connections working in parallel on WAL snapshots.
-//!
-//! A writer thread commits what is queued. A caller that finds nothing
-//! queued and nothing committing commits its own write on its own thread
-//! instead (on a multi-threaded runtime's worker, inside `block_in_place`),
-//! which saves waking the writer and being woken by it: on an idle server
-//! those two hand-offs cost more than the commit. Under load the writes
-//! queue and commit in groups as before, because a caller commits itself
-//! only while the queue is empty.
+//! The embedded SQLite backend: one writer thread that owns the write
+//! connection and commits queued operations in groups (one fsync for many
+//! acknowledged changes), and a pool of read connections working in
+//! parallel on WAL snapshots. Nothing here blocks an async runtime except
+//! the caller's own wait for its reply.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -25,7 +18,7 @@ use crate::error::{EngineError, Result};
 use crate::event::{AuditKey, Event};
 use crate::private_files;
 use crate::store::chain::{ChainHead, WriteState};
-use crate::store::{join_queued, next_group, ReadTx, StatsSnapshot, Store, StoreStats, WriteTx};
+use crate::store::{next_group, ReadTx, StatsSnapshot, Store, StoreStats, WriteTx};
 
 mod alerts;
 mod queries;
@@ -146,31 +139,10 @@ pub struct SqliteStore {
     path: PathBuf,
     jobs: Option<Sender<Box<dyn Job>>>,
     writer: Option<JoinHandle<()>>,
-    committer: Arc<Committer>,
     readers: Mutex<Vec<Connection>>,
     bus: broadcast::Sender<Arc<Event>>,
     audit_key: Option<AuditKey>,
     stats: Arc<StoreStats>,
-}
-
-/// What commits, shared by the writer thread and a caller committing its
-/// own write: the write connection and the chain's head behind one lock,
-/// so exactly one group commits at a time whoever runs it.
-struct Committer {
-    core: Mutex<Core>,
-    /// Jobs sent to the writer thread and not yet taken into a group: a
-    /// caller commits on its own thread only while this is zero, so queued
-    /// writes are never overtaken for long and load still groups commits.
-    queued: AtomicUsize,
-    key: Option<AuditKey>,
-    bus: broadcast::Sender<Arc<Event>>,
-    stats: Arc<StoreStats>,
-}
-
-/// The write connection and the head of the chain it last committed.
-struct Core {
-    conn: Connection,
-    head: ChainHead,
 }
 
 fn configure(conn: &Connection, synchronous_full: bool) -> Result<()> {
@@ -202,26 +174,20 @@ impl SqliteStore {
         let head = ChainHead::load(&conn)?;
         let (bus, _) = broadcast::channel(options.event_buffer.max(16));
         let (jobs, queue) = mpsc::channel::<Box<dyn Job>>();
+        let writer_bus = bus.clone();
+        let key = options.audit_key.clone();
         let max_batch = options.max_batch.max(1);
         let stats = Arc::new(StoreStats::default());
-        let committer = Arc::new(Committer {
-            core: Mutex::new(Core { conn, head }),
-            queued: AtomicUsize::new(0),
-            key: options.audit_key.clone(),
-            bus: bus.clone(),
-            stats: Arc::clone(&stats),
-        });
-        let writer_committer = Arc::clone(&committer);
+        let writer_stats = Arc::clone(&stats);
         let writer = std::thread::Builder::new()
             .name("gatehouse-writer".into())
-            .spawn(move || write_loop(&writer_committer, queue, max_batch))
+            .spawn(move || write_loop(conn, head, key, queue, writer_bus, max_batch, &writer_stats))
             .map_err(|e| EngineError::Storage(format!("cannot start the writer thread: {e}")))?;
         let audit_key = options.audit_key;
         Ok(Self {
             path,
             jobs: Some(jobs),
             writer: Some(writer),
-            committer,
             readers: Mutex::new(Vec::new()),
             bus,
             audit_key,
@@ -280,73 +246,48 @@ fn poisoned() -> EngineError {
     EngineError::Storage("the reader pool lock was poisoned".into())
 }
 
-/// The writer thread: commits whatever is queued, a group at a time. The
-/// writes queued while a caller's own commit holds the connection join the
-/// group once the writer has it.
-fn write_loop(committer: &Committer, queue: Receiver<Box<dyn Job>>, max_batch: usize) {
-    while let Some(mut group) = next_group(&queue, max_batch) {
-        let mut core = committer.lock();
-        join_queued(&queue, &mut group, max_batch);
-        committer.queued.fetch_sub(group.len(), Ordering::SeqCst);
-        committer.commit(&mut core, group);
-    }
-}
-
-impl Committer {
-    /// The write connection, waiting for a group being committed to end.
-    fn lock(&self) -> MutexGuard<'_, Core> {
-        self.core.lock().unwrap_or_else(|poisoned| recovered(poisoned.into_inner()))
-    }
-
-    /// The write connection if nothing is queued and nothing committing:
-    /// then a caller may commit its own write at once.
-    fn idle(&self) -> Option<MutexGuard<'_, Core>> {
-        if self.queued.load(Ordering::SeqCst) != 0 {
-            return None;
-        }
-        match self.core.try_lock() {
-            Ok(core) => Some(core),
-            Err(std::sync::TryLockError::Poisoned(poisoned)) => Some(recovered(poisoned.into_inner())),
-            Err(std::sync::TryLockError::WouldBlock) => None,
-        }
-    }
-
-    /// Commits `group` in one transaction, each job under its own
-    /// savepoint, then publishes the events and answers every job.
-    fn commit(&self, core: &mut Core, group: Vec<Box<dyn Job>>) {
-        let conn = &core.conn;
-        if let Err(e) = cached(conn, "BEGIN IMMEDIATE") {
-            for job in group {
+fn write_loop(
+    conn: Connection,
+    mut head: ChainHead,
+    key: Option<AuditKey>,
+    queue: Receiver<Box<dyn Job>>,
+    bus: broadcast::Sender<Arc<Event>>,
+    max_batch: usize,
+    stats: &StoreStats,
+) {
+    while let Some(batch) = next_group(&queue, max_batch) {
+        if let Err(e) = cached(&conn, "BEGIN IMMEDIATE") {
+            for job in batch {
                 job.abort(format!("cannot begin a transaction: {e}"));
             }
-            return;
+            continue;
         }
         // Another process (the CLI beside a running server) may have appended
         // events since our last commit: continue the chain from the disk, and
         // publish what it wrote so subscribers here see it too.
-        let external = match catch_up_external(conn, core.head) {
+        let external = match catch_up_external(&conn, head) {
             Ok((disk_head, external)) => {
-                core.head = disk_head;
+                head = disk_head;
                 external
             }
             Err(e) => {
                 let _ = conn.execute_batch("ROLLBACK");
-                for job in group {
+                for job in batch {
                     job.abort(format!("cannot read the event log: {e}"));
                 }
-                return;
+                continue;
             }
         };
-        let mut state = WriteState { head: core.head, key: self.key.clone(), events: Vec::new() };
-        let mut db = Db { conn, state: &mut state };
-        let completions: Vec<_> = group.into_iter().map(|job| job.run(&mut db)).collect();
-        match cached(conn, "COMMIT") {
+        let mut state = WriteState { head, key: key.clone(), events: Vec::new() };
+        let mut db = Db { conn: &conn, state: &mut state };
+        let completions: Vec<_> = batch.into_iter().map(|job| job.run(&mut db)).collect();
+        match cached(&conn, "COMMIT") {
             Ok(()) => {
-                self.stats.group_committed();
-                core.head = state.head;
+                stats.group_committed();
+                head = state.head;
                 for event in external.into_iter().chain(state.events) {
                     // No subscribers is fine: the log is the source of truth.
-                    let _ = self.bus.send(event);
+                    let _ = bus.send(event);
                 }
                 for c in completions {
                     c.finish(Ok(()));
@@ -354,26 +295,13 @@ impl Committer {
             }
             Err(e) => {
                 let _ = conn.execute_batch("ROLLBACK");
-                core.head = ChainHead::load(conn).unwrap_or(core.head);
+                head = ChainHead::load(&conn).unwrap_or(head);
                 for c in completions {
                     c.finish(Err(format!("commit failed: {e}")));
                 }
             }
         }
     }
-}
-
-/// The write connection after a panic while it was held (none is expected:
-/// jobs run under `catch_unwind`): any transaction left open is rolled back
-/// and the chain's head read again from the disk.
-fn recovered(mut core: MutexGuard<'_, Core>) -> MutexGuard<'_, Core> {
-    if !core.conn.is_autocommit() {
-        let _ = core.conn.execute_batch("ROLLBACK");
-    }
-    if let Ok(head) = ChainHead::load(&core.conn) {
-        core.head = head;
-    }
-    core
 }
 
 /// The chain head on disk and the events other processes appended after `ours`.
@@ -395,12 +323,8 @@ fn catch_up_external(conn: &Connection, ours: ChainHead) -> Result<(ChainHead, V
 }
 
 impl Store for SqliteStore {
-    /// Commits `op` on the caller's thread if no other write is queued or
-    /// committing and the thread may block (any thread but a current-thread
-    /// runtime's; a multi-threaded runtime's worker hands its other tasks
-    /// to another thread first, through `block_in_place`); otherwise queues
-    /// it for the writer thread and returns at once. Either way `done` gets
-    /// the result once the commit is durable (or has failed).
+    /// Queues `op` for the writer and returns at once: the caller's thread
+    /// is not held while the group commits, and `done` runs on the writer.
     fn write_then<T, F, D>(&self, op: F, done: D)
     where
         T: Send + 'static,
@@ -413,24 +337,14 @@ impl Store for SqliteStore {
             done(result);
         };
         let job: Box<dyn Job> = Box::new(TypedJob { op, done, _result: std::marker::PhantomData });
-        let Some(jobs) = &self.jobs else {
-            return job.abort("the store is closed".to_owned());
-        };
-        let may_block = match tokio::runtime::Handle::try_current() {
-            Err(_) => Some(false),
-            Ok(runtime) if runtime.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => Some(true),
-            Ok(_) => None,
-        };
-        if let Some(in_runtime) = may_block {
-            if let Some(mut core) = self.committer.idle() {
-                let commit = || self.committer.commit(&mut core, vec![job]);
-                return if in_runtime { tokio::task::block_in_place(commit) } else { commit() };
+        let closed = "the store is closed".to_owned();
+        match &self.jobs {
+            Some(jobs) => {
+                if let Err(mpsc::SendError(job)) = jobs.send(job) {
+                    job.abort(closed);
+                }
             }
-        }
-        self.committer.queued.fetch_add(1, Ordering::SeqCst);
-        if let Err(mpsc::SendError(job)) = jobs.send(job) {
-            self.committer.queued.fetch_sub(1, Ordering::SeqCst);
-            job.abort("the store is closed".to_owned());
+            None => job.abort(closed),
         }
     }
 
