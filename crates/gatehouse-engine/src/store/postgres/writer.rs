@@ -3,7 +3,8 @@
 //! every job under its own savepoint, on a connection the thread drives
 //! itself. A group is a request to begin (the lock, the chain's head, the
 //! first savepoint), each job's reads and one request for its writes
-//! (`pipeline.rs`), and a request to end (the notification, `COMMIT`).
+//! (`pipeline.rs`), and a request to end (the group's events in one
+//! `INSERT`, `PgWrite` in `queries.rs`; the notification; `COMMIT`).
 
 use std::sync::mpsc::Receiver;
 use std::sync::Arc;
