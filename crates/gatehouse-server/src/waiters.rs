@@ -6,23 +6,35 @@
 //! asked to ([`Waiters::remember_gate_waits`]), it also remembers when an
 //! agent's long poll last ended with its gate still pending: an agent
 //! between two long polls is still there (the sweep of abandoned runs asks).
+//!
+//! A gate this server's engine decided is handed to its waiters with the
+//! wake-up ([`Engine::closed_by`]), so they answer without reading it back;
+//! a decision from elsewhere (another instance, the CLI) wakes them to read.
 
 use std::collections::{HashMap, HashSet};
 use std::hash::Hash;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use chrono::{DateTime, Utc};
-use gatehouse_engine::{Engine, EventKind, GateId, RunId};
+use gatehouse_engine::{Engine, EventKind, Gate, GateId, RunId};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::Notify;
 
 /// Things being waited on, each with its wake-up and its number of waiters.
 pub struct Registry<K> {
-    entries: Mutex<HashMap<K, (Arc<Notify>, usize)>>,
+    entries: Mutex<HashMap<K, Entry>>,
     /// When a wait on each key last ended undecided, on the engine's clock;
     /// kept only once `clock` is set, and forgotten once older than asked.
     left: Mutex<HashMap<K, DateTime<Utc>>>,
     clock: OnceLock<Engine>,
+}
+
+/// One key's waiters.
+struct Entry {
+    notify: Arc<Notify>,
+    waiters: usize,
+    /// The gate as the decision that woke them left it, when it is known.
+    closed: Option<Arc<Gate>>,
 }
 
 impl<K> Default for Registry<K> {
@@ -43,9 +55,13 @@ impl<K: Eq + Hash + Clone> Registry<K> {
     /// Registers interest in `key`.
     pub fn register(&self, key: &K) -> WaitTicket<'_, K> {
         let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        let entry = entries.entry(key.clone()).or_insert_with(|| (Arc::new(Notify::new()), 0));
-        entry.1 += 1;
-        WaitTicket { registry: self, key: key.clone(), notify: Arc::clone(&entry.0) }
+        let entry = entries.entry(key.clone()).or_insert_with(|| Entry {
+            notify: Arc::new(Notify::new()),
+            waiters: 0,
+            closed: None,
+        });
+        entry.waiters += 1;
+        WaitTicket { registry: self, key: key.clone(), notify: Arc::clone(&entry.notify) }
     }
 
     /// How many keys are being waited on.
@@ -60,7 +76,7 @@ impl<K: Eq + Hash + Clone> Registry<K> {
 
     /// How many waits are registered, over every key.
     pub fn waiting(&self) -> usize {
-        self.entries.lock().map(|g| g.values().map(|(_, n)| n).sum()).unwrap_or(0)
+        self.entries.lock().map(|g| g.values().map(|e| e.waiters).sum()).unwrap_or(0)
     }
 
     /// Notes that a wait on `key` ended with nothing to report (remembered
@@ -84,15 +100,32 @@ impl<K: Eq + Hash + Clone> Registry<K> {
     }
 
     fn wake(&self, key: &K) {
-        if let Some((notify, _)) = self.entries.lock().unwrap_or_else(|p| p.into_inner()).get(key) {
-            notify.notify_waiters();
+        self.wake_with(key, None);
+    }
+
+    /// Wakes `key`'s waiters, handing them `closed` first when it is known.
+    fn wake_with(&self, key: &K, closed: Option<Arc<Gate>>) {
+        if let Some(entry) = self.entries.lock().unwrap_or_else(|p| p.into_inner()).get_mut(key) {
+            if closed.is_some() {
+                entry.closed = closed;
+            }
+            entry.notify.notify_waiters();
         }
     }
 
     fn wake_all(&self) {
-        for (notify, _) in self.entries.lock().unwrap_or_else(|p| p.into_inner()).values() {
-            notify.notify_waiters();
+        for entry in self.entries.lock().unwrap_or_else(|p| p.into_inner()).values() {
+            entry.notify.notify_waiters();
         }
+    }
+}
+
+impl<K: Eq + Hash + Clone> WaitTicket<'_, K> {
+    /// The gate as the decision that woke this wait left it, when the
+    /// wake-up carried it (a decision this server's engine made).
+    pub fn closed(&self) -> Option<Arc<Gate>> {
+        let entries = self.registry.entries.lock().unwrap_or_else(|p| p.into_inner());
+        entries.get(&self.key).and_then(|entry| entry.closed.clone())
     }
 }
 
@@ -100,8 +133,8 @@ impl<K: Eq + Hash + Clone> Drop for WaitTicket<'_, K> {
     fn drop(&mut self) {
         let mut entries = self.registry.entries.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(entry) = entries.get_mut(&self.key) {
-            entry.1 -= 1;
-            if entry.1 == 0 {
+            entry.waiters -= 1;
+            if entry.waiters == 0 {
                 entries.remove(&self.key);
             }
         }
@@ -167,9 +200,12 @@ impl Waiters {
         loop {
             match events.recv().await {
                 Ok(event) => {
+                    if let EventKind::GateResolved { gate_id, decision } = &event.body.kind {
+                        // Taken even when nobody waits, so the engine does not keep it.
+                        self.gates.wake_with(gate_id, engine.closed_by(&decision.id));
+                    }
                     let closed = match &event.body.kind {
-                        EventKind::GateResolved { gate_id, .. }
-                        | EventKind::GateExpired { gate_id, .. }
+                        EventKind::GateExpired { gate_id, .. }
                         | EventKind::GateCancelled { gate_id, .. }
                         | EventKind::GateReleased { gate_id, .. }
                         | EventKind::VoteRecorded { gate_id, .. } => Some(gate_id),
@@ -191,5 +227,37 @@ impl Waiters {
                 Err(RecvError::Closed) => return,
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gatehouse_engine::{DecisionInput, EngineConfig, NewGate, NewRun};
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_decision_this_engine_made_wakes_its_waiters_with_the_gate_as_stored() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = Engine::open(dir.path().join("gatehouse.db"), EngineConfig::default()).unwrap();
+        let waiters = Arc::new(Waiters::default());
+        tokio::spawn(Arc::clone(&waiters).dispatch(engine.clone()));
+        let run = engine.create_run(NewRun { agent: "agent".into(), ..NewRun::default() }, "agent").unwrap();
+        let gate = engine.open_gate(&run.id, NewGate::question("Ship it?"), "agent").unwrap();
+
+        let ticket = waiters.register(&gate.id);
+        let woken = ticket.notify.notified();
+        tokio::pin!(woken);
+        woken.as_mut().enable();
+        assert!(ticket.closed().is_none());
+        let deciding = engine.clone();
+        let id = gate.id.clone();
+        tokio::task::spawn_blocking(move || deciding.resolve_gate(&id, DecisionInput::respond("Yes"), "alice"))
+            .await
+            .unwrap()
+            .unwrap();
+        tokio::time::timeout(std::time::Duration::from_secs(10), woken).await.expect("the decision woke the waiter");
+        let handed = ticket.closed().expect("the wake-up carried the gate");
+        assert_eq!(*handed, engine.gate(&gate.id).unwrap());
+        assert!(handed.status.is_terminal());
     }
 }

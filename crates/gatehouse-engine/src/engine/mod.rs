@@ -99,6 +99,7 @@ struct Inner<S> {
     store: S,
     clock: Arc<dyn Clock>,
     redactor: Redactor,
+    closed: Arc<gates::closed::ClosedGates>,
 }
 
 impl Engine<AnyStore> {
@@ -133,7 +134,12 @@ impl Engine<AnyStore> {
 impl<S: Store> Engine<S> {
     /// An engine over any store.
     pub fn with_store(store: S, clock: Arc<dyn Clock>, redactor: Redactor) -> Self {
-        Self { inner: Arc::new(Inner { store, clock, redactor }) }
+        Self { inner: Arc::new(Inner { store, clock, redactor, closed: Arc::default() }) }
+    }
+
+    /// The gates this engine just closed with a decision (`closed_by`).
+    pub(crate) fn closed_gates(&self) -> &Arc<gates::closed::ClosedGates> {
+        &self.inner.closed
     }
 
     /// The store underneath.

@@ -448,3 +448,41 @@ fn a_deciders_access_check_sees_the_gate_and_its_run_in_the_decisions_write_and_
         });
     assert!(matches!(missing, Err(EngineError::NotFound { what: "gate", .. })), "{missing:?}");
 }
+
+#[test]
+fn a_gate_this_engine_decided_is_kept_for_its_decisions_event_once_and_as_stored() {
+    // A waiter woken by `GateResolved` is answered with this gate instead of
+    // reading it back: it must be the gate exactly as a read returns it.
+    let f = Fixture::new();
+    let run = f.run("agent");
+    let mut events = f.engine.live_events();
+    let gate = f.engine.open_gate(&run.id, NewGate::question("Ship it?"), "agent").unwrap();
+    let decided = f.engine.resolve_gate(&gate.id, DecisionInput::respond("Yes, ship it"), "alice").unwrap();
+    let decision = loop {
+        let event = events.try_recv().expect("the decision's event is published before resolve returns");
+        if let EventKind::GateResolved { decision, .. } = &event.body.kind {
+            break decision.clone();
+        }
+    };
+    let kept = f.engine.closed_by(&decision.id).expect("the gate this engine decided");
+    assert_eq!(*kept, f.engine.gate(&gate.id).unwrap(), "the gate as stored");
+    assert_eq!(*kept, decided);
+    assert!(f.engine.closed_by(&decision.id).is_none(), "taken once");
+
+    // An edited approval (the diff, the edited payload, numbers) too.
+    let payload = json!({"service": "billing", "replicas": 3, "ratio": 0.125, "tags": ["a", "b"]});
+    let approval =
+        f.engine.open_gate(&run.id, NewGate::approval("deploy", "Deploy billing?", payload), "agent").unwrap();
+    let edit = json!({"service": "billing", "replicas": 2, "ratio": 0.25, "tags": ["a"]});
+    let edited = f.engine.resolve_gate(&approval.id, DecisionInput::edit(edit), "alice").unwrap();
+    let kept = f.engine.closed_by(&edited.decision.clone().expect("decided").id).expect("kept");
+    assert_eq!(*kept, f.engine.gate(&approval.id).unwrap());
+
+    // A decision another engine made (another instance, the CLI) is not kept here.
+    let other = f.open_again();
+    let second = f.engine.open_gate(&run.id, NewGate::question("And this one?"), "agent").unwrap();
+    let elsewhere = other.resolve_gate(&second.id, DecisionInput::respond("No"), "bob").unwrap();
+    let id = elsewhere.decision.expect("decided").id;
+    assert!(f.engine.closed_by(&id).is_none());
+    assert!(other.closed_by(&id).is_some());
+}

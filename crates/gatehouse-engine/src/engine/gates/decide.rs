@@ -4,6 +4,8 @@
 //! gate that has already closed is logged as `ResolutionRefused` and
 //! answered with `GateClosed`. Also withdrawing a gate (`cancel_gate`).
 
+use std::sync::Arc;
+
 use chrono::{DateTime, Utc};
 
 use crate::decision::{DecisionInput, DecisionOrigin};
@@ -64,6 +66,7 @@ impl<S: Store> Engine<S> {
             Err(e) => return done(Err(e.into())),
         };
         let (id, reviewer, who) = (id.clone(), who.name.clone(), who.clone());
+        let closed = Arc::clone(self.closed_gates());
         let op = move |tx: &mut dyn WriteTx| -> Result<std::result::Result<Attempt, E>> {
             let gate = tx.gate(&id)?.ok_or_else(|| not_found_gate(&id))?;
             if let Err(refused) = access(&gate, &RunAccess::lazy(&gate.run_id, &*tx)) {
@@ -83,6 +86,10 @@ impl<S: Store> Engine<S> {
             if let Attempt::Done(gate) = &attempt {
                 if gate.status == GateStatus::Resolved && !allow.is_empty() {
                     rules::create_planned(tx, gate, allow, &reviewer, now)?;
+                }
+                // For the waiters its event wakes, once (and only if) this write commits.
+                if let Some(decision) = &gate.decision {
+                    closed.keep(decision, gate);
                 }
             }
             Ok(Ok(attempt))

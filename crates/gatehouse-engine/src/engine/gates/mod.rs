@@ -30,6 +30,7 @@ use crate::ids::GateId;
 use crate::store::{GateFilter, Store};
 
 mod actions;
+pub(crate) mod closed;
 mod decide;
 pub(crate) mod decision;
 mod open;

@@ -92,6 +92,10 @@ pub(crate) async fn wait_for_gate_until(
         let notified = ticket.notify.notified();
         tokio::pin!(notified);
         notified.as_mut().enable();
+        // Decided here: the wake-up carried the gate as the decision left it.
+        if let Some(closed) = ticket.closed() {
+            return Ok(Gate::clone(&closed));
+        }
         let id = gate_id.clone();
         let gate = state.engine(move |e| e.gate(&id)).await?;
         if gate.status.is_terminal() || (!through_release && gate.released.is_some()) {
