@@ -169,28 +169,17 @@ fn a_failed_write_in_a_group_undoes_only_its_own_work() {
     // Writes queued together commit as one group; a write that fails after
     // storing rows and appending events must leave nothing, and its
     // neighbours everything, on either backend and through either instance.
-    use gatehouse_engine::Store;
     let f = Fixture::new();
     let run = f.run("agent");
     let instances = [f.engine.clone(), f.open_again()];
-    let barrier = Arc::new(Barrier::new(48));
-    let handles: Vec<_> = (0..48)
-        .map(|i| {
-            let (engine, run_id, barrier) = (instances[i % 2].clone(), run.id.clone(), Arc::clone(&barrier));
-            std::thread::spawn(move || {
-                barrier.wait();
-                engine.store().write(move |tx| {
-                    store_key_logged(tx, &run_id, i as u32)?;
-                    if i % 3 == 0 {
-                        return Err(EngineError::invalid("write", format!("writer {i} gives up")));
-                    }
-                    Ok(())
-                })
-            })
-        })
-        .collect();
-    for (i, handle) in handles.into_iter().enumerate() {
-        let result = handle.join().expect("thread");
+    let results = write_together(&instances, &run.id, 48, |tx, run_id, i| {
+        store_key_logged(tx, run_id, i)?;
+        if i % 3 == 0 {
+            return Err(EngineError::invalid("write", format!("writer {i} gives up")));
+        }
+        Ok(())
+    });
+    for (i, result) in results.into_iter().enumerate() {
         assert_eq!(result.is_err(), i % 3 == 0, "writer {i}: {result:?}");
     }
 
@@ -209,36 +198,24 @@ fn a_write_the_database_refuses_fails_its_own_job_only() {
     // written after the refused one), and leave its neighbours in the group
     // committed. SQLite refuses it at once.
     use gatehouse_engine::plan::{Plan, PlanRevision};
-    use gatehouse_engine::Store;
     let f = Fixture::new();
     let run = f.run("agent");
-    let barrier = Arc::new(Barrier::new(24));
-    let handles: Vec<_> = (0..24u32)
-        .map(|i| {
-            let (engine, run_id, barrier) = (f.engine.clone(), run.id.clone(), Arc::clone(&barrier));
-            std::thread::spawn(move || {
-                barrier.wait();
-                engine.store().write(move |tx| {
-                    tx.put_context(&run_id, &format!("key-{i}"), Some(&serde_json::json!(i)))?;
-                    if i % 4 == 0 {
-                        let revision = PlanRevision {
-                            revision: 1,
-                            plan: Plan::default(),
-                            change_log: vec![],
-                            actor: "a".into(),
-                            at: chrono::Utc::now(),
-                        };
-                        tx.insert_plan_revision(&run_id, &revision)?;
-                        tx.insert_plan_revision(&run_id, &revision)?;
-                    }
-                    log_key(tx, &run_id, i)?;
-                    Ok(())
-                })
-            })
-        })
-        .collect();
-    for (i, handle) in handles.into_iter().enumerate() {
-        let result = handle.join().expect("thread");
+    let results = write_together(std::slice::from_ref(&f.engine), &run.id, 24, |tx, run_id, i| {
+        tx.put_context(run_id, &format!("key-{i}"), Some(&serde_json::json!(i)))?;
+        if i % 4 == 0 {
+            let revision = PlanRevision {
+                revision: 1,
+                plan: Plan::default(),
+                change_log: vec![],
+                actor: "a".into(),
+                at: chrono::Utc::now(),
+            };
+            tx.insert_plan_revision(run_id, &revision)?;
+            tx.insert_plan_revision(run_id, &revision)?;
+        }
+        log_key(tx, run_id, i)
+    });
+    for (i, result) in results.into_iter().enumerate() {
         match result {
             Err(EngineError::Storage(why)) if i % 4 == 0 => {
                 assert!(
@@ -261,34 +238,24 @@ fn a_write_reading_the_log_sees_its_own_events_and_a_failure_after_that_read_kee
     // (which stored the earlier jobs' events inside the failing job's
     // savepoint) must not take its neighbours' events with it.
     use gatehouse_engine::store::EventFilter;
-    use gatehouse_engine::Store;
     let f = Fixture::new();
     let run = f.run("agent");
-    let barrier = Arc::new(Barrier::new(36));
-    let handles: Vec<_> = (0..36u32)
-        .map(|i| {
-            let (engine, run_id, barrier) = (f.engine.clone(), run.id.clone(), Arc::clone(&barrier));
-            std::thread::spawn(move || {
-                barrier.wait();
-                engine.store().write(move |tx| {
-                    store_key_logged(tx, &run_id, i)?;
-                    let mut seen = None;
-                    if i % 2 == 0 {
-                        let head = tx.head_seq()?;
-                        let filter = EventFilter { run_id: Some(run_id.clone()), ..EventFilter::default() };
-                        let newest = tx.events_after(head.saturating_sub(1), &filter, 1)?;
-                        seen = newest.first().map(|e| e.body.actor.clone());
-                    }
-                    if i % 3 == 0 {
-                        return Err(EngineError::invalid("write", format!("writer {i} gives up")));
-                    }
-                    Ok(seen)
-                })
-            })
-        })
-        .collect();
-    for (i, handle) in handles.into_iter().enumerate() {
-        match handle.join().expect("thread") {
+    let results = write_together(std::slice::from_ref(&f.engine), &run.id, 36, |tx, run_id, i| {
+        store_key_logged(tx, run_id, i)?;
+        let mut seen = None;
+        if i % 2 == 0 {
+            let head = tx.head_seq()?;
+            let filter = EventFilter { run_id: Some(run_id.clone()), ..EventFilter::default() };
+            let newest = tx.events_after(head.saturating_sub(1), &filter, 1)?;
+            seen = newest.first().map(|e| e.body.actor.clone());
+        }
+        if i % 3 == 0 {
+            return Err(EngineError::invalid("write", format!("writer {i} gives up")));
+        }
+        Ok(seen)
+    });
+    for (i, result) in results.into_iter().enumerate() {
+        match result {
             Ok(seen) if i % 2 == 0 => assert_eq!(seen, Some(format!("writer-{i}")), "writer {i} read its own event"),
             Ok(seen) => assert_eq!(seen, None),
             Err(e) => assert_eq!(i % 3, 0, "writer {i}: {e}"),
@@ -315,6 +282,29 @@ fn purging_a_run_blanks_the_events_the_same_write_appended() {
     let filter = EventFilter { run_id: Some(run.id.clone()), ..EventFilter::default() };
     assert_eq!(f.engine.events_after(0, &filter, 100).unwrap(), vec![], "no body of the run's events is left");
     assert!(f.engine.head_seq().unwrap() >= 2, "the run's creation and the write's event are both logged");
+}
+
+/// `n` writers at once, writer `i` through `engines[i % engines.len()]`,
+/// each running `op(tx, run, i)` as one write: their results in order.
+fn write_together<T: Send + 'static>(
+    engines: &[Engine],
+    run: &gatehouse_engine::RunId,
+    n: u32,
+    op: fn(&mut dyn gatehouse_engine::store::WriteTx, &gatehouse_engine::RunId, u32) -> Result<T, EngineError>,
+) -> Vec<Result<T, EngineError>> {
+    use gatehouse_engine::Store;
+    let barrier = Arc::new(Barrier::new(n as usize));
+    let handles: Vec<_> = (0..n)
+        .map(|i| {
+            let (engine, run, barrier) =
+                (engines[i as usize % engines.len()].clone(), run.clone(), Arc::clone(&barrier));
+            std::thread::spawn(move || {
+                barrier.wait();
+                engine.store().write(move |tx| op(tx, &run, i))
+            })
+        })
+        .collect();
+    handles.into_iter().map(|handle| handle.join().expect("thread")).collect()
 }
 
 /// Writer `i`'s context key and the event that logs it.
