@@ -150,7 +150,9 @@ def main() -> None:
             rule_passed(url, agent, args.samples)
             inside_the_adapter(url, agent, workdir, args.samples, "rule")
             return
-        threading.Thread(target=scripted_reviewer, args=(url, reviewer, stop), daemon=True).start()
+        with Client(url, token=reviewer) as rev:
+            head = rev.list_gates(limit=1)["head_seq"]
+        threading.Thread(target=scripted_reviewer, args=(url, reviewer, head, stop), daemon=True).start()
         open_and_wait(url, agent, 5, report=False)  # warm-up: the reviewer follows the stream once it decides
         open_and_wait(url, agent, args.samples)
         inside_the_adapter(url, agent, workdir, args.samples)

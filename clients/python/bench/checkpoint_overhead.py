@@ -136,10 +136,9 @@ def start_server(binary: Path, workdir: Path) -> tuple[subprocess.Popen[str], st
     raise RuntimeError("gatehouse serve did not start")
 
 
-def scripted_reviewer(url: str, token: str, stop: threading.Event) -> None:
-    """Decides every gate the moment its `gate_opened` event arrives."""
+def scripted_reviewer(url: str, token: str, head: int, stop: threading.Event) -> None:
+    """Decides every gate the moment its `gate_opened` event (after `head`) arrives."""
     with Client(url, token=token) as rev:
-        head = rev.list_gates(limit=1)["head_seq"]
         for event in rev.events(after=head):
             if stop.is_set():
                 return
@@ -198,7 +197,11 @@ def main() -> None:
         if rule:
             allow_the_action(url, reviewer_token, AGENT)
         else:
-            threading.Thread(target=scripted_reviewer, args=(url, reviewer_token, stop), daemon=True).start()
+            # The log's head taken before the first gate can open: a reviewer
+            # reading it from its own thread could start after that gate's event.
+            with Client(url, token=reviewer_token) as rev:
+                head = rev.list_gates(limit=1)["head_seq"]
+            threading.Thread(target=scripted_reviewer, args=(url, reviewer_token, head, stop), daemon=True).start()
         graph = build(workdir / "checkpoints.sqlite", args.approver)
         with Client(url, token=agent_token) as gh:
             pinned_run = gh.start_run({}, title="bench: pinned run")
