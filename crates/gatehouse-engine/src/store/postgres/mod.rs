@@ -47,6 +47,7 @@ use crate::store::{EventFilter, ReadTx, StatsSnapshot, Store, StoreStats, WriteT
 
 mod alerts;
 mod failure;
+mod group;
 mod pipeline;
 mod queries;
 mod schema;

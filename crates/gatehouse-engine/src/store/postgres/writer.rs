@@ -4,13 +4,14 @@
 //! itself. A group is a request to begin (the lock, the chain's head, the
 //! first savepoint), each job's reads and one request for its writes
 //! (`pipeline.rs`), and a request to end (the group's events in one
-//! `INSERT`, `PgWrite` in `queries.rs`; the notification; `COMMIT`).
+//! `INSERT`, `PgWrite` in `group.rs`; the notification; `COMMIT`).
 
 use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 
 use super::failure::Refusal;
-use super::queries::{self, PgDb, PgWrite};
+use super::group::PgWrite;
+use super::queries::{self, PgDb};
 use super::{quote_literal, Conn, Publisher, Target};
 use crate::error::{EngineError, Result};
 use crate::event::AuditKey;
