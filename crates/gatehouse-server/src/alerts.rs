@@ -279,7 +279,7 @@ pub async fn sweep_once(state: &AppState) -> gatehouse_engine::Result<Vec<Change
     for change in &changes {
         let (alert, raised) = (change.alert.clone(), change.raised);
         let recorded = state.engine(move |e| e.record_alert(alert, raised)).await.map_err(api_to_engine)?;
-        if recorded.is_none() {
+        if !recorded {
             // Another instance on the same database logged this crossing first, and posts it.
             continue;
         }

@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use crate::alert::{sla_compliance, Alert, AlertFigures, SlaCompliance, SlaTargets};
 use crate::engine::Engine;
 use crate::error::Result;
-use crate::event::{Event, EventBody, EventKind};
+use crate::event::{EventBody, EventKind};
 use crate::store::Store;
 
 /// Who alert events are recorded as.
@@ -47,10 +47,11 @@ impl<S: Store> Engine<S> {
     }
 
     /// Records that `alert` was raised (`raised`) or cleared, as an event of
-    /// no run by `alerts`, and returns it as logged; `None` when the log
-    /// already says so (another instance on the same database recorded the
-    /// crossing first: writes take turns, so each crossing is logged once).
-    pub fn record_alert(&self, alert: Alert, raised: bool) -> Result<Option<Event>> {
+    /// no run by `alerts`; `false` when the log already says so (another
+    /// instance on the same database recorded the crossing first: a write
+    /// that reads the log holds it until it commits, so each crossing is
+    /// logged once).
+    pub fn record_alert(&self, alert: Alert, raised: bool) -> Result<bool> {
         let at = self.now();
         self.store().write(move |tx| {
             let latest = tx.latest_alert_events(64)?;
@@ -63,7 +64,7 @@ impl<S: Store> Engine<S> {
                 })
                 .unwrap_or(false);
             if up == raised {
-                return Ok(None);
+                return Ok(false);
             }
             let kind = if raised { EventKind::AlertRaised { alert } } else { EventKind::AlertCleared { alert } };
             tx.append_event(EventBody {
@@ -74,7 +75,7 @@ impl<S: Store> Engine<S> {
                 actor: ALERTS_ACTOR.into(),
                 kind,
             })
-            .map(Some)
+            .map(|()| true)
         })
     }
 }

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 
 use crate::engine::close::{close_pending, skip_if_closed, Closing};
 use crate::error::{EngineError, Result};
-use crate::event::{Event, EventBody, EventKind};
+use crate::event::{EventBody, EventKind};
 use crate::gate::BlockingMode;
 use crate::ids::{GateId, RunId};
 use crate::run::{Run, RunStatus, RunTransition};
@@ -20,7 +20,7 @@ use crate::store::{GateFilter, WriteTx};
 pub(crate) const MAX_DEPTH: usize = 16;
 
 /// Appends an event about `run`.
-pub(crate) fn emit(tx: &mut dyn WriteTx, run: &Run, actor: &str, at: DateTime<Utc>, kind: EventKind) -> Result<Event> {
+pub(crate) fn emit(tx: &mut dyn WriteTx, run: &Run, actor: &str, at: DateTime<Utc>, kind: EventKind) -> Result<()> {
     tx.append_event(EventBody {
         at,
         run_id: Some(run.id.clone()),

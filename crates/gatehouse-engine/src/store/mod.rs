@@ -288,7 +288,9 @@ pub trait WriteTx: ReadTx {
     /// Stores an agent's rating.
     fn put_rating(&mut self, rating: &CapabilityRating) -> Result<()>;
     /// Appends an event to the chained log; it is published after commit.
-    fn append_event(&mut self, body: EventBody) -> Result<Event>;
+    /// Its `seq` and link are known once its write commits: on PostgreSQL
+    /// a write group takes its place in the chain as it ends.
+    fn append_event(&mut self, body: EventBody) -> Result<()>;
     /// Deletes a run's rows and drops the bodies of its events.
     fn purge_run(&mut self, run: &RunId) -> Result<()>;
     /// Stores a new token with the hash of its secret.

@@ -21,6 +21,7 @@ mod gates;
 mod global_memory;
 mod instances;
 mod metrics;
+mod parallel_writes;
 mod payload_schema;
 mod postgres_tls;
 mod recordings;

@@ -1,7 +1,8 @@
 //! What a PostgreSQL failure means for a caller: the database cannot be
-//! reached for now ([`EngineError::Unavailable`]: a closed or refused
-//! connection, a server shutting down, starting up or full; the server
-//! answers 503 and the caller may retry) or a statement failed
+//! reached for now or asks for the write again ([`EngineError::Unavailable`]:
+//! a closed or refused connection, a server shutting down, starting up or
+//! full, a deadlock between two instances' groups that it broke by failing
+//! one; the server answers 503 and the caller may retry) or a statement failed
 //! ([`EngineError::Storage`]); and [`Refusal`], how the writer tells each
 //! caller of a group that did not commit which of the two it was.
 
@@ -33,7 +34,9 @@ impl From<tokio_postgres::Error> for EngineError {
 
 /// Whether `e` says the database cannot be reached now rather than that a
 /// statement failed: the connection closed or could not be made (a network
-/// error, a timeout), or the server is shutting down, starting up or full.
+/// error, a timeout), the server is shutting down, starting up or full, or
+/// it broke a deadlock (two instances' groups each waiting for a run the
+/// other locked) by failing this statement, which may simply be sent again.
 fn is_unavailable(e: &tokio_postgres::Error) -> bool {
     if e.is_closed() {
         return true;
@@ -44,6 +47,8 @@ fn is_unavailable(e: &tokio_postgres::Error) -> bool {
             SqlState::CRASH_SHUTDOWN,
             SqlState::CANNOT_CONNECT_NOW,
             SqlState::TOO_MANY_CONNECTIONS,
+            SqlState::T_R_DEADLOCK_DETECTED,
+            SqlState::T_R_SERIALIZATION_FAILURE,
         ];
         return code.code().starts_with("08") || unreachable.contains(code);
     }

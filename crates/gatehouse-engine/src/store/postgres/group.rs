@@ -1,121 +1,198 @@
-//! A PostgreSQL write group's state beside the chain: the rows of the
-//! events its jobs appended, stored together in one `INSERT ... SELECT
-//! FROM unnest(...)` as the group ends (`writer.rs`), or first when a job
-//! in the group reads the event log or purges a run (`queries.rs`), and
-//! what a failed job's savepoint rollback undoes of it.
+//! A PostgreSQL write group's events. Its jobs append them without a place
+//! in the hash chain; the group takes the chain lock only to link them to
+//! the committed head and store them, as it ends (`writer.rs`), or first
+//! when a job in it reads the event log or purges a run (`queries.rs`, so a
+//! write sees its own events, as on SQLite). The rows go in one
+//! `INSERT ... SELECT FROM unnest(...)`. A failed job's savepoint rollback
+//! is undone here too ([`JobMark`]).
 
-use std::cell::Cell;
+use std::cell::RefCell;
+use std::sync::Arc;
 
 use tokio_postgres::types::ToSql;
 
+use super::queries::{chain_head_of_text, CHAIN_HEAD_TEXT};
 use super::Conn;
-use crate::error::Result;
-use crate::store::chain::{ChainHead, WriteState};
+use crate::error::{EngineError, Result};
+use crate::event::{self, AuditKey, Event, EventBody};
+use crate::store::chain::ChainHead;
 
 /// An owned parameter, for a statement sent without waiting ([`Conn::defer`]).
 fn own<T: ToSql + Sync + Send + 'static>(value: T) -> Box<dyn ToSql + Sync + Send> {
     Box::new(value)
 }
 
-/// A write group's state on PostgreSQL: the chain as both backends keep
-/// it, and the rows of the events its jobs appended. The rows are stored
-/// together, in one statement, when the group ends, or first when
-/// something in the group reads or changes the event log (so a write sees
-/// its own events, as on SQLite).
+/// A write group's state on PostgreSQL: the events its jobs appended, and
+/// whether it holds the chain lock yet. Shared through `&self` by the read
+/// side of a write (`ReadTx` reads the log), hence the cell.
 pub(crate) struct PgWrite {
-    pub chain: WriteState,
-    rows: Vec<EventInsert>,
-    /// How many of `rows` are in the table.
-    stored: Cell<usize>,
+    key: Option<AuditKey>,
+    /// The chain's advisory lock: Gatehouse's key and the schema's.
+    lock: (i32, i32),
+    log: RefCell<GroupLog>,
 }
 
-/// One event's row, as `append_event` made it.
-#[derive(Clone)]
-pub(crate) struct EventInsert {
-    pub seq: i64,
-    pub at: i64,
-    pub run_id: Option<String>,
-    pub session_id: Option<String>,
-    pub user_id: Option<String>,
-    pub kind: &'static str,
-    pub body: String,
-    pub body_hash: Vec<u8>,
-    pub hash: Vec<u8>,
+#[derive(Default)]
+struct GroupLog {
+    /// The chain's end after the last event linked, once the group holds the chain lock.
+    head: Option<ChainHead>,
+    events: Vec<Appended>,
+    /// How many of `events` are in the table.
+    stored: usize,
+}
+
+/// One appended event: its body as stored, and its place once linked.
+struct Appended {
+    body: EventBody,
+    json: String,
+    body_hash: [u8; 32],
+    link: Option<ChainHead>,
 }
 
 /// Where a job began, to undo its part of a [`PgWrite`] if it fails.
 #[derive(Clone, Copy)]
 pub(crate) struct JobMark {
-    head: ChainHead,
+    head: Option<ChainHead>,
     appended: usize,
     stored: usize,
 }
 
 impl PgWrite {
-    pub fn new(chain: WriteState) -> Self {
-        Self { chain, rows: Vec::new(), stored: Cell::new(0) }
+    pub fn new(key: Option<AuditKey>, lock: (i32, i32)) -> Self {
+        Self { key, lock, log: RefCell::new(GroupLog::default()) }
     }
 
-    /// Keeps an appended event's row, to be stored with the group's others.
-    pub fn append(&mut self, row: EventInsert) {
-        self.rows.push(row);
+    /// Keeps an appended event, linked at once if the group holds the chain lock.
+    pub fn append(&mut self, body: EventBody) -> Result<()> {
+        let json = serde_json::to_string(&body).map_err(|e| EngineError::Storage(format!("cannot encode: {e}")))?;
+        let body_hash = event::body_hash(&json);
+        let log = self.log.get_mut();
+        log.events.push(Appended { body, json, body_hash, link: None });
+        if log.head.is_some() {
+            log.link(self.key.as_ref());
+        }
+        Ok(())
     }
 
     /// Where the group stands before a job runs.
     pub fn mark(&self) -> JobMark {
-        JobMark { head: self.chain.head, appended: self.rows.len(), stored: self.stored.get() }
+        let log = self.log.borrow();
+        JobMark { head: log.head, appended: log.events.len(), stored: log.stored }
     }
 
     /// Forgets what a failed job appended, once its savepoint is rolled
     /// back: that rollback also removed the rows stored since the job
-    /// began (earlier jobs' among them), which are stored again later.
+    /// began (earlier jobs' among them), which are stored again later. If
+    /// the job took the chain lock, the rollback may have let it go: the
+    /// group takes it again before it stores anything, and links its events
+    /// afresh from the head it then reads.
     pub fn undo(&mut self, mark: JobMark) {
-        self.chain.head = mark.head;
-        self.chain.events.truncate(mark.appended);
-        self.rows.truncate(mark.appended);
-        self.stored.set(mark.stored);
+        let log = self.log.get_mut();
+        log.events.truncate(mark.appended);
+        log.stored = mark.stored;
+        log.head = mark.head;
+        if mark.head.is_none() {
+            log.events.iter_mut().for_each(|e| e.link = None);
+        }
+    }
+
+    /// Takes the chain lock, unless the group holds it, and links the
+    /// events appended so far to the committed head. Every group of every
+    /// instance appends to the log under this lock, from its tail to its
+    /// commit, so `seq` stays gap-free and in commit order.
+    fn hold_chain(&self, conn: &Conn) -> Result<()> {
+        if self.log.borrow().head.is_some() {
+            return Ok(());
+        }
+        let sql = format!("SELECT pg_advisory_xact_lock({}, {}); {CHAIN_HEAD_TEXT}", self.lock.0, self.lock.1);
+        let rows = conn.simple(&sql)?;
+        let head = chain_head_of_text(rows.iter().rfind(|row| row.len() == 2))?;
+        let mut log = self.log.borrow_mut();
+        log.head = Some(head);
+        log.link(self.key.as_ref());
+        Ok(())
+    }
+
+    /// Takes the chain lock and stores what is appended and not stored
+    /// yet: before a job reads the log (it then sees every event committed
+    /// before, its group's own, and no other instance appends until it
+    /// commits) and as the group ends. Sent without waiting: the next
+    /// statement waited for reads its reply, and a failure there fails
+    /// whoever waits (the job, or the group's commit).
+    fn store(&self, conn: &Conn) -> Result<()> {
+        self.hold_chain(conn)?;
+        let mut log = self.log.borrow_mut();
+        if log.stored < log.events.len() {
+            insert_events(conn, &log.events[log.stored..])?;
+            log.stored = log.events.len();
+        }
+        Ok(())
+    }
+
+    /// As the group ends: stores the rest of its events and gives them, as
+    /// they will be published once it commits. A group that appended none
+    /// and read no log never takes the chain lock.
+    pub fn finish(self, conn: &Conn) -> Result<Vec<Arc<Event>>> {
+        if !self.log.borrow().events.is_empty() {
+            self.store(conn)?;
+        }
+        self.log
+            .into_inner()
+            .events
+            .into_iter()
+            .map(|e| {
+                let link = e.link.ok_or_else(|| EngineError::Storage("an event was stored without its link".into()))?;
+                Ok(Arc::new(Event { seq: link.seq, hash: hex::encode(link.hash), body: e.body }))
+            })
+            .collect()
     }
 }
 
-/// What a reader of the event log must do first: in a write group, store
-/// the events appended so far; nothing for a read transaction.
-pub(crate) trait StoresEvents {
-    fn store_events(&self, conn: &Conn) -> Result<()>;
+impl GroupLog {
+    /// Links the events not linked yet, in order, from `head`.
+    fn link(&mut self, key: Option<&AuditKey>) {
+        let Some(mut head) = self.head else { return };
+        for e in self.events.iter_mut().filter(|e| e.link.is_none()) {
+            let seq = head.seq + 1;
+            head = ChainHead { seq, hash: event::link(key, &head.hash, seq, &e.body_hash) };
+            e.link = Some(head);
+        }
+        self.head = Some(head);
+    }
 }
 
-impl StoresEvents for () {
+/// What a transaction does before it reads the event log, and how it reads
+/// rows it may go on to change: a write group stores its events first and
+/// locks what it reads (see `queries.rs`); a read transaction neither.
+pub(crate) trait TxSide {
+    fn store_events(&self, conn: &Conn) -> Result<()>;
+    /// Whether reads lock the rows they return (`FOR NO KEY UPDATE`).
+    fn locks_rows(&self) -> bool;
+}
+
+impl TxSide for () {
     fn store_events(&self, _: &Conn) -> Result<()> {
         Ok(())
     }
+
+    fn locks_rows(&self) -> bool {
+        false
+    }
 }
 
-impl StoresEvents for &mut PgWrite {
+impl TxSide for &mut PgWrite {
     fn store_events(&self, conn: &Conn) -> Result<()> {
-        let pending = self.rows[self.stored.get()..].to_vec();
-        insert_events(conn, pending)?;
-        self.stored.set(self.rows.len());
-        Ok(())
+        self.store(conn)
+    }
+
+    fn locks_rows(&self) -> bool {
+        true
     }
 }
 
-impl PgWrite {
-    /// Stores the events not stored yet, as the group ends.
-    pub fn store_the_rest(&mut self, conn: &Conn) -> Result<()> {
-        let pending = self.rows.split_off(self.stored.get());
-        insert_events(conn, pending)?;
-        self.stored.set(self.rows.len());
-        Ok(())
-    }
-}
-
-/// Sends one `INSERT` for `rows`, without waiting for its reply: the next
-/// statement waited for reads it, and a failure there fails whoever waits
-/// (the job, or the group's commit).
-fn insert_events(conn: &Conn, rows: Vec<EventInsert>) -> Result<()> {
-    if rows.is_empty() {
-        return Ok(());
-    }
-    let n = rows.len();
+/// Sends one `INSERT` for the linked `events`, without waiting for its reply.
+fn insert_events(conn: &Conn, events: &[Appended]) -> Result<()> {
+    let n = events.len();
     let (mut seq, mut at, mut run_id, mut session_id, mut user_id) = (
         Vec::with_capacity(n),
         Vec::with_capacity(n),
@@ -125,16 +202,17 @@ fn insert_events(conn: &Conn, rows: Vec<EventInsert>) -> Result<()> {
     );
     let (mut kind, mut body, mut body_hash, mut hash) =
         (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
-    for row in rows {
-        seq.push(row.seq);
-        at.push(row.at);
-        run_id.push(row.run_id);
-        session_id.push(row.session_id);
-        user_id.push(row.user_id);
-        kind.push(row.kind);
-        body.push(row.body);
-        body_hash.push(row.body_hash);
-        hash.push(row.hash);
+    for e in events {
+        let link = e.link.ok_or_else(|| EngineError::Storage("an event was about to be stored unlinked".into()))?;
+        seq.push(link.seq as i64);
+        at.push(e.body.at.timestamp_micros());
+        run_id.push(e.body.run_id.as_ref().map(|r| r.to_string()));
+        session_id.push(e.body.session_id.clone());
+        user_id.push(e.body.user_id.clone());
+        kind.push(e.body.kind.name());
+        body.push(e.json.clone());
+        body_hash.push(e.body_hash.to_vec());
+        hash.push(link.hash.to_vec());
     }
     conn.defer(
         "INSERT INTO events (seq, at, run_id, session_id, user_id, kind, body, body_hash, hash)

@@ -8,7 +8,6 @@
 //! mirroring the SQLite file; to be split by record with it.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use serde::de::DeserializeOwned;
@@ -31,7 +30,7 @@ use crate::store::chain::ChainHead;
 use crate::store::{AuditTable, EventFilter, GateFilter, ReadTx, RunFilter, SchemaProbe, StoredRow, WriteTx};
 use crate::token::Token;
 
-use super::group::{EventInsert, PgWrite, StoresEvents};
+use super::group::{PgWrite, TxSide};
 use super::Conn;
 
 /// A parameter of a query built at run time.
@@ -216,9 +215,36 @@ fn run_page(filter: &RunFilter) -> String {
     page
 }
 
-impl<W: StoresEvents> ReadTx for PgDb<'_, W> {
+impl<W: TxSide> PgDb<'_, W> {
+    /// `sql` locking the rows it returns, in a write group: a row a write
+    /// reads, it may go on to change, and without a global lock another
+    /// instance's group could change it meanwhile.
+    fn locking(&self, sql: &str) -> String {
+        match self.state.locks_rows() {
+            true => format!("{sql} FOR NO KEY UPDATE"),
+            false => sql.to_owned(),
+        }
+    }
+
+    /// In a write group, locks the row of the run `run_sql` names (one
+    /// parameter) before what follows reads anything of that run: every
+    /// write to a run's rows (its gates, turns, context, plan) happens
+    /// while its group holds the run's row, so writes on one run take
+    /// turns and writes on different runs do not wait for each other. Sent
+    /// without waiting: the read after it waits for both, and runs after
+    /// the lock is granted, so it sees what the last holder committed.
+    fn lock_run(&self, run_sql: &str, param: &str) -> Result<()> {
+        if !self.state.locks_rows() {
+            return Ok(());
+        }
+        let sql = format!("SELECT 1 FROM runs WHERE id = ({run_sql}) FOR NO KEY UPDATE");
+        self.conn.defer(&sql, vec![own(param.to_owned())])
+    }
+}
+
+impl<W: TxSide> ReadTx for PgDb<'_, W> {
     fn run(&self, id: &RunId) -> Result<Option<Run>> {
-        self.one("SELECT data FROM runs WHERE id = ?", &[text(id.as_str())])
+        self.one(&self.locking("SELECT data FROM runs WHERE id = ?"), &[text(id.as_str())])
     }
 
     fn runs(&self, filter: &RunFilter) -> Result<Vec<Run>> {
@@ -248,10 +274,12 @@ impl<W: StoresEvents> ReadTx for PgDb<'_, W> {
     }
 
     fn gate(&self, id: &GateId) -> Result<Option<Gate>> {
+        self.lock_run("SELECT run_id FROM gates WHERE id = $1", id.as_str())?;
         self.one("SELECT data FROM gates WHERE id = ?", &[text(id.as_str())])
     }
 
     fn gate_by_idempotency_key(&self, run: &RunId, key: &str) -> Result<Option<Gate>> {
+        self.lock_run("SELECT $1::text", run.as_str())?;
         self.one("SELECT data FROM gates WHERE run_id = ? AND idempotency_key = ?", &[text(run.as_str()), text(key)])
     }
 
@@ -355,7 +383,7 @@ impl<W: StoresEvents> ReadTx for PgDb<'_, W> {
     }
 
     fn global_memory(&self) -> Result<BTreeMap<String, serde_json::Value>> {
-        let rows = self.conn.query("SELECT key, value FROM global_memory ORDER BY key", &[])?;
+        let rows = self.conn.query(&self.locking("SELECT key, value FROM global_memory ORDER BY key"), &[])?;
         let mut out = BTreeMap::new();
         for row in &rows {
             out.insert(get::<String>(row, 0)?, serde_json::from_str(&get::<String>(row, 1)?)?);
@@ -375,7 +403,7 @@ impl<W: StoresEvents> ReadTx for PgDb<'_, W> {
     }
 
     fn rating(&self, agent: &str) -> Result<Option<CapabilityRating>> {
-        self.one("SELECT data FROM agent_ratings WHERE agent = ?", &[text(agent)])
+        self.one(&self.locking("SELECT data FROM agent_ratings WHERE agent = ?"), &[text(agent)])
     }
 
     fn ratings(&self) -> Result<Vec<CapabilityRating>> {
@@ -466,11 +494,14 @@ impl<W: StoresEvents> ReadTx for PgDb<'_, W> {
     }
 
     fn tokens(&self) -> Result<Vec<Token>> {
-        self.collect("SELECT data FROM tokens ORDER BY created_at, id", &[])
+        self.collect(&self.locking("SELECT data FROM tokens ORDER BY created_at, id"), &[])
     }
 
     fn token_by_hash(&self, hash: &[u8; 32]) -> Result<Option<Token>> {
-        self.one("SELECT data FROM tokens WHERE secret_hash = ? AND revoked_at IS NULL", &[Box::new(hash.to_vec())])
+        self.one(
+            &self.locking("SELECT data FROM tokens WHERE secret_hash = ? AND revoked_at IS NULL"),
+            &[Box::new(hash.to_vec())],
+        )
     }
 
     fn runs_of_agent(&self, filter: &RunFilter, agent: &str) -> Result<Vec<Run>> {
@@ -516,6 +547,8 @@ impl<W: StoresEvents> ReadTx for PgDb<'_, W> {
     }
 
     fn latest_alert_events(&self, limit: u32) -> Result<Vec<EventBody>> {
+        // In a write, under the chain lock: no other instance logs a crossing until this one commits.
+        self.state.store_events(self.conn)?;
         super::alerts::latest_alert_events(self.conn, limit)
     }
 
@@ -544,7 +577,8 @@ impl<W: StoresEvents> ReadTx for PgDb<'_, W> {
     }
 
     fn allow_rule(&self, id: &AllowRuleId, now: DateTime<Utc>) -> Result<Option<AllowRule>> {
-        Ok(self.rules("SELECT data FROM allow_rules WHERE id = ?", &[text(id.as_str())], now)?.into_iter().next())
+        let sql = self.locking("SELECT data FROM allow_rules WHERE id = ?");
+        Ok(self.rules(&sql, &[text(id.as_str())], now)?.into_iter().next())
     }
 
     fn allow_rules(&self, filter: &AllowRuleFilter, now: DateTime<Utc>) -> Result<Vec<AllowRule>> {
@@ -579,9 +613,11 @@ impl<W: StoresEvents> ReadTx for PgDb<'_, W> {
 
     fn live_allow_rules(&self, agent: &str, action: &str, now: DateTime<Utc>) -> Result<Vec<AllowRule>> {
         self.rules(
-            "SELECT data FROM allow_rules
-             WHERE agent = ? AND action = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)
-             ORDER BY created_at, id",
+            &self.locking(
+                "SELECT data FROM allow_rules
+                 WHERE agent = ? AND action = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)
+                 ORDER BY created_at, id",
+            ),
             &[text(agent), text(action), Box::new(micros(now))],
             now,
         )
@@ -773,29 +809,9 @@ impl WriteTx for PgDb<'_, &mut PgWrite> {
         )
     }
 
-    fn append_event(&mut self, body: EventBody) -> Result<Event> {
-        let json = to_json(&body)?;
-        let body_hash = event::body_hash(&json);
-        let chain = &self.state.chain;
-        let seq = chain.head.seq + 1;
-        let hash = event::link(chain.key.as_ref(), &chain.head.hash, seq, &body_hash);
-        // Stored with the group's other events when it ends (`group.rs`).
-        self.state.append(EventInsert {
-            seq: seq as i64,
-            at: micros(body.at),
-            run_id: body.run_id.as_ref().map(|r| r.to_string()),
-            session_id: body.session_id.clone(),
-            user_id: body.user_id.clone(),
-            kind: body.kind.name(),
-            body: json,
-            body_hash: body_hash.to_vec(),
-            hash: hash.to_vec(),
-        });
-        let chain = &mut self.state.chain;
-        chain.head = ChainHead { seq, hash };
-        let event = Event { seq, hash: hex::encode(hash), body };
-        chain.events.push(Arc::new(event.clone()));
-        Ok(event)
+    fn append_event(&mut self, body: EventBody) -> Result<()> {
+        // Linked and stored with the group's other events as it ends (`group.rs`).
+        self.state.append(body)
     }
 
     fn purge_run(&mut self, run: &RunId) -> Result<()> {

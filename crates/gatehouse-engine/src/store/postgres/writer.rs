@@ -1,21 +1,22 @@
 //! The PostgreSQL writer: one thread per instance that commits queued
-//! writes in groups, one transaction each under the chain's advisory lock,
-//! every job under its own savepoint, on a connection the thread drives
-//! itself. A group is a request to begin (the lock, the chain's head, the
-//! first savepoint), each job's reads and one request for its writes
-//! (`pipeline.rs`), and a request to end (the group's events in one
-//! `INSERT`, `PgWrite` in `group.rs`; the notification; `COMMIT`).
+//! writes in groups, one transaction each, every job under its own
+//! savepoint, on a connection the thread drives itself. A group is a
+//! request to begin (and the first savepoint), each job's reads (locking
+//! the rows of the runs it touches, `queries.rs`) and one request for its
+//! writes (`pipeline.rs`), then, if it appended events, a request for the
+//! chain's lock and head, and a request to end (the group's events in one
+//! `INSERT`, `PgWrite` in `group.rs`; the notification; `COMMIT`). Only
+//! that tail is serialised across instances.
 
 use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 
 use super::failure::Refusal;
 use super::group::PgWrite;
-use super::queries::{self, PgDb};
+use super::queries::PgDb;
 use super::{quote_literal, Conn, Publisher, Target};
 use crate::error::{EngineError, Result};
 use crate::event::AuditKey;
-use crate::store::chain::WriteState;
 use crate::store::{next_group, StoreStats, WriteTx};
 
 type Finish = Box<dyn FnOnce(std::result::Result<(), Refusal>) + Send>;
@@ -111,22 +112,13 @@ impl Writer {
     }
 
     /// Runs one group of jobs in one transaction: one request begins it
-    /// (the chain's lock, the chain's head, the first job's savepoint), one
-    /// between jobs, one ends it (the notification and the commit). Gives
-    /// the jobs back, none run, if the connection closed before it began.
+    /// (and the first job's savepoint), one between jobs, one takes the
+    /// chain's lock and head if the group appended events, one ends it (the
+    /// events, the notification and the commit). Gives the jobs back, none
+    /// run, if the connection closed before it began.
     fn group(&mut self, batch: Vec<Box<dyn Job>>) -> std::result::Result<(), Vec<Box<dyn Job>>> {
-        let begin = format!(
-            "BEGIN; SELECT pg_advisory_xact_lock({}, {}); {}; SAVEPOINT job",
-            self.lock.0,
-            self.lock.1,
-            queries::CHAIN_HEAD_TEXT
-        );
-        let begun = self
-            .conn
-            .simple(&begin)
-            .and_then(|rows| queries::chain_head_of_text(rows.iter().rfind(|row| row.len() == 2)));
-        let head = match begun {
-            Ok(head) => head,
+        match self.conn.batch("BEGIN; SAVEPOINT job") {
+            Ok(()) => {}
             Err(e) if self.conn.is_closed() || matches!(e, EngineError::Unavailable(_)) => return Err(batch),
             Err(e) => {
                 let _ = self.conn.batch("ROLLBACK");
@@ -137,7 +129,7 @@ impl Writer {
                 return Ok(());
             }
         };
-        let mut state = PgWrite::new(WriteState { head, key: self.key.clone(), events: Vec::new() });
+        let mut state = PgWrite::new(self.key.clone(), self.lock);
         let mut finishes = Vec::with_capacity(batch.len());
         {
             let mut db = PgDb { conn: &self.conn, state: &mut state };
@@ -151,21 +143,21 @@ impl Writer {
                 finishes.push(job.run(&mut db));
             }
         }
-        // The group's events, in one statement sent ahead of the commit.
-        // `COMMIT` in a transaction an error left aborted rolls back without
-        // an error; the statement before it fails there instead (and the
-        // rest of the request is skipped), so no caller hears success for a
-        // group that did not commit.
-        let stored = state.store_the_rest(&self.conn);
-        let state = state.chain;
-        let end = match state.events.last() {
+        // The group's events, linked under the chain's lock and stored in
+        // one statement sent ahead of the commit. `COMMIT` in a transaction
+        // an error left aborted rolls back without an error; the statement
+        // before it fails there instead (and the rest of the request is
+        // skipped), so no caller hears success for a group that did not
+        // commit.
+        let events = state.finish(&self.conn);
+        let end = match events.as_ref().ok().and_then(|events| events.last()) {
             Some(last) => format!("SELECT pg_notify({}, '{}'); COMMIT", quote_literal(&self.channel), last.seq),
             None => "SELECT 1; COMMIT".to_owned(),
         };
-        match stored.and_then(|()| self.conn.batch(&end)) {
-            Ok(()) => {
+        match events.and_then(|events| self.conn.batch(&end).map(|()| events)) {
+            Ok(events) => {
                 self.stats.group_committed();
-                if let Err(e) = self.publisher.committed(&self.conn, state.events) {
+                if let Err(e) = self.publisher.committed(&self.conn, events) {
                     // Subscribers catch up from the log; the commit stands.
                     tracing::warn!(error = %e, "cannot publish committed events");
                 }

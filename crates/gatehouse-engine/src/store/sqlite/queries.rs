@@ -678,7 +678,7 @@ impl WriteTx for Db<'_, &mut WriteState> {
         Ok(())
     }
 
-    fn append_event(&mut self, body: EventBody) -> Result<Event> {
+    fn append_event(&mut self, body: EventBody) -> Result<()> {
         let json = to_json(&body)?;
         let body_hash = event::body_hash(&json);
         let seq = self.state.head.seq + 1;
@@ -700,9 +700,8 @@ impl WriteTx for Db<'_, &mut WriteState> {
                 &hash[..]
             ])?;
         self.state.head = ChainHead { seq, hash };
-        let event = Event { seq, hash: hex::encode(hash), body };
-        self.state.events.push(Arc::new(event.clone()));
-        Ok(event)
+        self.state.events.push(Arc::new(Event { seq, hash: hex::encode(hash), body }));
+        Ok(())
     }
 
     fn insert_token(&mut self, token: &Token, secret_hash: &[u8; 32]) -> Result<()> {
