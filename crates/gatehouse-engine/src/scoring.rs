@@ -179,7 +179,26 @@ pub struct CapabilityRating {
     pub score_sum: f64,
 }
 
+/// One thing counted in an agent's rating. The counts add up whatever the
+/// order (the score sum in the order of the log, as `audit verify` replays
+/// it), so a backend may apply them as a write commits.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RatingChange {
+    /// A human decision on one of its gates; `approved` if it counts as an approval.
+    Decision { approved: bool },
+    /// A quality score.
+    Score(f64),
+}
+
 impl CapabilityRating {
+    /// Counts `change`.
+    pub fn apply(&mut self, change: RatingChange) {
+        match change {
+            RatingChange::Decision { approved } => self.record_decision(approved),
+            RatingChange::Score(score) => self.record_score(score),
+        }
+    }
+
     /// An empty record for `agent`.
     pub fn new(agent: impl Into<String>) -> Self {
         let agent = agent.into();

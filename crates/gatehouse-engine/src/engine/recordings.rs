@@ -19,7 +19,7 @@ use crate::recording::{
     IMPORTED_UNDECIDED, RECORDING_FORMAT, RECORDING_VERSION,
 };
 use crate::run::Run;
-use crate::scoring::CapabilityRating;
+use crate::scoring::RatingChange;
 use crate::store::{GateFilter, ReadTx, RunFilter, Store, WriteTx};
 
 impl<S: Store> Engine<S> {
@@ -118,9 +118,7 @@ impl<S: Store> Engine<S> {
             }
             for body in recording.events {
                 if let EventKind::ScoreRecorded { agent, score, .. } = &body.kind {
-                    let mut rating = tx.rating(agent)?.unwrap_or_else(|| CapabilityRating::new(agent));
-                    rating.record_score(score.score);
-                    tx.put_rating(&rating)?;
+                    tx.rate_agent(agent, RatingChange::Score(score.score))?;
                 }
                 tx.append_event(body)?;
                 summary.events += 1;
@@ -150,9 +148,7 @@ fn import_gate(tx: &mut dyn WriteTx, gate: &Gate) -> Result<()> {
     if let Some(decision) = &gate.decision {
         tx.insert_decision(decision)?;
         if decision.origin == DecisionOrigin::Human && decision.action.judges_the_agent() {
-            let mut rating = tx.rating(&gate.agent)?.unwrap_or_else(|| CapabilityRating::new(&gate.agent));
-            rating.record_decision(decision.action.counts_as_approval());
-            tx.put_rating(&rating)?;
+            tx.rate_agent(&gate.agent, RatingChange::Decision { approved: decision.action.counts_as_approval() })?;
         }
     }
     Ok(())

@@ -13,7 +13,7 @@ use crate::event::{EventBody, EventKind};
 use crate::gate::BlockingMode;
 use crate::ids::{GateId, RunId};
 use crate::run::{Run, RunStatus, RunTransition};
-use crate::scoring::{CapabilityRating, QualityScore};
+use crate::scoring::{QualityScore, RatingChange};
 use crate::store::{GateFilter, WriteTx};
 
 /// How deep sub-agents may nest.
@@ -123,9 +123,7 @@ pub(crate) fn record_score(
     actor: &str,
     now: DateTime<Utc>,
 ) -> Result<()> {
-    let mut rating = tx.rating(agent)?.unwrap_or_else(|| CapabilityRating::new(agent));
-    rating.record_score(score.score);
-    tx.put_rating(&rating)?;
+    tx.rate_agent(agent, RatingChange::Score(score.score))?;
     emit(tx, run, actor, now, EventKind::ScoreRecorded { agent: agent.to_owned(), gate_id, score: Box::new(score) })?;
     Ok(())
 }

@@ -17,7 +17,7 @@ use crate::ids::{AllowRuleId, GateId, RunId};
 use crate::metrics::{Correction, GateTally};
 use crate::plan::PlanRevision;
 use crate::run::{Run, RunStatus, Turn};
-use crate::scoring::CapabilityRating;
+use crate::scoring::{CapabilityRating, RatingChange};
 use crate::search::{GateSearch, SearchResults};
 use crate::token::Token;
 
@@ -285,8 +285,12 @@ pub trait WriteTx: ReadTx {
     fn put_global_memory(&mut self, key: &str, value: Option<&serde_json::Value>) -> Result<()>;
     /// Stores a plan revision.
     fn insert_plan_revision(&mut self, run: &RunId, revision: &PlanRevision) -> Result<()>;
-    /// Stores an agent's rating.
-    fn put_rating(&mut self, rating: &CapabilityRating) -> Result<()>;
+    /// Counts `change` in `agent`'s rating (made if missing). SQLite applies
+    /// it at once; PostgreSQL as the write's group commits, under the
+    /// chain's lock, so writes on different runs of one agent never wait
+    /// for each other at its rating's row (a read of the rating later in
+    /// the same write does not see it there).
+    fn rate_agent(&mut self, agent: &str, change: RatingChange) -> Result<()>;
     /// Appends an event to the chained log; it is published after commit.
     /// Its `seq` and link are known once its write commits: on PostgreSQL
     /// a write group takes its place in the chain as it ends.

@@ -133,3 +133,35 @@ fn subscribers_of_one_instance_see_what_another_commits() {
     }
     assert_eq!(kinds, ["gate_opened", "gate_resolved"]);
 }
+
+#[test]
+fn an_agents_rating_counts_every_decision_made_at_once_through_several_instances() {
+    // Decisions on different runs of one agent, through two instances at
+    // once: none waits for another at the agent's rating, and none is lost.
+    let f = Fixture::new();
+    let engines = [f.engine.clone(), f.open_again()];
+    let runs: Vec<_> = (0..6).map(|_| f.run("rated")).collect();
+    let deciders: Vec<_> = runs
+        .iter()
+        .enumerate()
+        .map(|(i, run)| {
+            let (engine, run) = (engines[i % 2].clone(), run.id.clone());
+            std::thread::spawn(move || {
+                for n in 0..10 {
+                    let new = NewGate::approval("deploy", format!("{i}/{n}"), serde_json::json!({"n": n}));
+                    let gate = engine.open_gate(&run, new, "rated").unwrap();
+                    let input = if n % 2 == 0 { DecisionInput::approve() } else { DecisionInput::reject("no") };
+                    engine.resolve_gate(&gate.id, input, "alice").unwrap();
+                }
+            })
+        })
+        .collect();
+    for d in deciders {
+        d.join().unwrap();
+    }
+    for engine in &engines {
+        let rating = engine.rating("rated").unwrap();
+        assert_eq!((rating.decisions, rating.approvals), (60, 30), "{rating:?}");
+        assert!(engine.verify_audit().unwrap().is_intact());
+    }
+}

@@ -17,7 +17,7 @@ use crate::event::EventKind;
 use crate::gate::{ActionDecision, Gate, GateKind};
 use crate::ids::DecisionId;
 use crate::plan::{Plan, PlanOperation};
-use crate::scoring::CapabilityRating;
+use crate::scoring::RatingChange;
 use crate::store::WriteTx;
 
 /// What became of a resolution attempt inside the transaction.
@@ -107,9 +107,7 @@ pub(super) fn record_decision(
     }
     if origin == DecisionOrigin::Human {
         if action.judges_the_agent() {
-            let mut rating = tx.rating(&gate.agent)?.unwrap_or_else(|| CapabilityRating::new(&gate.agent));
-            rating.record_decision(action.counts_as_approval());
-            tx.put_rating(&rating)?;
+            tx.rate_agent(&gate.agent, RatingChange::Decision { approved: action.counts_as_approval() })?;
         }
         run.consecutive_agent_turns = 0;
         run.updated_at = now;

@@ -1,10 +1,13 @@
-//! A PostgreSQL write group's events. Its jobs append them without a place
-//! in the hash chain; the group takes the chain lock only to link them to
-//! the committed head and store them, as it ends (`writer.rs`), or first
-//! when a job in it reads the event log or purges a run (`queries.rs`, so a
-//! write sees its own events, as on SQLite). The rows go in one
-//! `INSERT ... SELECT FROM unnest(...)`. A failed job's savepoint rollback
-//! is undone here too ([`JobMark`]).
+//! A PostgreSQL write group's events and rating changes. Its jobs append
+//! events without a place in the hash chain; the group takes the chain lock
+//! only to link them to the committed head and store them, as it ends
+//! (`writer.rs`), or first when a job in it reads the event log or purges a
+//! run (`queries.rs`, so a write sees its own events, as on SQLite). The
+//! rows go in one `INSERT ... SELECT FROM unnest(...)`. The agents' rating
+//! changes are counted under the same lock as the group ends, read in the
+//! lock's request, so no two groups wait for each other at an agent's
+//! rating until then. A failed job's savepoint rollback is undone here too
+//! ([`JobMark`]).
 
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -12,9 +15,10 @@ use std::sync::Arc;
 use tokio_postgres::types::ToSql;
 
 use super::queries::{chain_head_of_text, CHAIN_HEAD_TEXT};
-use super::Conn;
+use super::{quote_literal, Conn};
 use crate::error::{EngineError, Result};
 use crate::event::{self, AuditKey, Event, EventBody};
+use crate::scoring::{CapabilityRating, RatingChange};
 use crate::store::chain::ChainHead;
 
 /// An owned parameter, for a statement sent without waiting ([`Conn::defer`]).
@@ -39,6 +43,8 @@ struct GroupLog {
     events: Vec<Appended>,
     /// How many of `events` are in the table.
     stored: usize,
+    /// Rating changes, in the order made; counted as the group ends.
+    ratings: Vec<(String, RatingChange)>,
 }
 
 /// One appended event: its body as stored, and its place once linked.
@@ -55,6 +61,7 @@ pub(crate) struct JobMark {
     head: Option<ChainHead>,
     appended: usize,
     stored: usize,
+    rated: usize,
 }
 
 impl PgWrite {
@@ -77,7 +84,7 @@ impl PgWrite {
     /// Where the group stands before a job runs.
     pub fn mark(&self) -> JobMark {
         let log = self.log.borrow();
-        JobMark { head: log.head, appended: log.events.len(), stored: log.stored }
+        JobMark { head: log.head, appended: log.events.len(), stored: log.stored, rated: log.ratings.len() }
     }
 
     /// Forgets what a failed job appended, once its savepoint is rolled
@@ -89,6 +96,7 @@ impl PgWrite {
     pub fn undo(&mut self, mark: JobMark) {
         let log = self.log.get_mut();
         log.events.truncate(mark.appended);
+        log.ratings.truncate(mark.rated);
         log.stored = mark.stored;
         log.head = mark.head;
         if mark.head.is_none() {
@@ -96,21 +104,78 @@ impl PgWrite {
         }
     }
 
+    /// Keeps a rating change, counted as the group ends.
+    pub fn rate(&mut self, agent: &str, change: RatingChange) {
+        self.log.get_mut().ratings.push((agent.to_owned(), change));
+    }
+
     /// Takes the chain lock, unless the group holds it, and links the
     /// events appended so far to the committed head. Every group of every
     /// instance appends to the log under this lock, from its tail to its
-    /// commit, so `seq` stays gap-free and in commit order.
-    fn hold_chain(&self, conn: &Conn) -> Result<()> {
+    /// commit, so `seq` stays gap-free and in commit order. In the same
+    /// request, reads the stored ratings of `agents` (`None`: the group
+    /// held the lock already, nothing was read).
+    fn hold_chain(&self, conn: &Conn, agents: &[String]) -> Result<Option<Vec<CapabilityRating>>> {
         if self.log.borrow().head.is_some() {
-            return Ok(());
+            return Ok(None);
         }
-        let sql = format!("SELECT pg_advisory_xact_lock({}, {}); {CHAIN_HEAD_TEXT}", self.lock.0, self.lock.1);
+        let mut sql = format!("SELECT pg_advisory_xact_lock({}, {}); {CHAIN_HEAD_TEXT}", self.lock.0, self.lock.1);
+        if !agents.is_empty() {
+            let names: Vec<String> = agents.iter().map(|a| quote_literal(a)).collect();
+            // Three columns: the head's row is the only one with two.
+            sql.push_str(&format!("; SELECT agent, data, 1 FROM agent_ratings WHERE agent IN ({})", names.join(", ")));
+        }
         let rows = conn.simple(&sql)?;
         let head = chain_head_of_text(rows.iter().rfind(|row| row.len() == 2))?;
+        let ratings = rows
+            .iter()
+            .filter(|row| row.len() == 3)
+            .map(|row| {
+                let data = row.get(1).ok_or_else(|| EngineError::Storage("a rating without data".into()))?;
+                Ok(serde_json::from_str(data)?)
+            })
+            .collect::<Result<Vec<CapabilityRating>>>()?;
         let mut log = self.log.borrow_mut();
         log.head = Some(head);
         log.link(self.key.as_ref());
-        Ok(())
+        Ok(Some(ratings))
+    }
+
+    /// Counts the group's rating changes on the stored ratings (read under
+    /// the chain lock: every group changes ratings only there) and sends
+    /// the results, without waiting.
+    fn store_ratings(&self, conn: &Conn, agents: Vec<String>, read: Option<Vec<CapabilityRating>>) -> Result<()> {
+        if agents.is_empty() {
+            return Ok(());
+        }
+        let stored = match read {
+            Some(stored) => stored,
+            None => conn
+                .query("SELECT data FROM agent_ratings WHERE agent = ANY($1)", &[&agents])?
+                .iter()
+                .map(|row| Ok(serde_json::from_str(row.try_get::<_, &str>(0)?)?))
+                .collect::<Result<Vec<CapabilityRating>>>()?,
+        };
+        let mut ratings: Vec<CapabilityRating> = agents
+            .iter()
+            .map(|agent| {
+                stored.iter().find(|r| &r.agent == agent).cloned().unwrap_or_else(|| CapabilityRating::new(agent))
+            })
+            .collect();
+        for (agent, change) in &self.log.borrow().ratings {
+            if let Some(rating) = ratings.iter_mut().find(|r| &r.agent == agent) {
+                rating.apply(*change);
+            }
+        }
+        let data = ratings
+            .iter()
+            .map(|r| serde_json::to_string(r).map_err(|e| EngineError::Storage(format!("cannot encode: {e}"))))
+            .collect::<Result<Vec<String>>>()?;
+        conn.defer(
+            "INSERT INTO agent_ratings (agent, data) SELECT * FROM unnest($1::text[], $2::text[])
+             ON CONFLICT (agent) DO UPDATE SET data = excluded.data",
+            vec![own(agents), own(data)],
+        )
     }
 
     /// Takes the chain lock and stores what is appended and not stored
@@ -120,7 +185,7 @@ impl PgWrite {
     /// statement waited for reads its reply, and a failure there fails
     /// whoever waits (the job, or the group's commit).
     fn store(&self, conn: &Conn) -> Result<()> {
-        self.hold_chain(conn)?;
+        self.hold_chain(conn, &[])?;
         let mut log = self.log.borrow_mut();
         if log.stored < log.events.len() {
             insert_events(conn, &log.events[log.stored..])?;
@@ -129,11 +194,24 @@ impl PgWrite {
         Ok(())
     }
 
-    /// As the group ends: stores the rest of its events and gives them, as
-    /// they will be published once it commits. A group that appended none
-    /// and read no log never takes the chain lock.
+    /// As the group ends: counts its rating changes, stores the rest of its
+    /// events and gives them, as they will be published once it commits. A
+    /// group that appended none, changed no rating and read no log never
+    /// takes the chain lock.
     pub fn finish(self, conn: &Conn) -> Result<Vec<Arc<Event>>> {
-        if !self.log.borrow().events.is_empty() {
+        let (appended, agents) = {
+            let log = self.log.borrow();
+            let mut agents: Vec<String> = Vec::new();
+            for (agent, _) in &log.ratings {
+                if !agents.contains(agent) {
+                    agents.push(agent.clone());
+                }
+            }
+            (!log.events.is_empty(), agents)
+        };
+        if appended || !agents.is_empty() {
+            let read = self.hold_chain(conn, &agents)?;
+            self.store_ratings(conn, agents, read)?;
             self.store(conn)?;
         }
         self.log

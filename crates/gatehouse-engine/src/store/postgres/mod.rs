@@ -3,10 +3,13 @@
 //!
 //! - **Writes** go, as on SQLite, to one writer thread per instance that
 //!   commits queued operations in groups, each under its own savepoint.
-//!   Every group first takes the chain's advisory lock, so writes from all
-//!   instances are serialised: the hash chain continues from the committed
-//!   head whoever wrote it, `seq` stays gap-free, and conditional updates
-//!   (first resolver wins, each sweep's expiry) see every earlier commit.
+//!   A write locks the row of each run it reads, so writes on one run take
+//!   turns and conditional updates (first resolver wins, each sweep's
+//!   expiry) see the write before them, while writes on different runs,
+//!   from any instance, run side by side. Only a group's tail is
+//!   serialised: it takes the chain's advisory lock, links its events to
+//!   the committed head whoever wrote it and commits, so `seq` stays
+//!   gap-free and in commit order (`group.rs`).
 //! - **Events** reach every instance: a group that appended events
 //!   `NOTIFY`s the schema's channel in its transaction; each instance
 //!   `LISTEN`s on its own connection and publishes what it has not yet
@@ -81,7 +84,8 @@ impl Default for PgOptions {
     }
 }
 
-/// The first key of Gatehouse's advisory locks; the second is the schema's hash.
+/// The first key of Gatehouse's advisory locks (the chain's, taken at each
+/// write group's tail); the second is the schema's hash.
 const LOCK_CHAIN: i32 = 0x4761_7465; // "Gate"
 const LOCK_MIGRATE: i32 = 0x4761_7466;
 /// Idle read connections kept for reuse. With 8, 32 busy agents made the

@@ -24,7 +24,7 @@ use crate::ids::{AllowRuleId, GateId, RunId};
 use crate::metrics::{Correction, GateTally};
 use crate::plan::PlanRevision;
 use crate::run::{Run, Turn};
-use crate::scoring::CapabilityRating;
+use crate::scoring::{CapabilityRating, RatingChange};
 use crate::search::{GateSearch, SearchResults};
 use crate::store::chain::ChainHead;
 use crate::store::{AuditTable, EventFilter, GateFilter, ReadTx, RunFilter, SchemaProbe, StoredRow, WriteTx};
@@ -403,7 +403,7 @@ impl<W: TxSide> ReadTx for PgDb<'_, W> {
     }
 
     fn rating(&self, agent: &str) -> Result<Option<CapabilityRating>> {
-        self.one(&self.locking("SELECT data FROM agent_ratings WHERE agent = ?"), &[text(agent)])
+        self.one("SELECT data FROM agent_ratings WHERE agent = ?", &[text(agent)])
     }
 
     fn ratings(&self) -> Result<Vec<CapabilityRating>> {
@@ -801,12 +801,10 @@ impl WriteTx for PgDb<'_, &mut PgWrite> {
         )
     }
 
-    fn put_rating(&mut self, rating: &CapabilityRating) -> Result<()> {
-        self.conn.defer(
-            "INSERT INTO agent_ratings (agent, data) VALUES ($1, $2)
-             ON CONFLICT (agent) DO UPDATE SET data = excluded.data",
-            vec![own(rating.agent.clone()), own(to_json(rating)?)],
-        )
+    fn rate_agent(&mut self, agent: &str, change: RatingChange) -> Result<()> {
+        // Counted with the group's other changes as it ends (`group.rs`).
+        self.state.rate(agent, change);
+        Ok(())
     }
 
     fn append_event(&mut self, body: EventBody) -> Result<()> {

@@ -24,7 +24,7 @@ use crate::ids::{AllowRuleId, GateId, RunId};
 use crate::metrics::{Correction, GateTally};
 use crate::plan::PlanRevision;
 use crate::run::{Run, Turn};
-use crate::scoring::CapabilityRating;
+use crate::scoring::{CapabilityRating, RatingChange};
 use crate::search::{GateSearch, SearchResults};
 use crate::store::chain::{ChainHead, WriteState};
 use crate::store::{AuditTable, EventFilter, GateFilter, ReadTx, RunFilter, SchemaProbe, StoredRow, WriteTx};
@@ -671,10 +671,12 @@ impl WriteTx for Db<'_, &mut WriteState> {
         Ok(())
     }
 
-    fn put_rating(&mut self, rating: &CapabilityRating) -> Result<()> {
+    fn rate_agent(&mut self, agent: &str, change: RatingChange) -> Result<()> {
+        let mut rating = self.rating(agent)?.unwrap_or_else(|| CapabilityRating::new(agent));
+        rating.apply(change);
         self.conn
             .prepare_cached("INSERT OR REPLACE INTO agent_ratings (agent, data) VALUES (?, ?)")?
-            .execute(params![rating.agent, to_json(rating)?])?;
+            .execute(params![rating.agent, to_json(&rating)?])?;
         Ok(())
     }
 
