@@ -10,7 +10,9 @@
 //!
 //! Options: `--instances N` (PostgreSQL only; default 1), `--agents N`
 //! concurrent agents in the throughput phase (default 32), `--seconds N`
-//! (default 10), `--roundtrips N` (default 1000), `--wakes N` (default 200).
+//! (default 10), `--roundtrips N` (default 1000), `--wakes N` (default 200),
+//! `--writers N` (PostgreSQL writer threads per instance, default
+//! `PgOptions`'s).
 //!
 //! Each instance is a child process (this binary with `--serve`) on
 //! `127.0.0.1:0` with its own engine; the parent makes the tokens and runs
@@ -52,6 +54,8 @@ struct Opts {
     seconds: u64,
     roundtrips: usize,
     wakes: usize,
+    /// PostgreSQL writer threads per instance (`PgOptions::writers`).
+    writers: usize,
     serve: bool,
 }
 
@@ -65,6 +69,7 @@ impl Opts {
             seconds: 10,
             roundtrips: 1000,
             wakes: 200,
+            writers: PgOptions::default().writers,
             serve: false,
         };
         let mut args = std::env::args().skip(1);
@@ -82,6 +87,7 @@ impl Opts {
                 "--seconds" => o.seconds = value.parse()?,
                 "--roundtrips" => o.roundtrips = value.parse()?,
                 "--wakes" => o.wakes = value.parse()?,
+                "--writers" => o.writers = value.parse()?,
                 other => bail!("unknown option {other}"),
             }
         }
@@ -106,7 +112,7 @@ impl Opts {
             Err(_) => None,
         };
         let config = EngineConfig {
-            postgres: PgOptions { schema: self.schema.clone(), ..PgOptions::default() },
+            postgres: PgOptions { schema: self.schema.clone(), writers: self.writers, ..PgOptions::default() },
             audit_key,
             ..Default::default()
         };
@@ -147,7 +153,7 @@ struct Instance {
 
 async fn spawn(opts: &Opts) -> Result<Instance> {
     let mut command = Command::new(std::env::current_exe()?);
-    command.args(["--serve", "--database", &opts.database]);
+    command.args(["--serve", "--database", &opts.database, "--writers", &opts.writers.to_string()]);
     if let Some(schema) = &opts.schema {
         command.args(["--schema", schema]);
     }

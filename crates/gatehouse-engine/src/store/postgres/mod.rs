@@ -1,8 +1,9 @@
 //! The PostgreSQL backend, for a team server: several Gatehouse instances
 //! share one database and behave as one.
 //!
-//! - **Writes** go, as on SQLite, to one writer thread per instance that
-//!   commits queued operations in groups, each under its own savepoint.
+//! - **Writes** go to writer threads (two per instance unless
+//!   `PgOptions::writers` says otherwise, each on its own connection) that
+//!   commit queued operations in groups, each under its own savepoint.
 //!   A write locks the row of each run it reads, so writes on one run take
 //!   turns and conditional updates (first resolver wins, each sweep's
 //!   expiry) see the write before them, while writes on different runs,
@@ -72,6 +73,10 @@ pub struct PgOptions {
     pub schema: Option<String>,
     /// Most operations committed together in one transaction.
     pub max_batch: usize,
+    /// Writer threads, each committing groups on its own connection: groups
+    /// of different writers are in flight at once (writes of different runs
+    /// never wait for each other; see `ARCHITECTURE.md`).
+    pub writers: usize,
     /// Live events buffered per subscriber before it must catch up from the log.
     pub event_buffer: usize,
     /// Keys the hash chain of every event this store appends.
@@ -80,10 +85,16 @@ pub struct PgOptions {
 
 impl Default for PgOptions {
     fn default() -> Self {
-        Self { schema: None, max_batch: 512, event_buffer: 8192, audit_key: None }
+        Self { schema: None, max_batch: 512, writers: DEFAULT_WRITERS, event_buffer: 8192, audit_key: None }
     }
 }
 
+/// Writer threads per instance unless `PgOptions::writers` says otherwise.
+/// Two: while one waits for the database's replies the other's group is in
+/// flight; on a 2-core machine shared with the database, two made one
+/// instance 1.7 to 2 times as fast as one, and four slower than two
+/// (`docs/benchmarks.md`).
+const DEFAULT_WRITERS: usize = 2;
 /// The first key of Gatehouse's advisory locks (the chain's, taken at each
 /// write group's tail); the second is the schema's hash.
 const LOCK_CHAIN: i32 = 0x4761_7465; // "Gate"
@@ -91,7 +102,7 @@ const LOCK_MIGRATE: i32 = 0x4761_7466;
 /// Idle read connections kept for reuse. With 8, 32 busy agents made the
 /// server open about 45 connections a second (a process each on the
 /// database server); a team's database must allow this many, plus the
-/// writer and the listener, per instance.
+/// writers and the listener, per instance.
 const IDLE_READERS: usize = 16;
 /// How long the writer keeps trying to reconnect before answering a
 /// group's writes that the database is unavailable: long enough to ride out
@@ -439,7 +450,7 @@ pub struct PgStore {
     target: Target,
     description: String,
     jobs: Option<Sender<Box<dyn Job>>>,
-    writer: Option<JoinHandle<()>>,
+    writers: Vec<JoinHandle<()>>,
     listener: Option<(Sender<Signal>, JoinHandle<()>)>,
     readers: Mutex<Vec<Conn>>,
     bus: broadcast::Sender<Arc<Event>>,
@@ -510,39 +521,46 @@ impl PgStore {
                 .map_err(|e| EngineError::Storage(format!("cannot start the event listener: {e}")))?
         };
         let (jobs, queue) = mpsc::channel::<Box<dyn Job>>();
+        let queue = Arc::new(Mutex::new(queue));
         let stats = Arc::new(StoreStats::default());
-        let writer = {
-            let (target, stats) = (target.clone(), Arc::clone(&stats));
+        let mut writers = Vec::new();
+        for n in 0..options.writers.max(1) {
+            let (target, stats, queue) = (target.clone(), Arc::clone(&stats), Arc::clone(&queue));
+            let (channel, publisher) = (channel.clone(), Arc::clone(&publisher));
             let max_batch = options.max_batch.max(1);
             let key = options.audit_key.clone();
             // The writer's connection is made on its thread, which drives it
             // (a runtime may not start inside the caller's, if it has one).
             let (started, start) = mpsc::sync_channel(1);
             let thread = std::thread::Builder::new()
-                .name("gatehouse-writer".into())
+                .name(format!("gatehouse-writer-{n}"))
                 .spawn(move || match target.connect_own() {
                     Ok(conn) => {
                         let _ = started.send(Ok(()));
                         Writer { target, conn, lock: (LOCK_CHAIN, schema_key), channel, publisher, key, stats }
-                            .run(queue, max_batch)
+                            .run(&queue, max_batch)
                     }
                     Err(e) => {
                         let _ = started.send(Err(e));
                     }
                 })
                 .map_err(|e| EngineError::Storage(format!("cannot start the writer thread: {e}")))?;
+            writers.push(thread);
             let ready = start.recv().map_err(|_| EngineError::Storage("the writer thread ended at start".into()));
             if let Err(e) = ready.and_then(|started| started) {
                 let _ = signals.send(Signal::Stop);
+                drop(jobs);
+                for writer in writers {
+                    let _ = writer.join();
+                }
                 return Err(e);
             }
-            thread
-        };
+        }
         Ok(Self {
             target,
             description: format!("{description}, schema {schema}"),
             jobs: Some(jobs),
-            writer: Some(writer),
+            writers,
             listener: Some((signals, listener)),
             readers: Mutex::new(vec![first]),
             bus,
@@ -724,7 +742,7 @@ impl Drop for PgStore {
     fn drop(&mut self) {
         // Closing the queue ends the writer after it drains what is queued.
         self.jobs.take();
-        if let Some(writer) = self.writer.take() {
+        for writer in self.writers.drain(..) {
             let _ = writer.join();
         }
         if let Some((signals, listener)) = self.listener.take() {

@@ -9,7 +9,7 @@
 //! that tail is serialised across instances.
 
 use std::sync::mpsc::Receiver;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use super::failure::Refusal;
 use super::group::PgWrite;
@@ -79,9 +79,18 @@ pub(super) struct Writer {
 }
 
 impl Writer {
-    pub(super) fn run(mut self, queue: Receiver<Box<dyn Job>>, max_batch: usize) {
-        while let Some(group) = next_group(&queue, max_batch) {
-            self.commit(group);
+    /// Commits groups from `queue`, shared with the instance's other
+    /// writers: one waits for the next jobs while the others commit.
+    pub(super) fn run(mut self, queue: &Mutex<Receiver<Box<dyn Job>>>, max_batch: usize) {
+        loop {
+            let group = match queue.lock() {
+                Ok(queue) => next_group(&queue, max_batch),
+                Err(_) => None,
+            };
+            match group {
+                Some(group) => self.commit(group),
+                None => return,
+            }
         }
     }
 
