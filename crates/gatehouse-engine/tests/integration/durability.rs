@@ -231,6 +231,43 @@ fn a_write_the_database_refuses_fails_its_own_job_only() {
 }
 
 #[test]
+fn a_lone_write_the_database_refuses_after_logging_fails_with_its_reason_and_leaves_nothing() {
+    // Alone in its group, the write is the last job, whose replies come
+    // back with the chain lock's request on PostgreSQL: the refusal must
+    // still fail it with the database's reason, keep none of its rows or
+    // events, and leave the writer able to commit the next write.
+    use gatehouse_engine::plan::{Plan, PlanRevision};
+    use gatehouse_engine::Store;
+    let f = Fixture::new();
+    let run = f.run("agent");
+    let head = f.engine.head_seq().unwrap();
+    let run_id = run.id.clone();
+    let refused = f.engine.store().write(move |tx| {
+        store_key_logged(tx, &run_id, 1)?;
+        let revision = PlanRevision {
+            revision: 1,
+            plan: Plan::default(),
+            change_log: vec![],
+            actor: "a".into(),
+            at: chrono::Utc::now(),
+        };
+        tx.insert_plan_revision(&run_id, &revision)?;
+        tx.insert_plan_revision(&run_id, &revision)
+    });
+    match refused {
+        Err(EngineError::Storage(why)) => {
+            assert!(why.to_lowercase().contains("unique") || why.contains("duplicate"), "the database's reason: {why}")
+        }
+        other => panic!("the duplicate revision is refused: {other:?}"),
+    }
+    assert_eq!(f.engine.head_seq().unwrap(), head, "no event of the refused write is logged");
+    assert_eq!(f.engine.context(&run.id).unwrap().get("key-1"), None);
+    let run_id = run.id.clone();
+    f.engine.store().write(move |tx| store_key_logged(tx, &run_id, 2)).unwrap();
+    assert_only_kept(&f.engine, &run.id, 3, &[2]);
+}
+
+#[test]
 fn a_write_reading_the_log_sees_its_own_events_and_a_failure_after_that_read_keeps_its_neighbours() {
     // On PostgreSQL a group's events are stored together as it ends, or
     // first when a job in it reads the log. A write reading the log sees

@@ -45,6 +45,8 @@ struct GroupLog {
     stored: usize,
     /// Rating changes, in the order made; counted as the group ends.
     ratings: Vec<(String, RatingChange)>,
+    /// The stored ratings of the agents in `ratings`, read with the chain lock.
+    read: Option<Vec<CapabilityRating>>,
 }
 
 /// One appended event: its body as stored, and its place once linked.
@@ -97,6 +99,7 @@ impl PgWrite {
         let log = self.log.get_mut();
         log.events.truncate(mark.appended);
         log.ratings.truncate(mark.rated);
+        log.read = None;
         log.stored = mark.stored;
         log.head = mark.head;
         if mark.head.is_none() {
@@ -109,15 +112,40 @@ impl PgWrite {
         self.log.get_mut().ratings.push((agent.to_owned(), change));
     }
 
+    /// The agents whose ratings the group changes, each once.
+    fn rated_agents(&self) -> Vec<String> {
+        let mut agents: Vec<String> = Vec::new();
+        for (agent, _) in &self.log.borrow().ratings {
+            if !agents.contains(agent) {
+                agents.push(agent.clone());
+            }
+        }
+        agents
+    }
+
+    /// Takes the chain lock now, with the replies of the last job's writes
+    /// (the connection answers those first, so a failure among them fails
+    /// this request too, and the job), when the group has events or rating
+    /// changes to store as it ends; otherwise reads those replies only.
+    pub fn hold_chain_now(&self, conn: &Conn) -> Result<()> {
+        let agents = self.rated_agents();
+        let log = self.log.borrow();
+        if log.head.is_some() || (log.events.is_empty() && agents.is_empty()) {
+            drop(log);
+            return conn.flush();
+        }
+        drop(log);
+        self.hold_chain(conn, &agents)
+    }
+
     /// Takes the chain lock, unless the group holds it, and links the
     /// events appended so far to the committed head. Every group of every
     /// instance appends to the log under this lock, from its tail to its
     /// commit, so `seq` stays gap-free and in commit order. In the same
-    /// request, reads the stored ratings of `agents` (`None`: the group
-    /// held the lock already, nothing was read).
-    fn hold_chain(&self, conn: &Conn, agents: &[String]) -> Result<Option<Vec<CapabilityRating>>> {
+    /// request, reads the stored ratings of `agents`, kept for the end.
+    fn hold_chain(&self, conn: &Conn, agents: &[String]) -> Result<()> {
         if self.log.borrow().head.is_some() {
-            return Ok(None);
+            return Ok(());
         }
         let mut sql = format!("SELECT pg_advisory_xact_lock({}, {}); {CHAIN_HEAD_TEXT}", self.lock.0, self.lock.1);
         if !agents.is_empty() {
@@ -138,16 +166,20 @@ impl PgWrite {
         let mut log = self.log.borrow_mut();
         log.head = Some(head);
         log.link(self.key.as_ref());
-        Ok(Some(ratings))
+        if !agents.is_empty() {
+            log.read = Some(ratings);
+        }
+        Ok(())
     }
 
     /// Counts the group's rating changes on the stored ratings (read under
     /// the chain lock: every group changes ratings only there) and sends
     /// the results, without waiting.
-    fn store_ratings(&self, conn: &Conn, agents: Vec<String>, read: Option<Vec<CapabilityRating>>) -> Result<()> {
+    fn store_ratings(&self, conn: &Conn, agents: Vec<String>) -> Result<()> {
         if agents.is_empty() {
             return Ok(());
         }
+        let read = self.log.borrow_mut().read.take();
         let stored = match read {
             Some(stored) => stored,
             None => conn
@@ -199,19 +231,10 @@ impl PgWrite {
     /// group that appended none, changed no rating and read no log never
     /// takes the chain lock.
     pub fn finish(self, conn: &Conn) -> Result<Vec<Arc<Event>>> {
-        let (appended, agents) = {
-            let log = self.log.borrow();
-            let mut agents: Vec<String> = Vec::new();
-            for (agent, _) in &log.ratings {
-                if !agents.contains(agent) {
-                    agents.push(agent.clone());
-                }
-            }
-            (!log.events.is_empty(), agents)
-        };
-        if appended || !agents.is_empty() {
-            let read = self.hold_chain(conn, &agents)?;
-            self.store_ratings(conn, agents, read)?;
+        let agents = self.rated_agents();
+        if !self.log.borrow().events.is_empty() || !agents.is_empty() {
+            self.hold_chain(conn, &agents)?;
+            self.store_ratings(conn, agents)?;
             self.store(conn)?;
         }
         self.log

@@ -537,7 +537,8 @@ impl PgStore {
                 .spawn(move || match target.connect_own() {
                     Ok(conn) => {
                         let _ = started.send(Ok(()));
-                        Writer { target, conn, lock: (LOCK_CHAIN, schema_key), channel, publisher, key, stats }
+                        let lock = (LOCK_CHAIN, schema_key);
+                        Writer { target, conn, lock, channel, idle_since: None, publisher, key, stats }
                             .run(&queue, max_batch)
                     }
                     Err(e) => {

@@ -21,11 +21,19 @@ use crate::store::{next_group, StoreStats, WriteTx};
 
 type Finish = Box<dyn FnOnce(std::result::Result<(), Refusal>) + Send>;
 
+/// A writer that committed a group this recently sends the next one's
+/// `BEGIN` without waiting for it (saving a round trip under load); after
+/// longer, it waits, so a connection the database closed meanwhile (a
+/// restart) is found before any job runs and the group is begun again.
+const BUSY_WITHIN: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// An operation queued for the writer.
 pub(super) trait Job: Send {
     /// Runs inside the group's transaction, under the savepoint `job`; returns
-    /// what to do once the group has committed (or failed).
-    fn run(self: Box<Self>, db: &mut PgDb<'_, &mut PgWrite>) -> Finish;
+    /// what to do once the group has committed (or failed). `last`: no job
+    /// follows in the group, which then asks for the chain's lock with this
+    /// job's replies.
+    fn run(self: Box<Self>, db: &mut PgDb<'_, &mut PgWrite>, last: bool) -> Finish;
     /// Answers without running (the group could not begin).
     fn abort(self: Box<Self>, refusal: Refusal);
 }
@@ -49,9 +57,9 @@ where
     F: FnOnce(&mut dyn WriteTx) -> Result<T> + Send + 'static,
     D: FnOnce(Result<T>) + Send + 'static,
 {
-    fn run(self: Box<Self>, db: &mut PgDb<'_, &mut PgWrite>) -> Finish {
+    fn run(self: Box<Self>, db: &mut PgDb<'_, &mut PgWrite>, last: bool) -> Finish {
         let TypedJob { op, done, .. } = *self;
-        let result = in_savepoint(db, op);
+        let result = in_savepoint(db, op, last);
         Box::new(move |commit| {
             done(match commit {
                 Ok(()) => result,
@@ -73,6 +81,9 @@ pub(super) struct Writer {
     pub lock: (i32, i32),
     /// Where a group's commit notifies the other instances.
     pub channel: String,
+    /// When the last group ended: a writer busy a moment ago knows its
+    /// connection is up, and sends a group's `BEGIN` without waiting.
+    pub idle_since: Option<std::time::Instant>,
     pub publisher: Arc<Publisher>,
     pub key: Option<AuditKey>,
     pub stats: Arc<StoreStats>,
@@ -120,13 +131,24 @@ impl Writer {
         }
     }
 
-    /// Runs one group of jobs in one transaction: one request begins it
-    /// (and the first job's savepoint), one between jobs, one takes the
-    /// chain's lock and head if the group appended events, one ends it (the
-    /// events, the notification and the commit). Gives the jobs back, none
-    /// run, if the connection closed before it began.
+    /// Runs one group of jobs in one transaction: a request begins it (and
+    /// the first job's savepoint), one between jobs; the last job's replies
+    /// come with the chain's lock and head if the group appended events;
+    /// one request ends it (the events, the notification and the commit).
+    /// The begin is sent without waiting when the writer committed a group
+    /// under [`BUSY_WITHIN`] ago; otherwise it is waited for, and the jobs
+    /// are given back, none run, if the connection proved closed.
     fn group(&mut self, batch: Vec<Box<dyn Job>>) -> std::result::Result<(), Vec<Box<dyn Job>>> {
-        match self.conn.batch("BEGIN; SAVEPOINT job") {
+        let busy = self.idle_since.is_some_and(|t| t.elapsed() < BUSY_WITHIN);
+        self.idle_since = None;
+        let begun = match busy {
+            true => {
+                self.conn.defer_batch("BEGIN; SAVEPOINT job");
+                Ok(())
+            }
+            false => self.conn.batch("BEGIN; SAVEPOINT job"),
+        };
+        match begun {
             Ok(()) => {}
             Err(e) if self.conn.is_closed() || matches!(e, EngineError::Unavailable(_)) => return Err(batch),
             Err(e) => {
@@ -142,6 +164,7 @@ impl Writer {
         let mut finishes = Vec::with_capacity(batch.len());
         {
             let mut db = PgDb { conn: &self.conn, state: &mut state };
+            let n = batch.len();
             for (i, job) in batch.into_iter().enumerate() {
                 if i > 0 {
                     // A failed job rolled back to its savepoint, which stays; either way start afresh.
@@ -149,7 +172,7 @@ impl Writer {
                     // Sent without waiting: the job's first statement waits for it.
                     db.conn.defer_batch("RELEASE job; SAVEPOINT job");
                 }
-                finishes.push(job.run(&mut db));
+                finishes.push(job.run(&mut db, i + 1 == n));
             }
         }
         // The group's events, linked under the chain's lock and stored in
@@ -163,7 +186,9 @@ impl Writer {
             Some(last) => format!("SELECT pg_notify({}, '{}'); COMMIT", quote_literal(&self.channel), last.seq),
             None => "SELECT 1; COMMIT".to_owned(),
         };
-        match events.and_then(|events| self.conn.batch(&end).map(|()| events)) {
+        let ended = events.and_then(|events| self.conn.batch(&end).map(|()| events));
+        self.idle_since = Some(std::time::Instant::now());
+        match ended {
             Ok(events) => {
                 self.stats.group_committed();
                 if let Err(e) = self.publisher.committed(&self.conn, events) {
@@ -191,13 +216,23 @@ impl Writer {
 
 /// Runs one job under the savepoint `job` (the group set it) so its
 /// failure undoes only its own work, including the events it appended.
-fn in_savepoint<T>(db: &mut PgDb<'_, &mut PgWrite>, op: impl FnOnce(&mut dyn WriteTx) -> Result<T>) -> Result<T> {
+/// The last job of a group asks for the chain's lock with its replies.
+fn in_savepoint<T>(
+    db: &mut PgDb<'_, &mut PgWrite>,
+    op: impl FnOnce(&mut dyn WriteTx) -> Result<T>,
+    last: bool,
+) -> Result<T> {
     let mark = db.state.mark();
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| op(db)))
         .unwrap_or_else(|_| Err(EngineError::Storage("an engine operation panicked".into())));
     // The job's deferred writes are answered before it ends: one that
-    // failed fails the job (its cause is reported, not the abort after it).
-    let result = db.conn.flush().and(result);
+    // failed fails the job (its cause is reported, not the abort after it,
+    // nor the chain lock's request, which an aborted savepoint refuses).
+    let settled = match (last, &result) {
+        (true, Ok(_)) => db.state.hold_chain_now(db.conn),
+        _ => db.conn.flush(),
+    };
+    let result = settled.and(result);
     if result.is_err() {
         db.conn.batch("ROLLBACK TO job")?;
         db.state.undo(mark);
