@@ -197,21 +197,12 @@ fn a_write_the_database_refuses_fails_its_own_job_only() {
     // database's reason, undo that job's rows and events (and the rows
     // written after the refused one), and leave its neighbours in the group
     // committed. SQLite refuses it at once.
-    use gatehouse_engine::plan::{Plan, PlanRevision};
     let f = Fixture::new();
     let run = f.run("agent");
     let results = write_together(std::slice::from_ref(&f.engine), &run.id, 24, |tx, run_id, i| {
         tx.put_context(run_id, &format!("key-{i}"), Some(&serde_json::json!(i)))?;
         if i % 4 == 0 {
-            let revision = PlanRevision {
-                revision: 1,
-                plan: Plan::default(),
-                change_log: vec![],
-                actor: "a".into(),
-                at: chrono::Utc::now(),
-            };
-            tx.insert_plan_revision(run_id, &revision)?;
-            tx.insert_plan_revision(run_id, &revision)?;
+            insert_revision_twice(tx, run_id)?;
         }
         log_key(tx, run_id, i)
     });
@@ -236,7 +227,6 @@ fn a_lone_write_the_database_refuses_after_logging_fails_with_its_reason_and_lea
     // back with the chain lock's request on PostgreSQL: the refusal must
     // still fail it with the database's reason, keep none of its rows or
     // events, and leave the writer able to commit the next write.
-    use gatehouse_engine::plan::{Plan, PlanRevision};
     use gatehouse_engine::Store;
     let f = Fixture::new();
     let run = f.run("agent");
@@ -244,15 +234,7 @@ fn a_lone_write_the_database_refuses_after_logging_fails_with_its_reason_and_lea
     let run_id = run.id.clone();
     let refused = f.engine.store().write(move |tx| {
         store_key_logged(tx, &run_id, 1)?;
-        let revision = PlanRevision {
-            revision: 1,
-            plan: Plan::default(),
-            change_log: vec![],
-            actor: "a".into(),
-            at: chrono::Utc::now(),
-        };
-        tx.insert_plan_revision(&run_id, &revision)?;
-        tx.insert_plan_revision(&run_id, &revision)
+        insert_revision_twice(tx, &run_id)
     });
     match refused {
         Err(EngineError::Storage(why)) => {
@@ -342,6 +324,25 @@ fn write_together<T: Send + 'static>(
         })
         .collect();
     handles.into_iter().map(|handle| handle.join().expect("thread")).collect()
+}
+
+/// Stores the same plan revision twice: the database refuses the second
+/// (its primary key), SQLite at once, PostgreSQL when the job's deferred
+/// writes are answered.
+fn insert_revision_twice(
+    tx: &mut dyn gatehouse_engine::store::WriteTx,
+    run_id: &gatehouse_engine::RunId,
+) -> Result<(), EngineError> {
+    use gatehouse_engine::plan::{Plan, PlanRevision};
+    let revision = PlanRevision {
+        revision: 1,
+        plan: Plan::default(),
+        change_log: vec![],
+        actor: "a".into(),
+        at: chrono::Utc::now(),
+    };
+    tx.insert_plan_revision(run_id, &revision)?;
+    tx.insert_plan_revision(run_id, &revision)
 }
 
 /// Writer `i`'s context key and the event that logs it.

@@ -8,11 +8,12 @@
 use crate::common;
 
 use std::sync::mpsc;
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 use common::Fixture;
 use gatehouse_engine::store::{EventFilter, WriteTx};
-use gatehouse_engine::{EngineError, EventBody, EventKind, NewGate, RunId, Store};
+use gatehouse_engine::{Engine, EngineError, EventBody, EventKind, NewGate, RunId, Store};
 use serde_json::json;
 
 /// Long enough for any write on a loaded machine; reaching it means a
@@ -32,6 +33,27 @@ fn set_logged(tx: &mut dyn WriteTx, run: &RunId, key: &str, actor: &str) -> Resu
     })
 }
 
+/// Starts a write through `engine` that takes `run`'s row, sets and logs
+/// the context key `first` as `holder`, and stays open until the returned
+/// sender is used; returns once its writes are in the database.
+fn hold_open(engine: Engine, run: RunId) -> (JoinHandle<Result<(), EngineError>>, mpsc::Sender<()>) {
+    let (entered_tx, entered) = mpsc::channel();
+    let (release, released) = mpsc::channel::<()>();
+    let holder = std::thread::spawn(move || {
+        engine.store().write(move |tx| {
+            tx.run(&run)?.expect("the held run");
+            set_logged(tx, &run, "first", "holder")?;
+            // Waits for its writes, so they are in the database while it is held.
+            assert_eq!(tx.context_value(&run, "first")?, Some(json!("holder")));
+            entered_tx.send(()).unwrap();
+            released.recv_timeout(PATIENCE).expect("released");
+            Ok(())
+        })
+    });
+    entered.recv_timeout(PATIENCE).expect("the held write began");
+    (holder, release)
+}
+
 #[test]
 fn a_write_on_another_run_through_another_instance_commits_while_one_is_held_open() {
     let f = Fixture::new();
@@ -42,21 +64,7 @@ fn a_write_on_another_run_through_another_instance_commits_while_one_is_held_ope
     let (held, other) = (f.run("held"), f.run("other"));
 
     // Instance A's write takes its run's row, writes, and stays open.
-    let (entered_tx, entered) = mpsc::channel();
-    let (release, released) = mpsc::channel::<()>();
-    let held_id = held.id.clone();
-    let holder = std::thread::spawn(move || {
-        a.store().write(move |tx| {
-            let run = tx.run(&held_id)?.expect("the held run");
-            set_logged(tx, &run.id, "first", "holder")?;
-            // Waits for its writes, so they are in the database while it is held.
-            assert_eq!(tx.context_value(&run.id, "first")?, Some(json!("holder")));
-            entered_tx.send(()).unwrap();
-            released.recv_timeout(PATIENCE).expect("released");
-            Ok(())
-        })
-    });
-    entered.recv_timeout(PATIENCE).expect("instance A's write began");
+    let (holder, release) = hold_open(a, held.id.clone());
 
     // Instance B opens and decides a gate on another run, and writes that
     // run's context, while A's transaction is open.
@@ -103,19 +111,7 @@ fn a_write_on_a_run_another_instance_holds_sees_that_write_once_it_commits() {
     let (a, b) = (f.engine.clone(), f.open_again());
     let run = f.run("shared");
 
-    let (entered_tx, entered) = mpsc::channel();
-    let (release, released) = mpsc::channel::<()>();
-    let id = run.id.clone();
-    let holder = std::thread::spawn(move || {
-        a.store().write(move |tx| {
-            tx.run(&id)?.expect("the run");
-            set_logged(tx, &id, "first", "holder")?;
-            entered_tx.send(()).unwrap();
-            released.recv_timeout(PATIENCE).expect("released");
-            Ok(())
-        })
-    });
-    entered.recv_timeout(PATIENCE).expect("instance A's write began");
+    let (holder, release) = hold_open(a, run.id.clone());
 
     // B's write on the same run reads it after A's write is let go: it
     // waits for A's commit at the run's row and then sees what A wrote.
@@ -151,7 +147,7 @@ fn a_deadlock_between_two_instances_fails_one_write_as_unavailable_and_commits_t
     // one of them.
     let (a_holds, a_held) = mpsc::channel();
     let (b_holds, b_held) = mpsc::channel();
-    let crossing = |engine: gatehouse_engine::Engine,
+    let crossing = |engine: Engine,
                     mine: RunId,
                     theirs: RunId,
                     holds: mpsc::Sender<()>,
