@@ -296,9 +296,11 @@ mod tests {
             threshold: 10.0,
             message: "12 gates pending (alert over 10)".into(),
         };
-        let raised = engine.record_alert(alert.clone(), true).unwrap().expect("raised");
-        let cleared = engine.record_alert(alert, false).unwrap().expect("cleared");
-        let shown = alert_notes(&[raised, cleared]);
+        assert!(engine.record_alert(alert.clone(), true).unwrap(), "raised");
+        assert!(engine.record_alert(alert, false).unwrap(), "cleared");
+        let logged = engine.events_after(0, &gatehouse_engine::store::EventFilter::default(), 10).unwrap();
+        assert_eq!(logged.len(), 2, "the raise and the clear, as logged");
+        let shown = alert_notes(&logged);
         assert_eq!(shown, [("Gatehouse alert".to_owned(), "12 gates pending (alert over 10)".to_owned())]);
     }
 

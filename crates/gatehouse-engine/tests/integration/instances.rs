@@ -137,10 +137,12 @@ fn subscribers_of_one_instance_see_what_another_commits() {
 #[test]
 fn an_agents_rating_counts_every_decision_made_at_once_through_several_instances() {
     // Decisions on different runs of one agent, through two instances at
-    // once: none waits for another at the agent's rating, and none is lost.
+    // once: none waits for another at the agent's rating, and none is lost
+    // (its name quoted as a client may send it).
+    const AGENT: &str = r"rated o'brien \ x";
     let f = Fixture::new();
     let engines = [f.engine.clone(), f.open_again()];
-    let runs: Vec<_> = (0..6).map(|_| f.run("rated")).collect();
+    let runs: Vec<_> = (0..6).map(|_| f.run(AGENT)).collect();
     let deciders: Vec<_> = runs
         .iter()
         .enumerate()
@@ -149,7 +151,7 @@ fn an_agents_rating_counts_every_decision_made_at_once_through_several_instances
             std::thread::spawn(move || {
                 for n in 0..10 {
                     let new = NewGate::approval("deploy", format!("{i}/{n}"), serde_json::json!({"n": n}));
-                    let gate = engine.open_gate(&run, new, "rated").unwrap();
+                    let gate = engine.open_gate(&run, new, AGENT).unwrap();
                     let input = if n % 2 == 0 { DecisionInput::approve() } else { DecisionInput::reject("no") };
                     engine.resolve_gate(&gate.id, input, "alice").unwrap();
                 }
@@ -160,7 +162,7 @@ fn an_agents_rating_counts_every_decision_made_at_once_through_several_instances
         d.join().unwrap();
     }
     for engine in &engines {
-        let rating = engine.rating("rated").unwrap();
+        let rating = engine.rating(AGENT).unwrap();
         assert_eq!((rating.decisions, rating.approvals), (60, 30), "{rating:?}");
         assert!(engine.verify_audit().unwrap().is_intact());
     }

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use tokio_postgres::types::ToSql;
 
 use super::queries::{chain_head_of_text, CHAIN_HEAD_TEXT};
-use super::{quote_literal, Conn};
+use super::Conn;
 use crate::error::{EngineError, Result};
 use crate::event::{self, AuditKey, Event, EventBody};
 use crate::scoring::{CapabilityRating, RatingChange};
@@ -147,22 +147,16 @@ impl PgWrite {
         if self.log.borrow().head.is_some() {
             return Ok(());
         }
-        let mut sql = format!("SELECT pg_advisory_xact_lock({}, {}); {CHAIN_HEAD_TEXT}", self.lock.0, self.lock.1);
-        if !agents.is_empty() {
-            let names: Vec<String> = agents.iter().map(|a| quote_literal(a)).collect();
-            // Three columns: the head's row is the only one with two.
-            sql.push_str(&format!("; SELECT agent, data, 1 FROM agent_ratings WHERE agent IN ({})", names.join(", ")));
-        }
-        let rows = conn.simple(&sql)?;
+        let sql = format!("SELECT pg_advisory_xact_lock({}, {}); {CHAIN_HEAD_TEXT}", self.lock.0, self.lock.1);
+        let (rows, ratings) = match agents.is_empty() {
+            true => (conn.simple(&sql)?, Vec::new()),
+            // The ratings' read goes right behind the lock, in the same wait.
+            false => {
+                let (rows, ratings) = conn.simple_then_query(&sql, RATINGS_OF, &[&agents])?;
+                (rows, ratings_of(&ratings)?)
+            }
+        };
         let head = chain_head_of_text(rows.iter().rfind(|row| row.len() == 2))?;
-        let ratings = rows
-            .iter()
-            .filter(|row| row.len() == 3)
-            .map(|row| {
-                let data = row.get(1).ok_or_else(|| EngineError::Storage("a rating without data".into()))?;
-                Ok(serde_json::from_str(data)?)
-            })
-            .collect::<Result<Vec<CapabilityRating>>>()?;
         let mut log = self.log.borrow_mut();
         log.head = Some(head);
         log.link(self.key.as_ref());
@@ -182,11 +176,7 @@ impl PgWrite {
         let read = self.log.borrow_mut().read.take();
         let stored = match read {
             Some(stored) => stored,
-            None => conn
-                .query("SELECT data FROM agent_ratings WHERE agent = ANY($1)", &[&agents])?
-                .iter()
-                .map(|row| Ok(serde_json::from_str(row.try_get::<_, &str>(0)?)?))
-                .collect::<Result<Vec<CapabilityRating>>>()?,
+            None => ratings_of(&conn.query(RATINGS_OF, &[&agents])?)?,
         };
         let mut ratings: Vec<CapabilityRating> = agents
             .iter()
@@ -260,6 +250,13 @@ impl GroupLog {
         }
         self.head = Some(head);
     }
+}
+
+/// The stored ratings of the agents in `$1`.
+const RATINGS_OF: &str = "SELECT data FROM agent_ratings WHERE agent = ANY($1)";
+
+fn ratings_of(rows: &[tokio_postgres::Row]) -> Result<Vec<CapabilityRating>> {
+    rows.iter().map(|row| Ok(serde_json::from_str(row.try_get::<_, &str>(0)?)?)).collect()
 }
 
 /// What a transaction does before it reads the event log, and how it reads

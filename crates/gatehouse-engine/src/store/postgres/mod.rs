@@ -265,6 +265,31 @@ impl Conn {
             .collect())
     }
 
+    /// As [`Conn::simple`], then `sql` with `params` sent right behind it
+    /// in the same wait: the rows of both.
+    fn simple_then_query(
+        &self,
+        simple: &str,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<(Vec<tokio_postgres::SimpleQueryRow>, Vec<Row>)> {
+        let statement = self.statement(sql).map_err(|e| self.cause(e))?;
+        // Polled in order: the simple request leaves first.
+        let (texts, rows) = self.wait(async {
+            futures_util::join!(self.client.simple_query(simple), self.client.query(&statement, params))
+        });
+        let texts = texts.map_err(|e| self.cause(e))?;
+        let rows = rows.map_err(|e| self.cause(e))?;
+        let texts = texts
+            .into_iter()
+            .filter_map(|m| match m {
+                tokio_postgres::SimpleQueryMessage::Row(row) => Some(row),
+                _ => None,
+            })
+            .collect();
+        Ok((texts, rows))
+    }
+
     fn is_closed(&self) -> bool {
         self.client.is_closed()
     }

@@ -1,12 +1,14 @@
-//! The PostgreSQL writer: one thread per instance that commits queued
-//! writes in groups, one transaction each, every job under its own
-//! savepoint, on a connection the thread drives itself. A group is a
-//! request to begin (and the first savepoint), each job's reads (locking
-//! the rows of the runs it touches, `queries.rs`) and one request for its
-//! writes (`pipeline.rs`), then, if it appended events, a request for the
-//! chain's lock and head, and a request to end (the group's events in one
-//! `INSERT`, `PgWrite` in `group.rs`; the notification; `COMMIT`). Only
-//! that tail is serialised across instances.
+//! The PostgreSQL writers: threads (two per instance unless
+//! `PgOptions::writers` says otherwise) that commit queued writes in
+//! groups, one transaction each, every job under its own savepoint, each
+//! on a connection it drives itself. A group is a request to begin (and the
+//! first savepoint, sent without waiting when the writer was just busy),
+//! each job's reads (locking the rows of the runs it reads, `queries.rs`)
+//! and one request for its writes (`pipeline.rs`), the last job's with the
+//! chain's lock and head if the group appended events, and a request to
+//! end (the group's events in one `INSERT`, `PgWrite` in `group.rs`; the
+//! notification; `COMMIT`). Only that tail is serialised across writers
+//! and instances.
 
 use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex};
