@@ -250,6 +250,38 @@ fn a_lone_write_the_database_refuses_after_logging_fails_with_its_reason_and_lea
 }
 
 #[test]
+fn a_change_to_a_run_by_a_write_that_failed_is_never_seen_by_the_writes_after_it() {
+    // On PostgreSQL a write group keeps the runs whose rows it holds (and
+    // what it wrote to them) to spare later jobs a read; a job that fails
+    // rolls its changes back, and the jobs after it, in the same group or
+    // not, must read the run as stored.
+    let f = Fixture::new();
+    let run = f.run("agent");
+    let results = write_together(std::slice::from_ref(&f.engine), &run.id, 24, |tx, run_id, i| {
+        let mut run = tx.run(run_id)?.expect("the run");
+        let seen = run.title.clone();
+        run.title = format!("writer {i}");
+        tx.update_run(&run)?;
+        if i % 2 == 0 {
+            return Err(EngineError::invalid("write", format!("writer {i} gives up")));
+        }
+        Ok(seen)
+    });
+    let kept = |title: &str| {
+        title == "agent's run"
+            || title.strip_prefix("writer ").and_then(|n| n.parse::<u32>().ok()).is_some_and(|n| n % 2 == 1)
+    };
+    for (i, result) in results.into_iter().enumerate() {
+        match result {
+            Ok(seen) => assert!(kept(&seen), "writer {i} saw a failed write's title: {seen}"),
+            Err(e) => assert_eq!(i % 2, 0, "writer {i}: {e}"),
+        }
+    }
+    let title = f.engine.run(&run.id).unwrap().title;
+    assert!(title != "agent's run" && kept(&title), "the stored title is a successful writer's: {title}");
+}
+
+#[test]
 fn a_write_reading_the_log_sees_its_own_events_and_a_failure_after_that_read_keeps_its_neighbours() {
     // On PostgreSQL a group's events are stored together as it ends, or
     // first when a job in it reads the log. A write reading the log sees

@@ -10,6 +10,7 @@
 //! ([`JobMark`]).
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use tokio_postgres::types::ToSql;
@@ -34,6 +35,12 @@ pub(crate) struct PgWrite {
     /// The chain's advisory lock: Gatehouse's key and the schema's.
     lock: (i32, i32),
     log: RefCell<GroupLog>,
+    /// The runs whose rows the group holds, as stored (or as it updated
+    /// them): no other transaction can change them before it commits, so a
+    /// job reads them here without a round trip. Emptied when a job fails
+    /// (its savepoint's rollback undoes its updates and may let its row
+    /// locks go).
+    runs: RefCell<HashMap<String, String>>,
 }
 
 #[derive(Default)]
@@ -68,7 +75,7 @@ pub(crate) struct JobMark {
 
 impl PgWrite {
     pub fn new(key: Option<AuditKey>, lock: (i32, i32)) -> Self {
-        Self { key, lock, log: RefCell::new(GroupLog::default()) }
+        Self { key, lock, log: RefCell::new(GroupLog::default()), runs: RefCell::new(HashMap::new()) }
     }
 
     /// Keeps an appended event, linked at once if the group holds the chain lock.
@@ -96,6 +103,7 @@ impl PgWrite {
     /// group takes it again before it stores anything, and links its events
     /// afresh from the head it then reads.
     pub fn undo(&mut self, mark: JobMark) {
+        self.runs.get_mut().clear();
         let log = self.log.get_mut();
         log.events.truncate(mark.appended);
         log.ratings.truncate(mark.rated);
@@ -260,12 +268,17 @@ fn ratings_of(rows: &[tokio_postgres::Row]) -> Result<Vec<CapabilityRating>> {
 }
 
 /// What a transaction does before it reads the event log, and how it reads
-/// rows it may go on to change: a write group stores its events first and
-/// locks what it reads (see `queries.rs`); a read transaction neither.
+/// rows it may go on to change: a write group stores its events first,
+/// locks what it reads and keeps the runs it holds (see `queries.rs`); a
+/// read transaction none of these.
 pub(crate) trait TxSide {
     fn store_events(&self, conn: &Conn) -> Result<()>;
     /// Whether reads lock the rows they return (`FOR NO KEY UPDATE`).
     fn locks_rows(&self) -> bool;
+    /// A run whose row the group holds, as stored (JSON).
+    fn held_run(&self, id: &str) -> Option<String>;
+    /// Keeps a run whose row the group holds (`None`: forgets it).
+    fn hold_run(&self, id: &str, data: Option<String>);
 }
 
 impl TxSide for () {
@@ -276,6 +289,12 @@ impl TxSide for () {
     fn locks_rows(&self) -> bool {
         false
     }
+
+    fn held_run(&self, _: &str) -> Option<String> {
+        None
+    }
+
+    fn hold_run(&self, _: &str, _: Option<String>) {}
 }
 
 impl TxSide for &mut PgWrite {
@@ -285,6 +304,18 @@ impl TxSide for &mut PgWrite {
 
     fn locks_rows(&self) -> bool {
         true
+    }
+
+    fn held_run(&self, id: &str) -> Option<String> {
+        self.runs.borrow().get(id).cloned()
+    }
+
+    fn hold_run(&self, id: &str, data: Option<String>) {
+        let mut runs = self.runs.borrow_mut();
+        match data {
+            Some(data) => runs.insert(id.to_owned(), data),
+            None => runs.remove(id),
+        };
     }
 }
 

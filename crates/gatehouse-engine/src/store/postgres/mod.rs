@@ -265,6 +265,21 @@ impl Conn {
             .collect())
     }
 
+    /// The rows of `first`, then of `second`, sent one right behind the
+    /// other in the same wait (the second runs once the first is done).
+    fn query_both(
+        &self,
+        first: (&str, &[&(dyn ToSql + Sync)]),
+        second: (&str, &[&(dyn ToSql + Sync)]),
+    ) -> Result<(Vec<Row>, Vec<Row>)> {
+        let a = self.statement(first.0).map_err(|e| self.cause(e))?;
+        let b = self.statement(second.0).map_err(|e| self.cause(e))?;
+        // Polled in order: the first request leaves first.
+        let (a, b) =
+            self.wait(async { futures_util::join!(self.client.query(&a, first.1), self.client.query(&b, second.1)) });
+        Ok((a.map_err(|e| self.cause(e))?, b.map_err(|e| self.cause(e))?))
+    }
+
     /// As [`Conn::simple`], then `sql` with `params` sent right behind it
     /// in the same wait: the rows of both.
     fn simple_then_query(

@@ -244,7 +244,17 @@ impl<W: TxSide> PgDb<'_, W> {
 
 impl<W: TxSide> ReadTx for PgDb<'_, W> {
     fn run(&self, id: &RunId) -> Result<Option<Run>> {
-        self.one(&self.locking("SELECT data FROM runs WHERE id = ?"), &[text(id.as_str())])
+        if let Some(data) = self.state.held_run(id.as_str()) {
+            return Ok(Some(serde_json::from_str(&data)?));
+        }
+        let rows = self.conn.query(&self.locking("SELECT data FROM runs WHERE id = $1"), &[&id.as_str()])?;
+        let Some(row) = rows.first() else { return Ok(None) };
+        let data: String = get(row, 0)?;
+        let run = serde_json::from_str(&data)?;
+        if self.state.locks_rows() {
+            self.state.hold_run(id.as_str(), Some(data));
+        }
+        Ok(Some(run))
     }
 
     fn runs(&self, filter: &RunFilter) -> Result<Vec<Run>> {
@@ -260,7 +270,9 @@ impl<W: TxSide> ReadTx for PgDb<'_, W> {
     }
 
     fn child_runs(&self, parent: &RunId) -> Result<Vec<Run>> {
-        self.collect("SELECT data FROM runs WHERE parent_id = ? ORDER BY created_at, id", &[text(parent.as_str())])
+        // In a write, locked: a run that ends ends its children, from these snapshots.
+        let sql = self.locking("SELECT data FROM runs WHERE parent_id = ? ORDER BY created_at, id");
+        self.collect(&sql, &[text(parent.as_str())])
     }
 
     fn terminal_runs_before(&self, cutoff: DateTime<Utc>) -> Result<Vec<RunId>> {
@@ -274,8 +286,23 @@ impl<W: TxSide> ReadTx for PgDb<'_, W> {
     }
 
     fn gate(&self, id: &GateId) -> Result<Option<Gate>> {
-        self.lock_run("SELECT run_id FROM gates WHERE id = $1", id.as_str())?;
-        self.one("SELECT data FROM gates WHERE id = ?", &[text(id.as_str())])
+        const GATE: &str = "SELECT data FROM gates WHERE id = $1";
+        if !self.state.locks_rows() {
+            return self.one(GATE, &[text(id.as_str())]);
+        }
+        // The run's row first (kept, see `TxSide::hold_run`), then the
+        // gate, read once the lock is granted: one wait for both.
+        let (run, gate) = self.conn.query_both(
+            (
+                "SELECT id, data FROM runs WHERE id = (SELECT run_id FROM gates WHERE id = $1) FOR NO KEY UPDATE",
+                &[&id.as_str()],
+            ),
+            (GATE, &[&id.as_str()]),
+        )?;
+        if let Some(row) = run.first() {
+            self.state.hold_run(&get::<String>(row, 0)?, Some(get(row, 1)?));
+        }
+        gate.first().map(|row| Ok(serde_json::from_str(&get::<String>(row, 0)?)?)).transpose()
     }
 
     fn gate_by_idempotency_key(&self, run: &RunId, key: &str) -> Result<Option<Gate>> {
@@ -688,9 +715,12 @@ impl WriteTx for PgDb<'_, &mut PgWrite> {
     }
 
     fn update_run(&mut self, run: &Run) -> Result<()> {
+        let data = to_json(run)?;
+        // The group holds the row (the run was read to be updated): what it stores is what it holds now.
+        self.state.hold_run(run.id.as_str(), Some(data.clone()));
         self.conn.defer(
             "UPDATE runs SET status = $1, updated_at = $2, data = $3 WHERE id = $4",
-            vec![own(run.status.as_str()), own(micros(run.updated_at)), own(to_json(run)?), own(run.id.to_string())],
+            vec![own(run.status.as_str()), own(micros(run.updated_at)), own(data), own(run.id.to_string())],
         )
     }
 
@@ -813,6 +843,7 @@ impl WriteTx for PgDb<'_, &mut PgWrite> {
     }
 
     fn purge_run(&mut self, run: &RunId) -> Result<()> {
+        self.state.hold_run(run.as_str(), None);
         // The run's events appended in this group are blanked too.
         self.state.store_events(self.conn)?;
         for sql in [
