@@ -15,7 +15,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
 
-from gatehouse import Client, GatehouseError
+from gatehouse import AsyncClient, Client, GatehouseError
 from gatehouse.langgraph import GatehouseHuman, idempotency_key
 from support import Reviewer, Server
 
@@ -334,6 +334,51 @@ def test_a_gate_withdrawn_while_the_graph_waits_raises_cancelled(gh: Client, rev
     with pytest.raises(Cancelled) as caught:
         GatehouseHuman(gh, timeout=30).invoke(one_interrupt("Still there?"), {}, config)
     t.join(10)
+    assert caught.value.gate.status == "cancelled"
+
+
+def cancel_after_first_open(client: Any, reviewer: Reviewer) -> list[str]:
+    """Makes ``client`` end the run as soon as its first gate opens (a reviewer quick to cancel);
+    returns the texts of the gates it opened."""
+    opens, texts = client.open_gate, []
+
+    def open_then_cancel(run_id: str, kind: str, text: str, **options: Any) -> Any:
+        gate = opens(run_id, kind, text, **options)
+        texts.append(text)
+        reviewer.http.delete(f"/run/{run_id}", params={"reason": "wrong thread"}).raise_for_status()
+        return gate
+
+    async def open_then_cancel_async(run_id: str, kind: str, text: str, **options: Any) -> Any:
+        gate = await opens(run_id, kind, text, **options)
+        texts.append(text)
+        reviewer.http.delete(f"/run/{run_id}", params={"reason": "wrong thread"}).raise_for_status()
+        return gate
+
+    client.open_gate = open_then_cancel_async if isinstance(client, AsyncClient) else open_then_cancel
+    return texts
+
+
+def test_a_run_cancelled_between_two_interrupts_raises_cancelled_not_the_refused_second_gate(
+    gh: Client, reviewer: Reviewer
+) -> None:
+    from gatehouse import Cancelled
+
+    opened = cancel_after_first_open(gh, reviewer)
+    with pytest.raises(Cancelled) as caught:
+        GatehouseHuman(gh, timeout=30).invoke(parallel_questions(), {}, thread())
+    assert len(opened) == 1, "the second gate was refused: the run had ended"
+    assert caught.value.gate.text == opened[0]
+    assert caught.value.gate.status == "cancelled"
+
+
+async def test_ainvoke_a_run_cancelled_between_two_interrupts_raises_cancelled(server: Server, reviewer: Reviewer) -> None:
+    from gatehouse import Cancelled
+
+    async with server.aclient() as agh:
+        opened = cancel_after_first_open(agh, reviewer)
+        with pytest.raises(Cancelled) as caught:
+            await GatehouseHuman(agh, timeout=30).ainvoke(parallel_questions(), {}, thread())
+    assert len(opened) == 1, "the second gate was refused: the run had ended"
     assert caught.value.gate.status == "cancelled"
 
 

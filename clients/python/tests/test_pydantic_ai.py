@@ -113,3 +113,28 @@ async def test_a_cancelled_run_raises_and_nothing_runs(server: Server, reviewer:
             await GatehouseApprovals(gh, timeout=30).run(make_agent(ran), "Ship api", conversation_id=conv)
     t.join(10)
     assert ran == []
+
+
+async def test_a_run_cancelled_between_two_approvals_raises_cancelled_not_the_refused_second_gate(
+    server: Server, reviewer: Reviewer
+) -> None:
+    """The reviewer ends the run after the first gate opens and before the second: the second open is
+    refused, and the agent hears what became of the first (cancelled), as a wait on it would say."""
+    from gatehouse import Cancelled
+
+    ran: list[tuple[str, dict[str, Any]]] = []
+    conv, _ = conversation()
+    async with server.aclient() as gh:
+        opens = gh.open_gate
+
+        async def open_then_cancel(run_id: str, *args: Any, **kwargs: Any) -> Any:
+            gate = await opens(run_id, *args, **kwargs)
+            reviewer.http.delete(f"/run/{run_id}", params={"reason": "not now"}).raise_for_status()
+            return gate
+
+        gh.open_gate = open_then_cancel  # type: ignore[method-assign]
+        with pytest.raises(Cancelled) as caught:
+            await GatehouseApprovals(gh, timeout=30).run(make_agent(ran), "Ship api", conversation_id=conv)
+    assert caught.value.gate.spec["action"] == "deploy"
+    assert caught.value.gate.status == "cancelled"
+    assert ran == []

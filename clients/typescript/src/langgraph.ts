@@ -299,12 +299,19 @@ export class GatehouseHuman {
       if (interrupts.length === 0) break;
       runId ??= await this.#run(thread, graph, newThread);
       const answers: Record<string, unknown> = {};
-      await Promise.all(
-        interrupts.map(async (interrupt) => {
-          const id = interrupt.id as string;
-          answers[id] = await this.#answer(runId as string, thread, id, mappingFor(interrupt, this.options.mappers));
-        }),
-      );
+      const asked = interrupts.map(async (interrupt) => {
+        const id = interrupt.id as string;
+        answers[id] = await this.#answer(runId as string, thread, id, mappingFor(interrupt, this.options.mappers));
+      });
+      await Promise.all(asked).catch(async (first: unknown) => {
+        if (!(first instanceof Conflict)) throw first;
+        // An open refused: the run ended while the questions were being asked (a reviewer who saw
+        // the first cancelled it). The gates already open were withdrawn with it and their waits end
+        // now: what became of them, not the refusal, is what the caller should hear.
+        const all = await Promise.allSettled(asked);
+        const withdrawn = all.find((r) => r.status === "rejected" && !(r.reason instanceof Conflict));
+        throw withdrawn?.status === "rejected" ? withdrawn.reason : first;
+      });
       await graph.invoke(new Command({ resume: answers }), config);
     }
     const own = runId ?? this.#runs.get(thread);

@@ -13,7 +13,7 @@ import { after, before, it } from "node:test";
 import { Annotation, type BaseCheckpointSaver, END, MemorySaver, START, StateGraph, interrupt } from "@langchain/langgraph";
 import type { HumanInterrupt, HumanResponse } from "@langchain/langgraph/prebuilt";
 
-import { Client } from "@gatehouse/client";
+import { Cancelled, Client } from "@gatehouse/client";
 import { GatehouseHuman } from "@gatehouse/client/langgraph";
 import { FileSaver } from "./file-saver.js";
 import { type Fixture, fixture, pendingGate, sessionRun } from "./server.js";
@@ -89,6 +89,57 @@ it("two interrupts pending at once are each resumed by their own id", async () =
   await reviewer;
   assert.deepEqual([...values.log].sort(), ["budget=500 EUR", "region=eu-west-1"]);
   assert.equal(human.gates.length, 2);
+});
+
+it("a run cancelled after its first question opened, before the second, ends the call with Cancelled, not the refused open", async () => {
+  const graph = new StateGraph(State)
+    .addNode("region", () => ({ log: [`region=${interrupt<string, string>("Region, or cancel?")}`] }))
+    .addNode("budget", () => ({ log: [`budget=${interrupt<string, string>("Budget, or cancel?")}`] }))
+    .addEdge(START, "region")
+    .addEdge(START, "budget")
+    .addEdge("region", END)
+    .addEdge("budget", END)
+    .compile({ checkpointer: new MemorySaver() });
+  const reviewerToken = await f.server.token("reviewer", "quick-to-cancel");
+  // An agent whose second question leaves only once the reviewer has seen the first and cancelled
+  // the run, and whose first question hears of the cancel only after the second was refused (a slow
+  // network): the order in which the refusal would otherwise reach the caller first.
+  const agent = new Client({ url: f.server.url, token: f.agentToken });
+  const open = agent.openAndWait.bind(agent);
+  let cancelled: Promise<void> | undefined;
+  let second: Promise<unknown> | undefined;
+  const refused: string[] = [];
+  agent.openAndWait = (async (...args: Parameters<Client["openAndWait"]>) => {
+    const [runId] = args;
+    if (cancelled === undefined) {
+      cancelled = (async () => {
+        await pendingGate(f.reviewer, (g) => g.run_id === runId);
+        const answer = await fetch(`${f.server.url}/api/hitl/run/${runId}?reason=wrong+thread`, {
+          method: "DELETE",
+          headers: { authorization: `Bearer ${reviewerToken}` },
+        });
+        assert.equal(answer.status, 200, await answer.text());
+      })();
+      const first = await open(...args);
+      await cancelled;
+      await second?.catch(() => undefined);
+      return first;
+    }
+    await cancelled;
+    second = open(...args).catch((e: unknown) => {
+      refused.push(String(e));
+      throw e;
+    });
+    return second;
+  }) as Client["openAndWait"];
+  const human = new GatehouseHuman(agent, { pollSeconds: 5 });
+  await assert.rejects(human.invoke(graph, {}, { configurable: { thread_id: "cancelled-between" } }), (e: unknown) => {
+    assert.ok(e instanceof Cancelled, `expected Cancelled, got ${String(e)}`);
+    assert.equal(e.gate.status, "cancelled");
+    return true;
+  });
+  assert.equal(refused.length, 1, "the second question was refused: the run had ended");
+  assert.match(refused[0] as string, /accepts no more gates/);
 });
 
 it("a process that restarts from the checkpointer's file finds its gate again instead of asking twice", async () => {

@@ -9,16 +9,40 @@ the adapters here are asyncio only, as the frameworks they wrap are.
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, TypeVar
 
+from ._http import raise_if_withdrawn
 from .aio import AsyncClient
 from .errors import Conflict, GatehouseError, Released, Timeout
+from .models import Gate
+
+T = TypeVar("T")
 
 
 def gate_key(prefix: str, *parts: str) -> str:
     """An idempotency key from stable parts, hashed when it would be too long."""
     key = ":".join([prefix, *parts])
     return key if len(key) <= 200 else f"{prefix}:{hashlib.sha256(key.encode()).hexdigest()}"
+
+
+async def open_each(client: AsyncClient, items: Iterable[T], ask: Callable[[T], Awaitable[Gate]]) -> list[Gate]:
+    """Opens one gate per item, in order, and returns them.
+
+    A reviewer who saw the first gate may end the run before the next is
+    opened; that open is refused (:class:`Conflict`), and the gates already
+    open were withdrawn with the run. The agent then hears what happened to
+    them (:class:`Cancelled`), as a wait on them would have said, not the
+    refusal.
+    """
+    gates: list[Gate] = []
+    for item in items:
+        try:
+            gates.append(await ask(item))
+        except Conflict:
+            raise_if_withdrawn([await client.gate(g.id) for g in gates])
+            raise
+    return gates
 
 
 class ConversationRuns:

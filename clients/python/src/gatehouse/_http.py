@@ -226,6 +226,21 @@ def settle_closed(gate: Gate) -> Decision:
     return gate.decision
 
 
+def raise_if_withdrawn(gates: Iterable[Gate]) -> None:
+    """Raises what the first of ``gates`` to have closed undecided means
+    (:class:`Cancelled`, :class:`Expired`); returns when none has.
+
+    An adapter that opens several gates one after another calls it with the
+    gates it opened, read again, when a later open is refused with
+    :class:`Conflict`: a reviewer who saw the first gate may have ended the
+    run, which withdrew the gates already open, and that (not the refusal
+    of the next one) is what the agent should hear.
+    """
+    for gate in gates:
+        if gate.status in ("cancelled", "expired"):
+            settle_closed(gate)
+
+
 def settle(gate: Gate) -> Decision:
     """The decision of a closed gate that lets the agent go ahead, else the exception.
 

@@ -35,7 +35,7 @@ from typing import Any
 from agents import Agent, RunResult, RunState, Runner
 from agents.items import ToolApprovalItem
 
-from ._conversations import ConversationRuns, gate_key
+from ._conversations import ConversationRuns, gate_key, open_each
 from ._http import settle_closed
 from .aio import AsyncClient
 from .errors import Released, Timeout
@@ -91,7 +91,7 @@ class GatehouseApprovals:
             while pending:
                 self._save(saved, state)
                 run_id = await self.runs.run(conversation_id, f"OpenAI Agents {agent.name}")
-                gates = [await self._ask(run_id, item) for item in pending]
+                gates = await open_each(self.client, pending, lambda item: self._ask(run_id, item))
                 closed = await asyncio.gather(*(self.client.wait(g.id, timeout=self.timeout) for g in gates))
                 for item, gate in zip(pending, closed):
                     decision = settle_closed(gate)

@@ -34,7 +34,7 @@ from typing import Any
 from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, ToolApproved, ToolDenied
 from pydantic_ai.messages import ToolCallPart
 
-from ._conversations import ConversationRuns, gate_key
+from ._conversations import ConversationRuns, gate_key, open_each
 from ._http import settle_closed
 from .aio import AsyncClient
 from .models import Gate
@@ -88,7 +88,7 @@ class GatehouseApprovals:
 
     async def _decide(self, run_id: str, agent: Agent[Any, Any], calls: list[ToolCallPart]) -> DeferredToolResults:
         """Asks every approval at once; returns the results once all are decided."""
-        gates = [await self._ask(run_id, agent, call) for call in calls]
+        gates = await open_each(self.client, calls, lambda call: self._ask(run_id, agent, call))
         closed = await asyncio.gather(*(self.client.wait(g.id, timeout=self.timeout) for g in gates))
         approvals: dict[str, Any] = {}
         for call, gate in zip(calls, closed):

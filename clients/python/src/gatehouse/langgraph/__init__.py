@@ -46,7 +46,7 @@ from typing import Any
 
 from langgraph.types import Command
 
-from .._http import settle_closed
+from .._http import raise_if_withdrawn, settle_closed
 from ..aio import AsyncClient
 from ..client import POLL_SECONDS, Client
 from ..errors import Conflict, GatehouseError, Timeout
@@ -180,7 +180,13 @@ class GatehouseHuman:
                 assert run_id is not None
                 interrupts = _unique(pending)
                 hold = self._hold(interrupts)
-                asked = [retries.pop(i.id, None) or self._ask_sync(client, run_id, thread, i, hold) for i in interrupts]
+                asked: list[_Asked] = []
+                for i in interrupts:
+                    try:
+                        asked.append(retries.pop(i.id, None) or self._ask_sync(client, run_id, thread, i, hold))
+                    except Conflict:  # the run ended part-way: say what became of the gates asked
+                        raise_if_withdrawn([client.gate(a.gate.id) for a in asked])
+                        raise
                 answers = self._answers_sync(client, run_id, thread, asked, pool, waits)
                 try:
                     output = graph.invoke(Command(resume={a.interrupt_id: v for a, v in answers}), marked)
@@ -330,7 +336,13 @@ class GatehouseHuman:
                 assert run_id is not None
                 interrupts = _unique(pending)
                 hold = self._hold(interrupts)
-                asked = [retries.pop(i.id, None) or await self._ask_async(client, run_id, thread, i, hold) for i in interrupts]
+                asked: list[_Asked] = []
+                for i in interrupts:
+                    try:
+                        asked.append(retries.pop(i.id, None) or await self._ask_async(client, run_id, thread, i, hold))
+                    except Conflict:  # the run ended part-way: say what became of the gates asked
+                        raise_if_withdrawn([await client.gate(a.gate.id) for a in asked])
+                        raise
                 answers = await self._answers_async(client, run_id, thread, asked, waits)
                 try:
                     output = await graph.ainvoke(Command(resume={a.interrupt_id: v for a, v in answers}), marked)
