@@ -184,9 +184,11 @@ impl AppState {
 
     /// Hands `submit` the engine and a sender for its answer, for an engine
     /// call that answers through a callback (`Engine::open_gate_then`,
-    /// `Engine::resolve_gate_then`). `submit` runs here: it only checks
-    /// the request and queues its write, and the store's writer answers
-    /// this task directly, with no blocking-pool thread parked in between.
+    /// `Engine::resolve_gate_then`). `submit` runs here: it checks the
+    /// request and queues its write, and the store's writer answers this
+    /// task directly, with no blocking-pool thread parked in between; on
+    /// SQLite, a write that finds the store idle is committed here instead,
+    /// holding this worker for that one commit, and answered at once.
     pub async fn engine_then<T, F>(&self, submit: F) -> ApiResult<T>
     where
         T: Send + 'static,

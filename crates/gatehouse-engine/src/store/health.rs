@@ -42,7 +42,8 @@ impl Drop for InFlight<'_> {
     }
 }
 
-/// [`InFlight`] owning its counters, for a write answered on the writer's thread.
+/// [`InFlight`] owning its counters, for a write answered through a callback
+/// (on the writer's thread, or the caller's).
 pub struct QueuedInFlight(Arc<StoreStats>);
 
 impl Drop for QueuedInFlight {

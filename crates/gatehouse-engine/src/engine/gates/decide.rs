@@ -52,8 +52,9 @@ impl<S: Store> Engine<S> {
     /// is written, and may refuse them (its error is `done`'s answer, and
     /// nothing is stored or logged): the check and the decision see one
     /// state, and the check costs no read of its own. `done` gets the gate
-    /// once the decision is committed; this returns at once, and `done`
-    /// runs on the store's writer ([`crate::store::Store::write_then`]).
+    /// once the decision is committed, on whichever thread committed it
+    /// ([`crate::store::Store::write_then`]): this thread, before this
+    /// returns, if the store was idle, else the store's writer.
     pub fn resolve_gate_then<E, A, D>(&self, id: &GateId, input: DecisionInput, who: &Decider, access: A, done: D)
     where
         E: From<EngineError> + Send + 'static,

@@ -41,9 +41,10 @@ impl<S: Store> Engine<S> {
     /// who need not wait for the write. `access` sees the run inside the
     /// gate's own transaction, before anything is written, and may refuse
     /// it (its error is `done`'s answer, and nothing is stored). `done` gets
-    /// the gate once it is committed; this returns at once, and `done` runs
-    /// on the store's writer ([`Store::write_then`]). The request is
-    /// redacted and checked here, on the calling thread.
+    /// the gate once it is committed, on whichever thread committed it
+    /// ([`Store::write_then`]): this thread, before this returns, if the
+    /// store was idle, else the store's writer. The request is redacted
+    /// and checked here, on the calling thread.
     pub fn open_gate_then<E, A, D>(&self, run_id: &RunId, new: NewGate, actor: &str, access: A, done: D)
     where
         E: From<EngineError> + Send + 'static,

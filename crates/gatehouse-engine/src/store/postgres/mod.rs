@@ -30,8 +30,8 @@
 //!   in `failure.rs`; TLS (`sslmode`, `sslrootcert`) in `tls.rs`.
 //!
 //! Over 600 lines: the listener, the publisher, the read pool and the
-//! writer's start share one connection setup (`Target`, `Conn`); the
-//! writer's loop is in `writer.rs`, its pipelined writes in `pipeline.rs`.
+//! writers' start share one connection setup (`Target`, `Conn`); the
+//! writers' loop is in `writer.rs`, its pipelined writes in `pipeline.rs`.
 
 use std::cell::RefCell;
 use std::collections::HashMap;

@@ -1,13 +1,22 @@
-//! The embedded SQLite backend: one writer thread that owns the write
-//! connection and commits queued operations in groups (one fsync for many
-//! acknowledged changes), and a pool of read connections working in
-//! parallel on WAL snapshots. Nothing here blocks an async runtime except
-//! the caller's own wait for its reply.
+//! The embedded SQLite backend: one write connection, committing queued
+//! operations in groups (one fsync for many acknowledged changes), and a
+//! pool of read connections working in parallel on WAL snapshots.
+//!
+//! A write finds the write connection either busy or idle. Busy, the write
+//! is queued, and the writer thread commits it with whatever else queued
+//! meanwhile once the group before it is done. Idle (nothing committing,
+//! nothing queued), the caller commits it itself, on its own thread: on an
+//! otherwise quiet server each handoff to a parked thread and back costs
+//! more than the write (a VM's halted vCPU wakes slowly), and a lone write
+//! gains nothing from waiting for a group. Either way one connection writes
+//! at a time, in the order the writes were queued, and a write's events
+//! are published, in commit order, before its caller is answered.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -138,6 +147,12 @@ fn cached(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
 pub struct SqliteStore {
     path: PathBuf,
     jobs: Option<Sender<Box<dyn Job>>>,
+    /// The write connection, held by whoever is committing: the writer
+    /// thread for a queued group, or a caller who found it idle.
+    connection: Arc<Mutex<WriteConnection>>,
+    /// Writes queued and not yet taken by the writer thread: a caller
+    /// commits its own write only when none is, so none overtakes them.
+    queued: Arc<AtomicUsize>,
     writer: Option<JoinHandle<()>>,
     readers: Mutex<Vec<Connection>>,
     bus: broadcast::Sender<Arc<Event>>,
@@ -174,19 +189,29 @@ impl SqliteStore {
         let head = ChainHead::load(&conn)?;
         let (bus, _) = broadcast::channel(options.event_buffer.max(16));
         let (jobs, queue) = mpsc::channel::<Box<dyn Job>>();
-        let writer_bus = bus.clone();
-        let key = options.audit_key.clone();
-        let max_batch = options.max_batch.max(1);
         let stats = Arc::new(StoreStats::default());
-        let writer_stats = Arc::clone(&stats);
-        let writer = std::thread::Builder::new()
-            .name("gatehouse-writer".into())
-            .spawn(move || write_loop(conn, head, key, queue, writer_bus, max_batch, &writer_stats))
-            .map_err(|e| EngineError::Storage(format!("cannot start the writer thread: {e}")))?;
+        let connection = Arc::new(Mutex::new(WriteConnection {
+            conn,
+            head,
+            key: options.audit_key.clone(),
+            bus: bus.clone(),
+            stats: Arc::clone(&stats),
+        }));
+        let queued = Arc::new(AtomicUsize::new(0));
+        let max_batch = options.max_batch.max(1);
+        let writer = {
+            let (connection, queued) = (Arc::clone(&connection), Arc::clone(&queued));
+            std::thread::Builder::new()
+                .name("gatehouse-writer".into())
+                .spawn(move || write_loop(&connection, &queue, &queued, max_batch))
+                .map_err(|e| EngineError::Storage(format!("cannot start the writer thread: {e}")))?
+        };
         let audit_key = options.audit_key;
         Ok(Self {
             path,
             jobs: Some(jobs),
+            connection,
+            queued,
             writer: Some(writer),
             readers: Mutex::new(Vec::new()),
             bus,
@@ -246,28 +271,72 @@ fn poisoned() -> EngineError {
     EngineError::Storage("the reader pool lock was poisoned".into())
 }
 
-fn write_loop(
+/// The write connection and what outlives a group: the chain's head as
+/// this process last committed it.
+struct WriteConnection {
     conn: Connection,
-    mut head: ChainHead,
+    head: ChainHead,
     key: Option<AuditKey>,
-    queue: Receiver<Box<dyn Job>>,
     bus: broadcast::Sender<Arc<Event>>,
+    stats: Arc<StoreStats>,
+}
+
+/// The write connection, whoever held it last: a job's panic is caught in
+/// its savepoint, so a poisoned lock still guards a consistent connection.
+fn hold(connection: &Mutex<WriteConnection>) -> MutexGuard<'_, WriteConnection> {
+    connection.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The writer thread: each queued group in turn, until the store closes.
+fn write_loop(
+    connection: &Mutex<WriteConnection>,
+    queue: &Receiver<Box<dyn Job>>,
+    queued: &AtomicUsize,
     max_batch: usize,
-    stats: &StoreStats,
 ) {
-    while let Some(batch) = next_group(&queue, max_batch) {
-        if let Err(e) = cached(&conn, "BEGIN IMMEDIATE") {
+    while let Some(batch) = next_group(queue, max_batch) {
+        let mut held = hold(connection);
+        // Counted out only now, holding the connection: until then a caller
+        // who finds it idle still sees them queued and queues behind them.
+        queued.fetch_sub(batch.len(), Ordering::SeqCst);
+        let answers = held.commit(batch);
+        drop(held);
+        answers.send();
+    }
+}
+
+/// The replies of a group, sent once the connection is free again.
+struct Answers {
+    completions: Vec<Box<dyn Completion>>,
+    commit: std::result::Result<(), String>,
+}
+
+impl Answers {
+    fn send(self) {
+        for c in self.completions {
+            c.finish(self.commit.clone());
+        }
+    }
+}
+
+impl WriteConnection {
+    /// Runs `batch` in one transaction, each job under its own savepoint,
+    /// commits it, and publishes its events; the replies are the caller's
+    /// to send once it has let go of the connection.
+    fn commit(&mut self, batch: Vec<Box<dyn Job>>) -> Answers {
+        let conn = &self.conn;
+        if let Err(e) = cached(conn, "BEGIN IMMEDIATE") {
             for job in batch {
                 job.abort(format!("cannot begin a transaction: {e}"));
             }
-            continue;
+            return Answers { completions: Vec::new(), commit: Ok(()) };
         }
         // Another process (the CLI beside a running server) may have appended
         // events since our last commit: continue the chain from the disk, and
         // publish what it wrote so subscribers here see it too.
-        let external = match catch_up_external(&conn, head) {
+        let external = match catch_up_external(conn, self.head) {
             Ok((disk_head, external)) => {
-                head = disk_head;
+                self.head = disk_head;
                 external
             }
             Err(e) => {
@@ -275,30 +344,26 @@ fn write_loop(
                 for job in batch {
                     job.abort(format!("cannot read the event log: {e}"));
                 }
-                continue;
+                return Answers { completions: Vec::new(), commit: Ok(()) };
             }
         };
-        let mut state = WriteState { head, key: key.clone(), events: Vec::new() };
-        let mut db = Db { conn: &conn, state: &mut state };
+        let mut state = WriteState { head: self.head, key: self.key.clone(), events: Vec::new() };
+        let mut db = Db { conn, state: &mut state };
         let completions: Vec<_> = batch.into_iter().map(|job| job.run(&mut db)).collect();
-        match cached(&conn, "COMMIT") {
+        match cached(conn, "COMMIT") {
             Ok(()) => {
-                stats.group_committed();
-                head = state.head;
+                self.stats.group_committed();
+                self.head = state.head;
                 for event in external.into_iter().chain(state.events) {
                     // No subscribers is fine: the log is the source of truth.
-                    let _ = bus.send(event);
+                    let _ = self.bus.send(event);
                 }
-                for c in completions {
-                    c.finish(Ok(()));
-                }
+                Answers { completions, commit: Ok(()) }
             }
             Err(e) => {
                 let _ = conn.execute_batch("ROLLBACK");
-                head = ChainHead::load(&conn).unwrap_or(head);
-                for c in completions {
-                    c.finish(Err(format!("commit failed: {e}")));
-                }
+                self.head = ChainHead::load(conn).unwrap_or(self.head);
+                Answers { completions, commit: Err(format!("commit failed: {e}")) }
             }
         }
     }
@@ -323,8 +388,9 @@ fn catch_up_external(conn: &Connection, ours: ChainHead) -> Result<(ChainHead, V
 }
 
 impl Store for SqliteStore {
-    /// Queues `op` for the writer and returns at once: the caller's thread
-    /// is not held while the group commits, and `done` runs on the writer.
+    /// Commits `op` on this thread when the write connection is idle and
+    /// nothing is queued; otherwise queues it for the writer and returns at
+    /// once, and `done` runs on the writer once its group has committed.
     fn write_then<T, F, D>(&self, op: F, done: D)
     where
         T: Send + 'static,
@@ -337,10 +403,19 @@ impl Store for SqliteStore {
             done(result);
         };
         let job: Box<dyn Job> = Box::new(TypedJob { op, done, _result: std::marker::PhantomData });
+        if let Ok(mut idle) = self.connection.try_lock() {
+            if self.queued.load(Ordering::SeqCst) == 0 {
+                let answers = idle.commit(vec![job]);
+                drop(idle);
+                return answers.send();
+            }
+        }
         let closed = "the store is closed".to_owned();
         match &self.jobs {
             Some(jobs) => {
+                self.queued.fetch_add(1, Ordering::SeqCst);
                 if let Err(mpsc::SendError(job)) = jobs.send(job) {
+                    self.queued.fetch_sub(1, Ordering::SeqCst);
                     job.abort(closed);
                 }
             }
