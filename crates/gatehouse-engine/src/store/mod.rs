@@ -341,10 +341,11 @@ pub trait Store: Send + Sync + 'static {
     /// [`Store::write`] handing the result to `done` instead of returning
     /// it, once the commit is durable (or has failed). A busy store queues
     /// the write for its writer and returns at once, and `done` runs on the
-    /// writer. An idle SQLite store commits it on this thread first (no
-    /// handoff to a parked thread and back), and `done` runs here before
-    /// this returns: an async caller may call it on its own thread, which
-    /// is then held for one commit at most.
+    /// writer. An idle SQLite store (nothing queued or committed for 2 ms)
+    /// commits it on this thread instead (no handoff to a parked thread
+    /// and back), and `done` runs here before this returns: an async
+    /// caller may call it on its own thread, which is then held for one
+    /// commit at most.
     fn write_then<T, F, D>(&self, op: F, done: D)
     where
         T: Send + 'static,

@@ -599,7 +599,10 @@ impl PgStore {
         }
         Ok(Self {
             target,
-            description: format!("{description}, schema {schema}"),
+            description: match writers.len() {
+                1 => format!("{description}, schema {schema}, 1 writer connection"),
+                n => format!("{description}, schema {schema}, {n} writer connections"),
+            },
             jobs: Some(jobs),
             writers,
             listener: Some((signals, listener)),

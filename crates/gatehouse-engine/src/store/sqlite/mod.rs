@@ -5,12 +5,16 @@
 //! A write finds the write connection either busy or idle. Busy, the write
 //! is queued, and the writer thread commits it with whatever else queued
 //! meanwhile once the group before it is done. Idle (nothing committing,
-//! nothing queued), the caller commits it itself, on its own thread: on an
-//! otherwise quiet server each handoff to a parked thread and back costs
-//! more than the write (a VM's halted vCPU wakes slowly), and a lone write
-//! gains nothing from waiting for a group. Either way one connection writes
-//! at a time, in the order the writes were queued, and a write's events
-//! are published, in commit order, before its caller is answered.
+//! nothing queued, nothing committed for `INLINE_AFTER_IDLE`), the caller
+//! commits it itself, on its own thread: on an otherwise quiet server each
+//! handoff to a parked thread and back costs more than the write (a VM's
+//! halted vCPU wakes slowly), and a lone write gains nothing from waiting
+//! for a group. Under load writes come closer together than that and all
+//! queue, so groups stay large and no async worker is held by a commit
+//! (committing whenever the connection was free cost 15% of the HTTP
+//! throughput, `docs/benchmarks.md`). Either way one connection writes at
+//! a time, in the order the writes were queued, and a write's events are
+//! published, in commit order, before its caller is answered.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
@@ -18,7 +22,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OpenFlags};
 use tokio::sync::broadcast;
@@ -193,6 +197,8 @@ impl SqliteStore {
         let connection = Arc::new(Mutex::new(WriteConnection {
             conn,
             head,
+            last_commit: None,
+            inline_after: INLINE_AFTER_IDLE,
             key: options.audit_key.clone(),
             bus: bus.clone(),
             stats: Arc::clone(&stats),
@@ -271,11 +277,21 @@ fn poisoned() -> EngineError {
     EngineError::Storage("the reader pool lock was poisoned".into())
 }
 
+/// How long the write connection must have been idle for a caller to
+/// commit its own write rather than queue it: longer than writes are apart
+/// under load (a group's commit, then the next), shorter than an agent's
+/// pause between two gates.
+const INLINE_AFTER_IDLE: Duration = Duration::from_millis(2);
+
 /// The write connection and what outlives a group: the chain's head as
 /// this process last committed it.
 struct WriteConnection {
     conn: Connection,
     head: ChainHead,
+    /// When its last group ended (`None`: none yet).
+    last_commit: Option<Instant>,
+    /// `INLINE_AFTER_IDLE`, which the tests change.
+    inline_after: Duration,
     key: Option<AuditKey>,
     bus: broadcast::Sender<Arc<Event>>,
     stats: Arc<StoreStats>,
@@ -324,6 +340,17 @@ impl WriteConnection {
     /// commits it, and publishes its events; the replies are the caller's
     /// to send once it has let go of the connection.
     fn commit(&mut self, batch: Vec<Box<dyn Job>>) -> Answers {
+        let answers = self.commit_group(batch);
+        self.last_commit = Some(Instant::now());
+        answers
+    }
+
+    /// Whether it has been idle long enough for a caller to commit its own write.
+    fn idle(&self) -> bool {
+        self.last_commit.is_none_or(|at| at.elapsed() >= self.inline_after)
+    }
+
+    fn commit_group(&mut self, batch: Vec<Box<dyn Job>>) -> Answers {
         let conn = &self.conn;
         if let Err(e) = cached(conn, "BEGIN IMMEDIATE") {
             for job in batch {
@@ -388,9 +415,10 @@ fn catch_up_external(conn: &Connection, ours: ChainHead) -> Result<(ChainHead, V
 }
 
 impl Store for SqliteStore {
-    /// Commits `op` on this thread when the write connection is idle and
-    /// nothing is queued; otherwise queues it for the writer and returns at
-    /// once, and `done` runs on the writer once its group has committed.
+    /// Commits `op` on this thread when the write connection is idle (free,
+    /// nothing queued, nothing committed for `INLINE_AFTER_IDLE`);
+    /// otherwise queues it for the writer and returns at once, and `done`
+    /// runs on the writer once its group has committed.
     fn write_then<T, F, D>(&self, op: F, done: D)
     where
         T: Send + 'static,
@@ -403,10 +431,10 @@ impl Store for SqliteStore {
             done(result);
         };
         let job: Box<dyn Job> = Box::new(TypedJob { op, done, _result: std::marker::PhantomData });
-        if let Ok(mut idle) = self.connection.try_lock() {
-            if self.queued.load(Ordering::SeqCst) == 0 {
-                let answers = idle.commit(vec![job]);
-                drop(idle);
+        if let Ok(mut connection) = self.connection.try_lock() {
+            if self.queued.load(Ordering::SeqCst) == 0 && connection.idle() {
+                let answers = connection.commit(vec![job]);
+                drop(connection);
                 return answers.send();
             }
         }

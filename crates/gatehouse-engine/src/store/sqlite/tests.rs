@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::{self, ThreadId};
 use std::time::Duration;
 
-use super::{SqliteStore, StoreOptions};
+use super::{hold, SqliteStore, StoreOptions};
 use crate::store::Store;
 
 fn store() -> (tempfile::TempDir, SqliteStore) {
@@ -108,8 +108,23 @@ impl Log {
 }
 
 #[test]
+fn a_write_soon_after_a_commit_queues_for_the_writer_thread() {
+    let (_dir, store) = store();
+    hold(&store.connection).inline_after = Duration::from_secs(3600);
+    let (tell, answer) = mpsc::channel();
+    for _ in 0..2 {
+        let tell = tell.clone();
+        store.write_then(|_| Ok(()), move |_: crate::Result<()>| tell.send(thread::current().id()).unwrap());
+    }
+    assert_eq!(committed_on(&answer), thread::current().id(), "the first write found the store idle");
+    assert_ne!(committed_on(&answer), thread::current().id(), "the second came under the idle time after the first");
+}
+
+#[test]
 fn a_write_finding_the_connection_free_still_queues_behind_writes_already_waiting() {
     let (_dir, store) = store();
+    // Idle the moment a commit ends: only the queue keeps `fourth` behind `third`.
+    hold(&store.connection).inline_after = Duration::ZERO;
     let store = Arc::new(store);
     let log = Log(Arc::new(Mutex::new(Vec::new())));
     // `first` commits on its own thread and holds the connection, so `second` queues for the writer thread.
