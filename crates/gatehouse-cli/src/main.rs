@@ -67,6 +67,13 @@ struct Cli {
     #[arg(long, global = true, env = "GATEHOUSE_DATABASE_SCHEMA", value_name = "NAME", requires = "database")]
     database_schema: Option<String>,
 
+    /// PostgreSQL writer connections per instance, each committing its own groups of writes
+    /// (writes on different runs do not wait for each other). More help only while the
+    /// database has cores to spare. [default: 2]
+    #[arg(long, global = true, env = "GATEHOUSE_DATABASE_WRITERS", value_name = "N", requires = "database",
+          value_parser = clap::value_parser!(u16).range(1..=64))]
+    database_writers: Option<u16>,
+
     /// The secret that keys the audit log's hash chain, kept outside the database (a team
     /// server's; or set GATEHOUSE_AUDIT_KEY to the key itself). [default: the `audit-key` file
     /// beside the admin token, which `serve` creates readable only by you]
@@ -238,7 +245,7 @@ fn init_tracing(default: &str) {
 
 fn dispatch(cli: Cli) -> Result<ExitCode> {
     // Opened per command, so `replay` (which reads only its file) never creates a database.
-    let target = Target::new(cli.db, cli.database, cli.database_schema)?;
+    let target = Target::new(cli.db, cli.database, cli.database_schema)?.with_writers(cli.database_writers);
     let db = target.token_base.clone();
     let key_file = cli.audit_key_file;
     // Every command that writes chains with the key; `serve` makes one on first start.
@@ -303,6 +310,8 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
 struct Target {
     database: Database,
     schema: Option<String>,
+    /// PostgreSQL writer connections, when not the default.
+    writers: Option<u16>,
     /// The SQLite file, or for PostgreSQL the default file's place in the data directory.
     token_base: PathBuf,
 }
@@ -311,7 +320,12 @@ impl Target {
     fn new(db: Option<PathBuf>, database: Option<String>, schema: Option<String>) -> Result<Self> {
         let Some(url) = database else {
             let path = db_path(db)?;
-            return Ok(Self { database: Database::Sqlite(path.clone()), schema: None, token_base: path });
+            return Ok(Self {
+                database: Database::Sqlite(path.clone()),
+                schema: None,
+                writers: None,
+                token_base: path,
+            });
         };
         anyhow::ensure!(
             matches!(Database::parse(&url), Database::Postgres(_)),
@@ -320,13 +334,21 @@ impl Target {
         if let Some(name) = &schema {
             anyhow::ensure!(!name.trim().is_empty(), "--database-schema is empty; give a schema name");
         }
-        Ok(Self { database: Database::Postgres(url), schema, token_base: db_path(None)? })
+        Ok(Self { database: Database::Postgres(url), schema, writers: None, token_base: db_path(None)? })
+    }
+
+    fn with_writers(self, writers: Option<u16>) -> Self {
+        Self { writers, ..self }
     }
 
     /// Opens (creating and migrating) the database.
     fn open(&self, audit_key: Option<AuditKey>) -> Result<Engine> {
         let config = EngineConfig {
-            postgres: PgOptions { schema: self.schema.clone(), ..PgOptions::default() },
+            postgres: PgOptions {
+                schema: self.schema.clone(),
+                writers: self.writers.map_or(PgOptions::default().writers, usize::from),
+                ..PgOptions::default()
+            },
             audit_key,
             ..EngineConfig::default()
         };

@@ -10,7 +10,7 @@ use std::io::{BufRead, BufReader};
 use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use common::{Server, WAIT};
+use common::{bare, Server, WAIT};
 use serde_json::{json, Value};
 
 /// One message of an SSE stream: its id, type and the gate it is about.
@@ -161,4 +161,29 @@ fn an_instance_killed_mid_stream_loses_nothing_acknowledged() {
         .output()
         .expect("audit verify runs");
     common::assert_success(&verify);
+}
+
+#[test]
+fn serve_opens_as_many_writer_connections_as_asked_and_says_so() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).expect("time").as_nanos();
+    let schema = format!("cli_writers_{}_{nanos}", std::process::id());
+    let server = Server::start_postgres_with(home.path(), &schema, "writers", &["--database-writers", "3"]);
+    let agent = token(&server, "deployer", "agent");
+    let (status, run) = post(&server.url, &agent, "/run", json!({"run_input": {}})).expect("a run");
+    assert_eq!(status, 201, "{run}");
+    let log = server.log_text();
+    assert!(log.contains(&format!("schema {schema}, 3 writer connections")), "{log}");
+}
+
+#[test]
+fn a_writer_count_that_cannot_serve_is_refused_naming_the_flag() {
+    let zero =
+        bare().args(["--database", "postgres://nobody@127.0.0.1:1/none", "--database-writers", "0", "serve"]).output();
+    let zero = zero.expect("gatehouse runs");
+    assert_eq!(zero.status.code(), Some(2), "{}", String::from_utf8_lossy(&zero.stderr));
+    assert!(String::from_utf8_lossy(&zero.stderr).contains("--database-writers"), "{zero:?}");
+    let sqlite = bare().args(["--database-writers", "2", "serve"]).output().expect("gatehouse runs");
+    assert_eq!(sqlite.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&sqlite.stderr).contains("--database <URL>"), "{sqlite:?}");
 }

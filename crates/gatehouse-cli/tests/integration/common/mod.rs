@@ -25,6 +25,7 @@ pub fn bare() -> Command {
         "GATEHOUSE_DB",
         "GATEHOUSE_DATABASE",
         "GATEHOUSE_DATABASE_SCHEMA",
+        "GATEHOUSE_DATABASE_WRITERS",
         "GATEHOUSE_URL",
         "GATEHOUSE_TOKEN",
         "GATEHOUSE_WEBHOOK_URL",
@@ -128,12 +129,16 @@ impl Server {
     /// `gatehouse serve` on the test cluster's PostgreSQL, in `schema`, with
     /// the data directory (where the admin-token file goes) under `home`.
     pub fn start_postgres(home: &Path, schema: &str, name: &str) -> Self {
+        Self::start_postgres_with(home, schema, name, &[])
+    }
+
+    /// [`Server::start_postgres`] with more of `gatehouse`'s flags (`--database-writers 3`).
+    pub fn start_postgres_with(home: &Path, schema: &str, name: &str, flags: &[&str]) -> Self {
         let mut cmd = bare();
-        cmd.env("XDG_DATA_HOME", home).args(["--database", &postgres_url(), "--database-schema", schema]).args([
-            "serve",
-            "--bind",
-            "127.0.0.1:0",
-        ]);
+        cmd.env("XDG_DATA_HOME", home)
+            .args(["--database", &postgres_url(), "--database-schema", schema])
+            .args(flags)
+            .args(["serve", "--bind", "127.0.0.1:0"]);
         let token_file = home.join("gatehouse").join("admin-token");
         Self::launch(cmd, &home.join("unused.db"), &token_file, &home.join(format!("{name}.log")))
     }
