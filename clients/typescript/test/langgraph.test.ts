@@ -67,15 +67,20 @@ it("a HumanInterrupt is an approval gate with exactly its allowed responses; an 
   assert.equal((await f.agent.runStatus(run)).status, "completed");
 });
 
-it("two interrupts pending at once are each resumed by their own id", async () => {
-  const graph = new StateGraph(State)
-    .addNode("region", () => ({ log: [`region=${interrupt<string, string>("Which region?")}`] }))
-    .addNode("budget", () => ({ log: [`budget=${interrupt<string, string>("What budget?")}`] }))
+/** A graph asking two questions at once, from its `region` and `budget` nodes, each logging its answer. */
+function twoQuestions(region: string, budget: string) {
+  return new StateGraph(State)
+    .addNode("region", () => ({ log: [`region=${interrupt<string, string>(region)}`] }))
+    .addNode("budget", () => ({ log: [`budget=${interrupt<string, string>(budget)}`] }))
     .addEdge(START, "region")
     .addEdge(START, "budget")
     .addEdge("region", END)
     .addEdge("budget", END)
     .compile({ checkpointer: new MemorySaver() });
+}
+
+it("two interrupts pending at once are each resumed by their own id", async () => {
+  const graph = twoQuestions("Which region?", "What budget?");
   const human = new GatehouseHuman(f.agent, { pollSeconds: 5 });
   const reviewer = (async () => {
     // Answer the second question first: the answers must still reach the right nodes.
@@ -92,14 +97,7 @@ it("two interrupts pending at once are each resumed by their own id", async () =
 });
 
 it("a run cancelled after its first question opened, before the second, ends the call with Cancelled, not the refused open", async () => {
-  const graph = new StateGraph(State)
-    .addNode("region", () => ({ log: [`region=${interrupt<string, string>("Region, or cancel?")}`] }))
-    .addNode("budget", () => ({ log: [`budget=${interrupt<string, string>("Budget, or cancel?")}`] }))
-    .addEdge(START, "region")
-    .addEdge(START, "budget")
-    .addEdge("region", END)
-    .addEdge("budget", END)
-    .compile({ checkpointer: new MemorySaver() });
+  const graph = twoQuestions("Region, or cancel?", "Budget, or cancel?");
   const reviewerToken = await f.server.token("reviewer", "quick-to-cancel");
   // An agent whose second question leaves only once the reviewer has seen the first and cancelled
   // the run, and whose first question hears of the cancel only after the second was refused (a slow
