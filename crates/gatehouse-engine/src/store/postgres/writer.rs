@@ -189,7 +189,12 @@ impl Writer {
             None => "SELECT 1; COMMIT".to_owned(),
         };
         let ended = events.and_then(|events| self.conn.batch(&end).map(|()| events));
-        self.idle_since = Some(std::time::Instant::now());
+        // Only a group that committed counts the writer busy. After one that
+        // failed (the database went away mid-group), the next group's begin
+        // is waited for, so a closed connection is found before any job
+        // runs and the group is begun again on a new one, however soon the
+        // database is back.
+        self.idle_since = ended.is_ok().then(std::time::Instant::now);
         match ended {
             Ok(events) => {
                 self.stats.group_committed();
