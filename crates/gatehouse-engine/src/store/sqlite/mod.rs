@@ -31,7 +31,7 @@ use crate::error::{EngineError, Result};
 use crate::event::{AuditKey, Event};
 use crate::private_files;
 use crate::store::chain::{ChainHead, WriteState};
-use crate::store::{next_group, ReadTx, StatsSnapshot, Store, StoreStats, WriteTx};
+use crate::store::{ReadTx, StatsSnapshot, Store, StoreStats, WriteTx};
 
 mod alerts;
 mod queries;
@@ -310,10 +310,20 @@ fn write_loop(
     queued: &AtomicUsize,
     max_batch: usize,
 ) {
-    while let Some(batch) = next_group(queue, max_batch) {
+    while let Ok(first) = queue.recv() {
         let mut held = hold(connection);
-        // Counted out only now, holding the connection: until then a caller
-        // who finds it idle still sees them queued and queues behind them.
+        // The group is what queued while the connection was busy, taken
+        // once it is free (so writes queued behind a caller's own commit
+        // commit together), and counted out only now: until then a caller
+        // who finds the connection free still sees them queued and queues
+        // behind them.
+        let mut batch = vec![first];
+        while batch.len() < max_batch {
+            match queue.try_recv() {
+                Ok(job) => batch.push(job),
+                Err(_) => break,
+            }
+        }
         queued.fetch_sub(batch.len(), Ordering::SeqCst);
         let answers = held.commit(batch);
         drop(held);
