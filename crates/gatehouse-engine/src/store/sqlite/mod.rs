@@ -11,7 +11,7 @@
 //! halted vCPU wakes slowly), and a lone write gains nothing from waiting
 //! for a group. Under load writes come closer together than that and all
 //! queue, so groups stay large and no async worker is held by a commit
-//! (committing whenever the connection was free cost 15% of the HTTP
+//! (committing whenever the connection was free cost 16% of the HTTP
 //! throughput, `docs/benchmarks.md`). Either way one connection writes at
 //! a time, in the order the writes were queued, and a write's events are
 //! published, in commit order, before its caller is answered.
