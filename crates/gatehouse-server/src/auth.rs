@@ -199,8 +199,7 @@ impl Caller {
     /// The gate and its run, if this caller may use the run; a gate outside
     /// the token's scope is answered exactly as a missing gate (404).
     pub fn gate(&self, e: &Engine, id: &GateId) -> ApiResult<(Gate, Run)> {
-        let gate = e.gate(id)?;
-        let run = e.run(&gate.run_id)?;
+        let (gate, run) = e.gate_and_run(id)?;
         if !self.reaches(e, &run)? {
             return Err(missing("gate", id.as_str()));
         }

@@ -85,6 +85,69 @@ async fn waiting_on_a_decided_gate_returns_at_once() {
     assert!(started.elapsed() < Duration::from_secs(2), "took {:?}", started.elapsed());
 }
 
+/// The fewest store read transactions a wait made over three tries (a
+/// background sweep's read landing in one of them does not count): `setup`
+/// makes a gate, `wait` waits on it.
+async fn fewest_reads_of_a_wait<S, SF, W, WF>(s: &TestServer, mut setup: S, mut wait: W) -> u64
+where
+    S: FnMut() -> SF,
+    SF: std::future::Future<Output = String>,
+    W: FnMut(String) -> WF,
+    WF: std::future::Future<Output = ()>,
+{
+    let reads = || s.server.state.engine_handle().store_stats().expect("the store counts its reads").reads;
+    let mut fewest = u64::MAX;
+    for _ in 0..3 {
+        let gate = setup().await;
+        let before = reads();
+        wait(gate).await;
+        fewest = fewest.min(reads() - before);
+    }
+    fewest
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_poll_checks_access_and_reads_its_gate_in_one_read() {
+    let server = TestServer::start().await;
+    let s = &server;
+    let run = &new_run(s).await;
+    let expect = |status: u16, body: &Value, want: &str| {
+        assert_eq!((status, body["status"].as_str()), (200, Some(want)), "{body}");
+    };
+    // Decided before the wait: the wait reads the gate and its run once.
+    let decided = || async {
+        let gate = s.gate(run, approval("Deploy?")).await;
+        let (status, _) = s.post(&format!("/gates/{gate}/resolve"), &s.reviewer, json!({"action": "approve"})).await;
+        assert_eq!(status, 200);
+        gate
+    };
+    let waited = fewest_reads_of_a_wait(s, decided, |gate| async move {
+        let (status, body) = s.get(&format!("/gates/{gate}/wait?timeout=30"), &s.agent).await;
+        expect(status, &body, "resolved");
+    })
+    .await;
+    assert_eq!(waited, 1, "a wait on a decided gate");
+
+    // Decided on this server while the wait is parked: the wake-up carries
+    // the gate, so the first read is the only one.
+    let pending = || async { s.gate(run, approval("Deploy?")).await };
+    let waited = fewest_reads_of_a_wait(s, pending, |gate| async move {
+        let (waited, resolved) = (format!("/gates/{gate}/wait?timeout=30"), format!("/gates/{gate}/resolve"));
+        let wait = s.get(&waited, &s.agent);
+        let decide = async {
+            // Parked once the wait is registered with the dispatcher.
+            while s.server.state.waiters.waiting().0 == 0 {
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+            assert_eq!(s.post(&resolved, &s.reviewer, json!({"action": "approve"})).await.0, 200);
+        };
+        let ((status, body), ()) = tokio::join!(wait, decide);
+        expect(status, &body, "resolved");
+    })
+    .await;
+    assert_eq!(waited, 1, "a wait woken by a decision made here");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn waiting_on_a_pending_gate_returns_it_after_the_timeout() {
     let s = TestServer::start().await;

@@ -129,6 +129,10 @@ async fn gates_outside_the_scope_are_not_found_and_gate_listings_hold_only_those
     for gate in [&w.gate_b, &w.gate_c] {
         as_if_missing(s, &carol, Method::GET, &format!("/gates/{gate}"), gate, None).await;
         as_if_missing(s, &carol, Method::GET, &format!("/gates/{gate}/wait?timeout=0"), gate, None).await;
+        // A long poll is refused before it waits (the check is its first read).
+        let started = std::time::Instant::now();
+        as_if_missing(s, &carol, Method::GET, &format!("/gates/{gate}/wait?timeout=30"), gate, None).await;
+        assert!(started.elapsed() < std::time::Duration::from_secs(10), "waited before refusing");
         let approve = Some(json!({"action": "approve"}));
         as_if_missing(s, &carol, Method::POST, &format!("/gates/{gate}/resolve"), gate, approve).await;
         let score = Some(json!({"score": 4}));

@@ -23,10 +23,12 @@
 //! open → pending → close_pending: nothing else moves a gate out of pending.
 
 use crate::engine::close::not_found_gate;
+use crate::engine::tx::not_found_run;
 use crate::engine::Engine;
 use crate::error::Result;
 use crate::gate::Gate;
 use crate::ids::GateId;
+use crate::run::Run;
 use crate::store::{GateFilter, Store};
 
 mod actions;
@@ -46,6 +48,16 @@ impl<S: Store> Engine<S> {
     /// One gate.
     pub fn gate(&self, id: &GateId) -> Result<Gate> {
         self.store().read(|r| r.gate(id))?.ok_or_else(|| not_found_gate(id))
+    }
+
+    /// One gate and its run, read in one transaction (one snapshot, one
+    /// round trip to the database fewer than reading them apart).
+    pub fn gate_and_run(&self, id: &GateId) -> Result<(Gate, Run)> {
+        self.store().read(|r| {
+            let gate = r.gate(id)?.ok_or_else(|| not_found_gate(id))?;
+            let run = r.run(&gate.run_id)?.ok_or_else(|| not_found_run(&gate.run_id))?;
+            Ok((gate, run))
+        })
     }
 
     /// Gates matching `filter`; pending ones in panel order.

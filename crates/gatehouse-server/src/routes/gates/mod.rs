@@ -8,7 +8,7 @@
 //! Opening a gate and waiting for its decision are the hot path, shared
 //! with the MCP server: [`open_gate_for`] and [`wait_for_gate`] live here.
 
-use gatehouse_engine::{EngineError, Gate, GateId, NewGate, RunAccess, RunId};
+use gatehouse_engine::{Engine, EngineError, Gate, GateId, NewGate, RunAccess, RunId};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -75,29 +75,43 @@ pub(crate) async fn wait_for_gate(
     gate_id: &GateId,
     deadline: tokio::time::Instant,
 ) -> ApiResult<Gate> {
-    wait_for_gate_until(state, gate_id, deadline, false).await
+    wait_reading_first(state, gate_id, deadline, false, |e, id| Ok(e.gate(id)?)).await
 }
 
-/// [`wait_for_gate`]; with `through_release`, a released gate is waited on
-/// further, until it closes or `deadline` passes.
-pub(crate) async fn wait_for_gate_until(
+/// [`wait_for_gate`], with `through_release` (a released gate is waited
+/// on further, until it closes or `deadline` passes), whose first look at
+/// the gate is `first`, which may refuse the caller as an access check
+/// does. It reads once the wait is registered, so a caller checked and
+/// waiting costs one read of the gate, not a check and then a read.
+pub(crate) async fn wait_reading_first<F>(
     state: &AppState,
     gate_id: &GateId,
     deadline: tokio::time::Instant,
     through_release: bool,
-) -> ApiResult<Gate> {
+    first: F,
+) -> ApiResult<Gate>
+where
+    F: FnOnce(&Engine, &GateId) -> ApiResult<Gate> + Send + 'static,
+{
     let ticket = state.waiters.register(gate_id);
+    let mut first = Some(first);
     loop {
         // Arm the wake-up before reading, so a decision in between still wakes us.
         let notified = ticket.notify.notified();
         tokio::pin!(notified);
         notified.as_mut().enable();
-        // Decided here: the wake-up carried the gate as the decision left it.
-        if let Some(closed) = ticket.closed() {
-            return Ok(Gate::clone(&closed));
+        // Decided here: the wake-up carried the gate as the decision left it
+        // (once the caller's first look has let it see the gate at all).
+        if first.is_none() {
+            if let Some(closed) = ticket.closed() {
+                return Ok(Gate::clone(&closed));
+            }
         }
         let id = gate_id.clone();
-        let gate = state.engine(move |e| e.gate(&id)).await?;
+        let gate = match first.take() {
+            Some(first) => state.engine_checked(move |e| first(e, &id)).await?,
+            None => state.engine(move |e| e.gate(&id)).await?,
+        };
         if gate.status.is_terminal() || (!through_release && gate.released.is_some()) {
             return Ok(gate);
         }

@@ -23,7 +23,7 @@ use crate::auth::Caller;
 use crate::error::{ApiError, ApiErrorBody, ApiResult};
 use crate::markdown;
 use crate::params::{non_empty, parse_limit, ApiPath, ApiQuery};
-use crate::routes::gates::wait_for_gate_until;
+use crate::routes::gates::wait_reading_first;
 use crate::state::AppState;
 
 /// How long to wait.
@@ -56,14 +56,14 @@ pub async fn wait_gate(
     }
     let gate_id = GateId::from_string(gate_id);
     let deadline = tokio::time::Instant::now() + Duration::from_secs_f64(timeout);
-    // The caller must see the gate's run; checked once, before waiting.
-    let id = gate_id.clone();
-    let gate = state.engine_checked(move |e| Ok(caller.gate(e, &id)?.0)).await?;
-    let through_release = q.through_release.unwrap_or(false);
-    if gate.status.is_terminal() || timeout == 0.0 || (!through_release && gate.released.is_some()) {
+    if timeout == 0.0 {
+        let gate = state.engine_checked(move |e| Ok(caller.gate(e, &gate_id)?.0)).await?;
         return Ok(Json(gate));
     }
-    Ok(Json(wait_for_gate_until(&state, &gate_id, deadline, through_release).await?))
+    // The caller must see the gate's run: checked on the wait's first read of the gate.
+    let through_release = q.through_release.unwrap_or(false);
+    let first = move |e: &gatehouse_engine::Engine, id: &GateId| Ok(caller.gate(e, id)?.0);
+    Ok(Json(wait_reading_first(&state, &gate_id, deadline, through_release, first).await?))
 }
 
 /// Filters for the queue.
