@@ -311,14 +311,19 @@ pub trait WriteTx: ReadTx {
 /// arrive, then whatever else is queued, up to `max`; `None` once the queue
 /// is closed and empty.
 pub(crate) fn next_group<J>(queue: &std::sync::mpsc::Receiver<J>, max: usize) -> Option<Vec<J>> {
-    let mut group = vec![queue.recv().ok()?];
+    Some(group_from(queue.recv().ok()?, queue, max))
+}
+
+/// A group of `first` and what else is queued, up to `max` jobs, without waiting.
+pub(crate) fn group_from<J>(first: J, queue: &std::sync::mpsc::Receiver<J>, max: usize) -> Vec<J> {
+    let mut group = vec![first];
     while group.len() < max {
         match queue.try_recv() {
             Ok(job) => group.push(job),
             Err(_) => break,
         }
     }
-    Some(group)
+    group
 }
 
 /// A transactional backend.

@@ -31,7 +31,7 @@ use crate::error::{EngineError, Result};
 use crate::event::{AuditKey, Event};
 use crate::private_files;
 use crate::store::chain::{ChainHead, WriteState};
-use crate::store::{ReadTx, StatsSnapshot, Store, StoreStats, WriteTx};
+use crate::store::{group_from, ReadTx, StatsSnapshot, Store, StoreStats, WriteTx};
 
 mod alerts;
 mod queries;
@@ -317,13 +317,7 @@ fn write_loop(
         // commit together), and counted out only now: until then a caller
         // who finds the connection free still sees them queued and queues
         // behind them.
-        let mut batch = vec![first];
-        while batch.len() < max_batch {
-            match queue.try_recv() {
-                Ok(job) => batch.push(job),
-                Err(_) => break,
-            }
-        }
+        let batch = group_from(first, queue, max_batch);
         queued.fetch_sub(batch.len(), Ordering::SeqCst);
         let answers = held.commit(batch);
         drop(held);
