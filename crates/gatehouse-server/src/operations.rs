@@ -192,6 +192,11 @@ impl Collector for StoreCounters {
             ("store_writes", "Write operations the store answered", stats.writes),
             ("store_write_transactions", "Group transactions the store's writer committed", stats.write_groups),
             ("store_read_transactions", "Read transactions (one snapshot each) the store began", stats.reads),
+            (
+                "store_round_trips",
+                "Waits for the database server's reply (PostgreSQL; none on SQLite, which runs in the process)",
+                stats.round_trips,
+            ),
         ];
         for (name, help, value) in counters {
             let counter = ConstCounter::new(value);

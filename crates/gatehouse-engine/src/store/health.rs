@@ -31,6 +31,7 @@ pub struct StoreStats {
     writes: AtomicU64,
     write_groups: AtomicU64,
     reads: AtomicU64,
+    round_trips: AtomicU64,
 }
 
 /// One write between being queued and being answered; dropping it counts it out.
@@ -63,6 +64,9 @@ pub struct StatsSnapshot {
     pub write_groups: u64,
     /// Read transactions (one snapshot each) since the store opened.
     pub reads: u64,
+    /// Waits for a database server's reply (PostgreSQL; SQLite, in the
+    /// process, has none): a request and its reply, whatever it carried.
+    pub round_trips: u64,
 }
 
 impl StoreStats {
@@ -91,6 +95,11 @@ impl StoreStats {
         self.reads.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// A connection waited for the database server's reply.
+    pub fn round_trip(&self) {
+        self.round_trips.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// The counters now.
     pub fn snapshot(&self) -> StatsSnapshot {
         StatsSnapshot {
@@ -98,6 +107,7 @@ impl StoreStats {
             writes: self.writes.load(Ordering::Relaxed),
             write_groups: self.write_groups.load(Ordering::Relaxed),
             reads: self.reads.load(Ordering::Relaxed),
+            round_trips: self.round_trips.load(Ordering::Relaxed),
         }
     }
 }
@@ -111,10 +121,18 @@ mod tests {
         let stats = StoreStats::default();
         let guard = stats.write_started();
         stats.read_started();
-        assert_eq!(stats.snapshot(), StatsSnapshot { writes_in_flight: 1, writes: 1, write_groups: 0, reads: 1 });
+        let snapshot = |in_flight, groups, round_trips| StatsSnapshot {
+            writes_in_flight: in_flight,
+            writes: 1,
+            write_groups: groups,
+            reads: 1,
+            round_trips,
+        };
+        assert_eq!(stats.snapshot(), snapshot(1, 0, 0));
         drop(guard);
         stats.group_committed();
-        assert_eq!(stats.snapshot(), StatsSnapshot { writes_in_flight: 0, writes: 1, write_groups: 1, reads: 1 });
+        stats.round_trip();
+        assert_eq!(stats.snapshot(), snapshot(0, 1, 1));
     }
 
     #[test]

@@ -239,6 +239,12 @@ async fn metrics_count_requests_by_route_template_and_gauge_the_pending_gates() 
     let scrapes = |samples: &[Sample]| value(samples, "gatehouse_http_requests_total", &scraped).unwrap_or(0.0);
     assert_eq!(scrapes(&after), scrapes(&before) + 1.0, "the first scrape is counted once it is answered");
     assert!(value(&after, "gatehouse_store_writes_total", &[]).expect("writes") > writes);
+    // PostgreSQL's replies are waited for (the decision's among them); SQLite, in the process, has none.
+    let trips = |samples: &[Sample]| value(samples, "gatehouse_store_round_trips_total", &[]).expect("round trips");
+    match matches!(s.database, gatehouse_engine::Database::Postgres(_)) {
+        true => assert!(trips(&after) > trips(&before), "{} then {}", trips(&before), trips(&after)),
+        false => assert_eq!((trips(&before), trips(&after)), (0.0, 0.0)),
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

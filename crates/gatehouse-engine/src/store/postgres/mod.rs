@@ -121,6 +121,8 @@ pub(crate) struct Conn {
     driver: Driver,
     /// Writes sent and not yet answered (the writer's; see [`Conn::defer`]).
     pipeline: Pipeline,
+    /// Where each wait for the database's reply is counted.
+    stats: Arc<StoreStats>,
 }
 
 /// What moves a connection's bytes while its thread waits for a reply.
@@ -138,19 +140,22 @@ enum Driver {
 const STATEMENT_CACHE: usize = 256;
 
 impl Conn {
-    fn new(client: tokio_postgres::Client, driver: Driver) -> Self {
+    fn new(client: tokio_postgres::Client, driver: Driver, stats: Arc<StoreStats>) -> Self {
         Self {
             client: Arc::new(client),
             statements: RefCell::new(HashMap::new()),
             driver,
             pipeline: Pipeline::default(),
+            stats,
         }
     }
 
     /// Waits for `future`, driving the connection as its [`Driver`] says,
     /// and reads the replies of the deferred writes sent before it (which
-    /// the connection answers first).
+    /// the connection answers first). Each call is one round trip to the
+    /// database, counted in the store's stats.
     fn wait<F: std::future::Future>(&self, future: F) -> F::Output {
+        self.stats.round_trip();
         match &self.driver {
             Driver::Shared => futures_executor::block_on(future),
             Driver::Own(runtime) if self.pipeline.is_empty() => runtime.block_on(future),
@@ -195,7 +200,9 @@ impl Conn {
 
     /// Reads the replies of every deferred write; the first that failed, if any.
     pub(crate) fn flush(&self) -> Result<()> {
-        self.wait(std::future::ready(()));
+        if !self.pipeline.is_empty() {
+            self.wait(std::future::ready(()));
+        }
         match self.pipeline.failure() {
             Some(e) => Err(e.into()),
             None => Ok(()),
@@ -330,6 +337,8 @@ struct Target {
     /// `SET search_path` for every connection, when a schema was chosen.
     search_path: Option<String>,
     runtime: tokio::runtime::Handle,
+    /// The store's counters: every connection counts its round trips there.
+    stats: Arc<StoreStats>,
 }
 
 impl Target {
@@ -362,7 +371,7 @@ impl Target {
         });
         let client = futures_executor::block_on(task)
             .map_err(|e| EngineError::Storage(format!("the PostgreSQL connection task failed: {e}")))??;
-        self.prepared(Conn::new(client, Driver::Shared))
+        self.prepared(Conn::new(client, Driver::Shared, Arc::clone(&self.stats)))
     }
 
     /// A new connection driven by the thread that uses it ([`Driver::Own`]).
@@ -381,7 +390,7 @@ impl Target {
             });
             Ok::<_, tokio_postgres::Error>(client)
         })?;
-        self.prepared(Conn::new(client, Driver::Own(runtime)))
+        self.prepared(Conn::new(client, Driver::Own(runtime), Arc::clone(&self.stats)))
     }
 
     /// `conn` in the chosen schema.
@@ -521,7 +530,9 @@ impl PgStore {
             .enable_all()
             .build()
             .map_err(|e| EngineError::Storage(format!("cannot start the PostgreSQL driver: {e}")))?;
-        let mut target = Target { config, tls, search_path: None, runtime: runtime.handle().clone() };
+        let stats = Arc::new(StoreStats::default());
+        let mut target =
+            Target { config, tls, search_path: None, runtime: runtime.handle().clone(), stats: Arc::clone(&stats) };
         let first = target.connect(None).map_err(|e| {
             let why = match e {
                 EngineError::Storage(why) | EngineError::Unavailable(why) => why,
@@ -562,7 +573,6 @@ impl PgStore {
         };
         let (jobs, queue) = mpsc::channel::<Box<dyn Job>>();
         let queue = Arc::new(Mutex::new(queue));
-        let stats = Arc::new(StoreStats::default());
         let mut writers = Vec::new();
         for n in 0..options.writers.max(1) {
             let (target, stats, queue) = (target.clone(), Arc::clone(&stats), Arc::clone(&queue));
