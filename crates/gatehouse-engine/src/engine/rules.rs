@@ -23,7 +23,7 @@ use crate::engine::tx::{emit, load_run};
 use crate::engine::Engine;
 use crate::error::{EngineError, Result};
 use crate::event::{EventBody, EventKind};
-use crate::gate::{Gate, GateSpec};
+use crate::gate::{Gate, GateSpec, NewGate};
 use crate::ids::AllowRuleId;
 use crate::store::{ReadTx, Store, WriteTx};
 
@@ -161,10 +161,55 @@ fn arguments(args: Option<&Value>) -> Value {
     }
 }
 
+/// The actions whose rules could pass a gate opened with `new`, each
+/// once: its proposed actions' names, or an approval's own action.
+pub(crate) fn actions_asked(new: &NewGate) -> Vec<String> {
+    let mut names: Vec<String> = match (&new.spec, new.actions.is_empty()) {
+        (GateSpec::Approval { action }, true) => vec![action.clone()],
+        (GateSpec::Approval { .. }, false) => new.actions.iter().map(|a| a.name.clone()).collect(),
+        _ => Vec::new(),
+    };
+    names.retain(|name| !name.trim().is_empty());
+    let mut seen = std::collections::HashSet::new();
+    names.retain(|name| seen.insert(name.clone()));
+    names
+}
+
+/// The live rules read ahead for one agent's actions, with the gate's run
+/// (`ReadTx::run_and_live_allow_rules`); [`matching`] reads any other
+/// action's (a declared gate may name another) itself.
+#[derive(Default)]
+pub(crate) struct LiveRules {
+    agent: String,
+    by_action: HashMap<String, Vec<AllowRule>>,
+}
+
+impl LiveRules {
+    /// `rules`, one list for each of `actions`, live for `agent`.
+    pub(crate) fn read(agent: &str, actions: &[String], rules: Vec<Vec<AllowRule>>) -> Self {
+        Self { agent: agent.to_owned(), by_action: actions.iter().cloned().zip(rules).collect() }
+    }
+
+    /// The rules read ahead for `agent`'s `action`, if they were.
+    fn take(&mut self, agent: &str, action: &str) -> Option<Vec<AllowRule>> {
+        match self.agent == agent {
+            true => self.by_action.remove(action),
+            false => None,
+        }
+    }
+}
+
 /// The live rules that pass `gate`, opened by `opener`, at `now`: one for
 /// each action it proposes (or for the gate's own action and payload), or
 /// `None` when any is not allowed or the gate must wait for a human.
-pub(crate) fn matching(tx: &dyn ReadTx, gate: &Gate, opener: &str, now: DateTime<Utc>) -> Result<Option<RuleMatch>> {
+/// `ahead` holds the rules already read for some actions.
+pub(crate) fn matching(
+    tx: &dyn ReadTx,
+    gate: &Gate,
+    opener: &str,
+    now: DateTime<Utc>,
+    mut ahead: LiveRules,
+) -> Result<Option<RuleMatch>> {
     let GateSpec::Approval { action } = &gate.spec else { return Ok(None) };
     let must_wait = gate.requires_human
         || gate.quorum.is_some()
@@ -190,7 +235,11 @@ pub(crate) fn matching(tx: &dyn ReadTx, gate: &Gate, opener: &str, now: DateTime
             return Ok(None);
         }
         if !live.contains_key(name) {
-            live.insert(name, tx.live_allow_rules(&gate.agent, name, now)?);
+            let rules = match ahead.take(&gate.agent, name) {
+                Some(rules) => rules,
+                None => tx.live_allow_rules(&gate.agent, name, now)?,
+            };
+            live.insert(name, rules);
         }
         let rules = live.get(name).map(Vec::as_slice).unwrap_or_default();
         let Some(rule) = rules.iter().find(|r| r.matches(&gate.agent, name, &args, now)) else { return Ok(None) };

@@ -261,6 +261,21 @@ pub trait ReadTx {
     /// The rules live at `now` for `agent`'s `action`, oldest first.
     fn live_allow_rules(&self, agent: &str, action: &str, now: chrono::DateTime<chrono::Utc>)
         -> Result<Vec<AllowRule>>;
+    /// The run `id`, and for each of `actions` the rules live at `now` for
+    /// `agent`'s action (as [`ReadTx::live_allow_rules`]), read together: a
+    /// gate about to open needs both, and a database server answers both
+    /// in one round trip.
+    fn run_and_live_allow_rules(
+        &self,
+        id: &RunId,
+        agent: &str,
+        actions: &[&str],
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<(Option<Run>, Vec<Vec<AllowRule>>)> {
+        let run = self.run(id)?;
+        let rules = actions.iter().map(|action| self.live_allow_rules(agent, action, now)).collect::<Result<_>>()?;
+        Ok((run, rules))
+    }
 }
 
 /// Writes, inside one atomic transaction.

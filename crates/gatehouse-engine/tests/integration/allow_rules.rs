@@ -10,6 +10,7 @@ use chrono::Duration;
 use common::Fixture;
 use gatehouse_engine::policy::DecisionType;
 use gatehouse_engine::store::EventFilter;
+use gatehouse_engine::Store;
 use gatehouse_engine::{
     AllowRuleFilter, AllowRuleRequest, AllowRuleStatus, DecisionInput, DecisionOrigin, EngineError, EventKind, Gate,
     GateSpec, GateStatus, NewAllowRule, NewGate, ProposedAction, Quorum, RecordingScope,
@@ -369,4 +370,58 @@ fn a_rule_for_arguments_holding_a_secret_matches_them_as_stored_redacted() {
     let gate = NewGate::approval("build", "Build?", json!({"token": "mine", "url": "https://u:q@host/x"}));
     let gate = f.engine.open_gate(&run.id, gate, "builder").unwrap();
     assert_eq!(gate.status, GateStatus::Resolved, "{:?}", gate.payload);
+}
+
+/// The live rules' ids in each list, in order.
+fn rule_ids(lists: &[Vec<gatehouse_engine::AllowRule>]) -> Vec<Vec<String>> {
+    lists.iter().map(|rules| rules.iter().map(|r| r.id.to_string()).collect()).collect()
+}
+
+#[test]
+fn a_gate_about_to_open_reads_its_run_and_the_openers_live_rules_together_in_one_round_trip() {
+    let f = Fixture::new();
+    let run = f.run("deployer");
+    let make = |agent: &str, action: &str| f.engine.create_allow_rule(rule_for(agent, action, json!({})), "alice");
+    let first = make("deployer", "deploy").unwrap();
+    let second = make("deployer", "deploy").unwrap();
+    let scale = make("deployer", "scale").unwrap();
+    let revoked = make("deployer", "scale").unwrap();
+    f.engine.revoke_allow_rule(&revoked.id, "alice").unwrap();
+    make("other-agent", "deploy").unwrap();
+    let now = f.engine.now();
+    let actions = ["deploy", "scale", "rollback", "deploy"];
+    // Five writes, the fewest round trips of any: a writer connection's
+    // first use of a statement prepares it (a round trip of its own), and
+    // with two writers, one of them serves a second write.
+    let mut fewest = u64::MAX;
+    let mut read = None;
+    for _ in 0..5 {
+        let (engine, run_id) = (f.engine.clone(), run.id.clone());
+        let (together, apart, trips) = f
+            .engine
+            .store()
+            .write(move |tx| {
+                let trips = || engine.store_stats().map_or(0, |s| s.round_trips);
+                let before = trips();
+                let (read, rules) = tx.run_and_live_allow_rules(&run_id, "deployer", &actions, now)?;
+                let trips = trips() - before;
+                let apart =
+                    actions.iter().map(|a| tx.live_allow_rules("deployer", a, now)).collect::<Result<Vec<_>, _>>()?;
+                Ok((read.map(|r| r.id).zip(Some(rules)), apart, trips))
+            })
+            .unwrap();
+        fewest = fewest.min(trips);
+        read = Some((together, apart));
+    }
+    let (together, apart) = read.unwrap();
+    let (read, together) = together.expect("the run was read");
+    assert_eq!(read, run.id);
+    let (deploy, scale) = (vec![first.id.to_string(), second.id.to_string()], vec![scale.id.to_string()]);
+    let expected = vec![deploy.clone(), scale, Vec::new(), deploy];
+    assert_eq!(rule_ids(&together), expected, "each action's live rules of this agent, oldest first");
+    assert_eq!(rule_ids(&apart), expected, "as each action's read alone gives them");
+    match f.is_postgres() {
+        true => assert_eq!(fewest, 1, "the run and four actions' rules in one wait"),
+        false => assert_eq!(fewest, 0, "SQLite, in the process, has no round trips"),
+    }
 }

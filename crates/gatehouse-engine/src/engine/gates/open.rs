@@ -14,7 +14,7 @@ use crate::engine::gates::decision::{action_decisions, settle_open_actions};
 use crate::engine::gates::validate::{check_fallback, check_options, names, validate_new_gate};
 use crate::engine::rules::{self, RuleMatch};
 use crate::engine::runs::run_chain_in;
-use crate::engine::tx::{agent_chain, emit, ensure_live, load_run, set_status};
+use crate::engine::tx::{agent_chain, emit, ensure_live, load_run, not_found_run, set_status};
 use crate::engine::Engine;
 use crate::error::{EngineError, Result};
 use crate::event::EventKind;
@@ -59,12 +59,19 @@ impl<S: Store> Engine<S> {
         // Everything below comes from the redacted request.
         let (run_id, actor) = (run_id.clone(), actor.to_owned());
         let op = move |tx: &mut dyn WriteTx| -> Result<std::result::Result<Gate, E>> {
-            let seen = RunAccess::of(load_run(tx, &run_id)?, &*tx);
+            // The rules that could pass the gate are read with its run: one
+            // round trip on a database server. Only the opener's own rules
+            // can (`rules::matching`).
+            let actions = rules::actions_asked(&new);
+            let names: Vec<&str> = actions.iter().map(String::as_str).collect();
+            let (run, live) = tx.run_and_live_allow_rules(&run_id, &actor, &names, now)?;
+            let live = rules::LiveRules::read(&actor, &actions, live);
+            let seen = RunAccess::of(run.ok_or_else(|| not_found_run(&run_id))?, &*tx);
             if let Err(refused) = access(&seen) {
                 return Ok(Err(refused));
             }
             let run = seen.into_run()?;
-            open_in(tx, run, new, &actor, now).map(Ok)
+            open_in(tx, run, new, &actor, now, live).map(Ok)
         };
         self.store().write_then(op, move |result| done(result.map_err(E::from).and_then(|gate| gate)));
     }
@@ -130,7 +137,14 @@ impl<'a> RunAccess<'a> {
 }
 
 /// Opens the checked request `new` on `run`, in `tx`.
-fn open_in(tx: &mut dyn WriteTx, mut run: Run, new: NewGate, actor: &str, now: DateTime<Utc>) -> Result<Gate> {
+fn open_in(
+    tx: &mut dyn WriteTx,
+    mut run: Run,
+    new: NewGate,
+    actor: &str,
+    now: DateTime<Utc>,
+    live: rules::LiveRules,
+) -> Result<Gate> {
     ensure_live(&run, "gates")?;
     if let Some(key) = &new.idempotency_key {
         if let Some(existing) = tx.gate_by_idempotency_key(&run.id, key)? {
@@ -145,7 +159,7 @@ fn open_in(tx: &mut dyn WriteTx, mut run: Run, new: NewGate, actor: &str, now: D
     // The run's policy may pass it; else a reviewer's allow-rule may.
     let passed = match policy_outcome(&run, &gate) {
         PolicyOutcome::AutoPass { reason } => Some(Pass { by: "policy".to_owned(), reason, rules: None }),
-        PolicyOutcome::Wait { .. } => rules::matching(tx, &gate, actor, now)?.map(|m| Pass {
+        PolicyOutcome::Wait { .. } => rules::matching(tx, &gate, actor, now, live)?.map(|m| Pass {
             by: m.decided_by(),
             reason: m.reason(),
             rules: Some(m),

@@ -649,6 +649,53 @@ impl<W: TxSide> ReadTx for PgDb<'_, W> {
             now,
         )
     }
+
+    /// The run (locked in a write, as [`ReadTx::run`] reads it, or the one
+    /// the group holds) and the live rules of every action, in one wait:
+    /// the rules' read is sent right behind the run's, and runs once its
+    /// lock is granted, so it sees what the run's last writer committed.
+    fn run_and_live_allow_rules(
+        &self,
+        id: &RunId,
+        agent: &str,
+        actions: &[&str],
+        now: DateTime<Utc>,
+    ) -> Result<(Option<Run>, Vec<Vec<AllowRule>>)> {
+        if actions.is_empty() {
+            return Ok((self.run(id)?, Vec::new()));
+        }
+        let rules_sql = self.locking(
+            "SELECT action, data FROM allow_rules
+             WHERE agent = $1 AND action = ANY($2) AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $3)
+             ORDER BY created_at, id",
+        );
+        let names: Vec<&str> = actions.to_vec();
+        let at = micros(now);
+        let rules_params: [&(dyn ToSql + Sync); 3] = [&agent, &names, &at];
+        let (run, rows) = match self.state.held_run(id.as_str()) {
+            Some(held) => (Some(held), self.conn.query(&rules_sql, &rules_params)?),
+            None => {
+                let run_sql = self.locking("SELECT data FROM runs WHERE id = $1");
+                let (run, rows) = self.conn.query_both((&run_sql, &[&id.as_str()]), (&rules_sql, &rules_params))?;
+                let run = run.first().map(|row| get::<String>(row, 0)).transpose()?;
+                if let (Some(data), true) = (&run, self.state.locks_rows()) {
+                    self.state.hold_run(id.as_str(), Some(data.clone()));
+                }
+                (run, rows)
+            }
+        };
+        let mut rules = vec![Vec::new(); actions.len()];
+        for row in &rows {
+            let action: String = get(row, 0)?;
+            let rule: AllowRule = serde_json::from_str(&get::<String>(row, 1)?)?;
+            let rule = rule.as_of(now);
+            for (i, _) in actions.iter().enumerate().filter(|(_, a)| **a == action) {
+                rules[i].push(rule.clone());
+            }
+        }
+        let run = run.map(|data| serde_json::from_str(&data)).transpose()?;
+        Ok((run, rules))
+    }
 }
 
 /// The chain's end as committed (read under the chain lock).
