@@ -98,19 +98,21 @@ fn withdraw_pending_gates(tx: &mut dyn WriteTx, run: &Run, actor: &str, now: Dat
 }
 
 /// After a blocking gate closes: a waiting run with no more blocking gates
-/// goes back to work.
+/// goes back to work. Whether the run was stored (with whatever else the
+/// caller changed in it).
 pub(crate) fn after_gate_closed(
     tx: &mut dyn WriteTx,
     run: &mut Run,
     mode: BlockingMode,
     actor: &str,
     now: DateTime<Utc>,
-) -> Result<()> {
+) -> Result<bool> {
     if mode == BlockingMode::Sync && run.status == RunStatus::AwaitingHuman && tx.pending_blocking_gates(&run.id)? == 0
     {
         set_status(tx, run, RunTransition::HumanAnswered, actor, None, now)?;
+        return Ok(true);
     }
-    Ok(())
+    Ok(false)
 }
 
 /// Records a score for `agent`'s work and updates its rating.

@@ -32,6 +32,38 @@ fn the_handoff_protocol_requires_a_human_after_max_agent_turns() {
 }
 
 #[test]
+fn a_persons_decision_ends_the_agents_run_of_turns_whether_or_not_it_sends_the_run_back_to_work() {
+    let f = Fixture::new();
+    let protocol = HandoffProtocol { max_consecutive_agent_turns: Some(2), auto_approve_threshold: None };
+    let run = f.run_with(NewRun { agent: "writer".into(), protocol, ..NewRun::default() });
+    let two_turns = || {
+        for n in 1..=2 {
+            f.engine.add_turn(&run.id, NewTurn::new(Role::Agent, format!("draft {n}")), "writer").unwrap();
+        }
+        let err = f.engine.add_turn(&run.id, NewTurn::new(Role::Agent, "draft 3"), "writer").unwrap_err();
+        assert!(matches!(err, EngineError::HandoffRequired { turns: 2, .. }), "{err:?}");
+    };
+    // A sync gate: the decision sends the run back to work and ends the turns, stored together.
+    two_turns();
+    let sync = f.engine.open_gate(&run.id, NewGate::question("Which intro?"), "writer").unwrap();
+    assert_eq!(f.engine.run(&run.id).unwrap().status, gatehouse_engine::RunStatus::AwaitingHuman);
+    let decided = f.engine.resolve_gate(&sync.id, DecisionInput::respond("the short one"), "alice").unwrap();
+    let after = f.engine.run(&run.id).unwrap();
+    assert_eq!(after.status, gatehouse_engine::RunStatus::Active);
+    assert_eq!(after.consecutive_agent_turns, 0, "the decision ended the agent's turns");
+    assert_eq!(Some(after.updated_at), decided.closed_at);
+    f.engine.add_turn(&run.id, NewTurn::new(Role::Agent, "draft 3"), "writer").unwrap();
+    // An async gate: no status to change, the turns end all the same.
+    f.engine.add_turn(&run.id, NewTurn::new(Role::Agent, "draft 4"), "writer").unwrap();
+    let new = NewGate { mode: gatehouse_engine::BlockingMode::Async, ..NewGate::question("Publish?") };
+    let later = f.engine.open_gate(&run.id, new, "writer").unwrap();
+    f.engine.resolve_gate(&later.id, DecisionInput::respond("yes"), "alice").unwrap();
+    let after = f.engine.run(&run.id).unwrap();
+    assert_eq!((after.status, after.consecutive_agent_turns), (gatehouse_engine::RunStatus::Active, 0));
+    f.engine.add_turn(&run.id, NewTurn::new(Role::Agent, "draft 5"), "writer").unwrap();
+}
+
+#[test]
 fn shared_context_keeps_every_set_and_delete_with_actor_and_old_value() {
     let f = Fixture::new();
     let run = f.run("agent-BC");

@@ -105,18 +105,23 @@ pub(super) fn record_decision(
             .map_err(|e| EngineError::invalid("payload", format!("a plan review's edit must be a whole plan: {e}")))?;
         apply_plan_op(tx, &run, &PlanOperation::Replace { plan }, &by, now)?;
     }
-    if origin == DecisionOrigin::Human {
+    // A person's decision ends the agents' run of turns; the run is stored
+    // once, by the status change below if the decision brings one.
+    let human = origin == DecisionOrigin::Human;
+    if human {
         if action.judges_the_agent() {
             tx.rate_agent(&gate.agent, RatingChange::Decision { approved: action.counts_as_approval() })?;
         }
         run.consecutive_agent_turns = 0;
         run.updated_at = now;
-        tx.update_run(&run)?;
     }
     if let Some(score) = score {
         record_score(tx, &run, &gate.agent, Some(gate.id.clone()), score, &by, now)?;
     }
-    after_gate_closed(tx, &mut run, gate.mode, &by, now)?;
+    let stored = after_gate_closed(tx, &mut run, gate.mode, &by, now)?;
+    if human && !stored {
+        tx.update_run(&run)?;
+    }
     Ok(gate)
 }
 
