@@ -31,6 +31,10 @@
 //!   gate on one instance, resolve it on the next (round robin), for
 //!   `--seconds`. Two durable commits per lifecycle.
 //!
+//! On PostgreSQL, (a) and (b) also give the database round trips the
+//! instances waited for (`gatehouse_store_round_trips_total`, from their
+//! `/metrics`), per round trip and per lifecycle.
+//!
 //! With `GATEHOUSE_AUDIT_KEY` set (32 characters or more), every instance's
 //! audit chain is keyed (HMAC-SHA256), as `gatehouse serve` keys it.
 
@@ -196,6 +200,20 @@ async fn resolve(http: &reqwest::Client, base: &str, who: &Who, gate: &str) -> R
     Ok(())
 }
 
+/// The database round trips every instance has waited for so far
+/// (`gatehouse_store_round_trips_total` from each one's `/metrics`).
+async fn round_trips(http: &reqwest::Client, bases: &[String], who: &Who) -> Result<f64> {
+    let mut total = 0.0;
+    for base in bases {
+        let url = format!("{}/metrics", base.trim_end_matches("/api/hitl"));
+        let text = http.get(url).bearer_auth(&who.reviewer).send().await?.error_for_status()?.text().await?;
+        let line = text.lines().find(|l| l.starts_with("gatehouse_store_round_trips_total "));
+        let value = line.and_then(|l| l.split_whitespace().nth(1)).context("no round-trip count in /metrics")?;
+        total += value.parse::<f64>()?;
+    }
+    Ok(total)
+}
+
 async fn drive(opts: Opts) -> Result<()> {
     let who = {
         let engine = opts.engine()?;
@@ -226,7 +244,11 @@ async fn drive(opts: Opts) -> Result<()> {
     let (first, last) = (&bases[0], &bases[bases.len() - 1]);
     let run = &who.runs[0];
     let mut samples = Vec::with_capacity(opts.roundtrips);
+    let mut trips_from = 0.0;
     for i in 0..opts.roundtrips + 100 {
+        if i == 100 {
+            trips_from = round_trips(&http, &bases, &who).await?;
+        }
         let started = Instant::now();
         let gate = open(&http, first, &who, run, "sync").await?;
         let wait = http.get(format!("{first}/gates/{gate}/wait?timeout=30")).bearer_auth(&who.agent).send();
@@ -249,6 +271,10 @@ async fn drive(opts: Opts) -> Result<()> {
             pct(0.5).as_secs_f64() * 1e3,
             pct(0.99).as_secs_f64() * 1e3
         );
+        let trips = round_trips(&http, &bases, &who).await? - trips_from;
+        if trips > 0.0 {
+            println!("    database round trips: {:.1} per round trip", trips / samples.len() as f64);
+        }
     }
 
     // (c) Wake: the wait is parked on the first instance before the decision goes to the last.
@@ -302,8 +328,10 @@ async fn drive(opts: Opts) -> Result<()> {
     }
     tokio::time::sleep(Duration::from_secs(1)).await;
     let (start_count, started) = (done.load(Ordering::Relaxed), Instant::now());
+    let trips_from = round_trips(&http, &bases, &who).await?;
     tokio::time::sleep(Duration::from_secs(opts.seconds)).await;
     let (end_count, elapsed) = (done.load(Ordering::Relaxed), started.elapsed());
+    let trips = round_trips(&http, &bases, &who).await? - trips_from;
     stop.store(true, Ordering::Relaxed);
     for task in tasks {
         task.await??;
@@ -314,5 +342,9 @@ async fn drive(opts: Opts) -> Result<()> {
         opts.agents,
         elapsed.as_secs_f64()
     );
+    if trips > 0.0 && end_count > start_count {
+        // Counted from the first scrape to the last; the lifecycles in about the same span.
+        println!("    database round trips: {:.1} per lifecycle", trips / (end_count - start_count) as f64);
+    }
     Ok(())
 }
