@@ -39,6 +39,12 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// The longest long poll the server holds (`GET /gates/{id}/wait`).
 pub const MAX_WAIT: Duration = Duration::from_secs(60);
+/// How long an idle connection is kept for the next request: well under
+/// the 10 s the server gives an idle connection to send its next request's
+/// headers before closing it, so a request is never sent on a connection
+/// the server is closing at that moment (which fails it with "connection
+/// closed before message completed", and a POST is not retried).
+pub const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// One server and the token to call it with. Cloning is cheap (the
 /// connection pool is shared).
@@ -90,7 +96,10 @@ impl Client {
         user_agent: &str,
         roots: Vec<Certificate>,
     ) -> Result<Self, ClientError> {
-        let builder = reqwest::Client::builder().connect_timeout(CONNECT_TIMEOUT).user_agent(user_agent);
+        let builder = reqwest::Client::builder()
+            .connect_timeout(CONNECT_TIMEOUT)
+            .pool_idle_timeout(POOL_IDLE_TIMEOUT)
+            .user_agent(user_agent);
         let http = roots
             .into_iter()
             .fold(builder, |b, root| b.add_root_certificate(root))

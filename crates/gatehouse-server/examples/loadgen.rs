@@ -217,7 +217,9 @@ async fn drive(mut opts: Opts) -> Result<()> {
     println!("server pid {:?} at {}; {cpus} CPUs", server.child.id(), server.api.base);
     println!("server blocking pool {pool}; synchronous={sync}");
 
-    let http = reqwest::Client::builder().pool_max_idle_per_host(64).build()?;
+    // Idle connections kept under the server's 10 s deadline for the next request's headers.
+    let http =
+        reqwest::Client::builder().pool_max_idle_per_host(64).pool_idle_timeout(Duration::from_secs(5)).build()?;
     let times = round_trips(&server.api, &http, opts.roundtrips).await?;
     let (p50, p99) = (pct(&times, 0.50), pct(&times, 0.99));
     println!("(a) gate round trip, {} round trips after {WARMUP} warm-up:", times.len());

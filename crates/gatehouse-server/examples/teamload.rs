@@ -231,7 +231,11 @@ async fn drive(opts: Opts) -> Result<()> {
         instances.push(spawn(&opts).await?);
     }
     let bases: Vec<String> = instances.iter().map(|i| i.base.clone()).collect();
-    let http = reqwest::Client::builder().pool_max_idle_per_host(256).build()?;
+    // Idle connections kept under the server's 10 s deadline for the next
+    // request's headers: one left from (a) is not reused in (b) as the
+    // server closes it.
+    let http =
+        reqwest::Client::builder().pool_max_idle_per_host(256).pool_idle_timeout(Duration::from_secs(5)).build()?;
     println!(
         "database: {} ({} instance{}), schema {}",
         if opts.database == "sqlite" { "SQLite" } else { "PostgreSQL" },

@@ -90,6 +90,7 @@ impl Connection {
     pub fn new(launch: Launch, config_dir: &std::path::Path, identifier: &str) -> anyhow::Result<Self> {
         let http = reqwest::Client::builder()
             .connect_timeout(check::CHECK_TIMEOUT)
+            .pool_idle_timeout(gatehouse_client::POOL_IDLE_TIMEOUT)
             .build()
             .map_err(|e| anyhow::anyhow!("cannot make an HTTP client: {e}"))?;
         Ok(Self {

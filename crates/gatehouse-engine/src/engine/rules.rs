@@ -178,7 +178,6 @@ pub(crate) fn actions_asked(new: &NewGate) -> Vec<String> {
 /// The live rules read ahead for one agent's actions, with the gate's run
 /// (`ReadTx::run_and_live_allow_rules`); [`matching`] reads any other
 /// action's (a declared gate may name another) itself.
-#[derive(Default)]
 pub(crate) struct LiveRules {
     agent: String,
     by_action: HashMap<String, Vec<AllowRule>>,
