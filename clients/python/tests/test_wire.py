@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from gatehouse import Client
-from gatehouse._wire import OneSend, query, usable
+from gatehouse._wire import IDLE_FOR, OneSend, query, usable
 from proxy import FlakyProxy
 from support import Reviewer, Server
 
@@ -51,12 +51,26 @@ def test_an_idle_connection_the_server_closed_is_replaced_before_a_call_that_is_
     with Client(server.url, token=server.agent) as gh:
         first = gh.start_run({}, title="before")
         assert gh._wire is not None
-        (idle,) = gh._wire._idle
+        ((idle, _),) = gh._wire._idle
         assert idle.sock is not None
         idle.sock.shutdown(socket.SHUT_RDWR)  # as a server closing a kept-alive connection does
         # Starting a run is not retried once sent: it must go out on a live connection.
         second = gh.start_run({}, title="after")
         assert second != first
+
+
+def test_a_connection_idle_for_five_seconds_is_closed_not_reused(server: Server) -> None:
+    with Client(server.url, token=server.agent) as gh:
+        first = gh.start_run({}, title="before")
+        assert gh._wire is not None
+        ((idle, since),) = gh._wire._idle
+        # As if it had idled 5 s: the server may be closing it (it gives an idle connection 10 s).
+        gh._wire._idle[0] = (idle, since - IDLE_FOR)
+        second = gh.start_run({}, title="after")
+        assert second != first
+        assert idle.sock is None, "the stale connection was closed"
+        ((kept, _),) = gh._wire._idle
+        assert kept is not idle, "the call went out on a new connection"
 
 
 def test_https_a_proxy_or_the_callers_own_httpx_client_go_through_httpx(

@@ -18,7 +18,8 @@ request never left (always safe to retry), and
 :class:`httpx.WriteError` or :class:`httpx.ReadTimeout` once it may have
 reached the server (retried only when the call is idempotent). A kept
 connection the server closed while idle is noticed before it is used, and
-replaced.
+replaced; one idle for :data:`IDLE_FOR` is not used again, so a request
+never goes out on a connection the server is closing at that moment.
 
 Only for ``http://`` without a proxy in the environment: ``https://``, a
 proxy, an ``http=`` client of the caller's own and the event stream all go
@@ -32,6 +33,7 @@ import json
 import select
 import socket
 import threading
+import time
 import urllib.request
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
@@ -77,6 +79,12 @@ def query(params: dict[str, Any] | None) -> str:
     return "?" + urlencode(pairs, quote_via=quote)
 
 
+IDLE_FOR = 5.0
+"""Seconds a kept-alive connection may idle before it is closed rather than
+reused: well under the 10 s the server gives an idle connection to send the
+next request's headers before it closes it (as ``httpx`` keeps one 5 s)."""
+
+
 class Wire:
     """Kept-alive ``http.client`` connections to one server, safe to share between threads."""
 
@@ -87,7 +95,7 @@ class Wire:
         self.prefix = parts.path.rstrip("/")
         self.headers = {"User-Agent": USER_AGENT, "Accept": "application/json", **headers}
         self.timeout = timeout
-        self._idle: list[http.client.HTTPConnection] = []
+        self._idle: list[tuple[http.client.HTTPConnection, float]] = []
         self._lock = threading.Lock()
         self._closed = False
 
@@ -95,7 +103,7 @@ class Wire:
         with self._lock:
             self._closed = True
             idle, self._idle = self._idle, []
-        for conn in idle:
+        for conn, _ in idle:
             conn.close()
 
     def request(
@@ -175,10 +183,12 @@ class Wire:
         """An idle connection still open, else a new (not yet connected) one."""
         while True:
             with self._lock:
-                conn = self._idle.pop() if self._idle else None
-            if conn is None:
+                kept = self._idle.pop() if self._idle else None
+            if kept is None:
                 return OneSend(self.host, self.port, timeout=self.timeout)
-            if conn.sock is not None and not closed_by_peer(conn.sock):
+            conn, since = kept
+            fresh = time.monotonic() - since < IDLE_FOR
+            if fresh and conn.sock is not None and not closed_by_peer(conn.sock):
                 return conn
             conn.close()
 
@@ -187,7 +197,7 @@ class Wire:
             return
         with self._lock:
             if not self._closed and len(self._idle) < 16:
-                self._idle.append(conn)
+                self._idle.append((conn, time.monotonic()))
                 return
         conn.close()
 
