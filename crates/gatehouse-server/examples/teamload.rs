@@ -12,7 +12,8 @@
 //! concurrent agents in the throughput phase (default 32), `--seconds N`
 //! (default 10), `--roundtrips N` (default 1000), `--wakes N` (default 200),
 //! `--writers N` (PostgreSQL writer threads per instance, default
-//! `PgOptions`'s).
+//! `PgOptions`'s), `--max-batch N` (the most writes a PostgreSQL group
+//! commits together, default `PgOptions`'s).
 //!
 //! Each instance is a child process (this binary with `--serve`) on
 //! `127.0.0.1:0` with its own engine; the parent makes the tokens and runs
@@ -60,6 +61,8 @@ struct Opts {
     wakes: usize,
     /// PostgreSQL writer threads per instance (`PgOptions::writers`).
     writers: usize,
+    /// The most writes a PostgreSQL group commits together (`PgOptions::max_batch`).
+    max_batch: usize,
     serve: bool,
 }
 
@@ -74,6 +77,7 @@ impl Opts {
             roundtrips: 1000,
             wakes: 200,
             writers: PgOptions::default().writers,
+            max_batch: PgOptions::default().max_batch,
             serve: false,
         };
         let mut args = std::env::args().skip(1);
@@ -92,6 +96,7 @@ impl Opts {
                 "--roundtrips" => o.roundtrips = value.parse()?,
                 "--wakes" => o.wakes = value.parse()?,
                 "--writers" => o.writers = value.parse()?,
+                "--max-batch" => o.max_batch = value.parse()?,
                 other => bail!("unknown option {other}"),
             }
         }
@@ -116,7 +121,12 @@ impl Opts {
             Err(_) => None,
         };
         let config = EngineConfig {
-            postgres: PgOptions { schema: self.schema.clone(), writers: self.writers, ..PgOptions::default() },
+            postgres: PgOptions {
+                schema: self.schema.clone(),
+                writers: self.writers,
+                max_batch: self.max_batch,
+                ..PgOptions::default()
+            },
             audit_key,
             ..Default::default()
         };
@@ -157,7 +167,8 @@ struct Instance {
 
 async fn spawn(opts: &Opts) -> Result<Instance> {
     let mut command = Command::new(std::env::current_exe()?);
-    command.args(["--serve", "--database", &opts.database, "--writers", &opts.writers.to_string()]);
+    let (writers, max_batch) = (opts.writers.to_string(), opts.max_batch.to_string());
+    command.args(["--serve", "--database", &opts.database, "--writers", &writers, "--max-batch", &max_batch]);
     if let Some(schema) = &opts.schema {
         command.args(["--schema", schema]);
     }
