@@ -247,14 +247,8 @@ impl<W: TxSide> ReadTx for PgDb<'_, W> {
         if let Some(data) = self.state.held_run(id.as_str()) {
             return Ok(Some(serde_json::from_str(&data)?));
         }
-        let rows = self.conn.query(&self.locking("SELECT data FROM runs WHERE id = $1"), &[&id.as_str()])?;
-        let Some(row) = rows.first() else { return Ok(None) };
-        let data: String = get(row, 0)?;
-        let run = serde_json::from_str(&data)?;
-        if self.state.locks_rows() {
-            self.state.hold_run(id.as_str(), Some(data));
-        }
-        Ok(Some(run))
+        let rows = self.conn.query(&self.locking(RUN), &[&id.as_str()])?;
+        self.kept_run(id, &rows)
     }
 
     fn runs(&self, filter: &RunFilter) -> Result<Vec<Run>> {
@@ -669,19 +663,15 @@ impl<W: TxSide> ReadTx for PgDb<'_, W> {
              WHERE agent = $1 AND action = ANY($2) AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $3)
              ORDER BY created_at, id",
         );
-        let names: Vec<&str> = actions.to_vec();
         let at = micros(now);
-        let rules_params: [&(dyn ToSql + Sync); 3] = [&agent, &names, &at];
+        let rules_params: [&(dyn ToSql + Sync); 3] = [&agent, &actions, &at];
         let (run, rows) = match self.state.held_run(id.as_str()) {
-            Some(held) => (Some(held), self.conn.query(&rules_sql, &rules_params)?),
+            // The group holds the run: no round trip for it.
+            Some(_) => (self.run(id)?, self.conn.query(&rules_sql, &rules_params)?),
             None => {
-                let run_sql = self.locking("SELECT data FROM runs WHERE id = $1");
-                let (run, rows) = self.conn.query_both((&run_sql, &[&id.as_str()]), (&rules_sql, &rules_params))?;
-                let run = run.first().map(|row| get::<String>(row, 0)).transpose()?;
-                if let (Some(data), true) = (&run, self.state.locks_rows()) {
-                    self.state.hold_run(id.as_str(), Some(data.clone()));
-                }
-                (run, rows)
+                let (run, rows) =
+                    self.conn.query_both((&self.locking(RUN), &[&id.as_str()]), (&rules_sql, &rules_params))?;
+                (self.kept_run(id, &run)?, rows)
             }
         };
         let mut rules = vec![Vec::new(); actions.len()];
@@ -693,8 +683,24 @@ impl<W: TxSide> ReadTx for PgDb<'_, W> {
                 rules[i].push(rule.clone());
             }
         }
-        let run = run.map(|data| serde_json::from_str(&data)).transpose()?;
         Ok((run, rules))
+    }
+}
+
+/// A run's row, by id (one parameter).
+const RUN: &str = "SELECT data FROM runs WHERE id = $1";
+
+impl<W: TxSide> PgDb<'_, W> {
+    /// The run in `rows` (read with [`RUN`]), kept by a write group, which
+    /// now holds its row.
+    fn kept_run(&self, id: &RunId, rows: &[Row]) -> Result<Option<Run>> {
+        let Some(row) = rows.first() else { return Ok(None) };
+        let data: String = get(row, 0)?;
+        let run = serde_json::from_str(&data)?;
+        if self.state.locks_rows() {
+            self.state.hold_run(id.as_str(), Some(data));
+        }
+        Ok(Some(run))
     }
 }
 
