@@ -56,7 +56,8 @@ test("handoffs, decisions and control actions are told apart at a glance", async
   await expect(decision.getByTestId("timeline-kind")).toHaveText("✓ decision");
   const control = entries.filter({ hasText: "Instruction: Keep each entry to one line." });
   await expect(control.getByTestId("timeline-kind")).toHaveText("⚙ control");
-  const turn = entries.filter({ hasText: "Turn 1:" });
+  // Case-sensitive: "Turn 1:" as a string also matches "● turn" before a clock reading 1:xx.
+  const turn = entries.filter({ hasText: /Turn 1: Worked/ });
   await expect(turn.getByTestId("timeline-kind")).toHaveText("● turn");
 
   // Each kind has a colour of its own too.
