@@ -176,7 +176,7 @@ pub(crate) fn actions_asked(new: &NewGate) -> Vec<String> {
 }
 
 /// The live rules read ahead for one agent's actions, with the gate's run
-/// (`ReadTx::run_and_live_allow_rules`); [`matching`] reads any other
+/// (`ReadTx::reads_before_open`); [`matching`] reads any other
 /// action's (a declared gate may name another) itself.
 pub(crate) struct LiveRules {
     agent: String,

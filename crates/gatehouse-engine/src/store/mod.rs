@@ -261,21 +261,39 @@ pub trait ReadTx {
     /// The rules live at `now` for `agent`'s `action`, oldest first.
     fn live_allow_rules(&self, agent: &str, action: &str, now: chrono::DateTime<chrono::Utc>)
         -> Result<Vec<AllowRule>>;
-    /// The run `id`, and for each of `actions` the rules live at `now` for
-    /// `agent`'s action (as [`ReadTx::live_allow_rules`]), read together: a
-    /// gate about to open needs both, and a database server answers both
-    /// in one round trip.
-    fn run_and_live_allow_rules(
+    /// What a gate about to open on run `id` needs read first, read
+    /// together (a database server answers them in one round trip): the
+    /// run; for each of `actions`, the rules live at `now` for `agent`'s
+    /// action (as [`ReadTx::live_allow_rules`]); and the run's gate opened
+    /// with `idempotency_key`, if one was given and such a gate exists (as
+    /// [`ReadTx::gate_by_idempotency_key`]).
+    fn reads_before_open(
         &self,
         id: &RunId,
         agent: &str,
         actions: &[&str],
+        idempotency_key: Option<&str>,
         now: chrono::DateTime<chrono::Utc>,
-    ) -> Result<(Option<Run>, Vec<Vec<AllowRule>>)> {
+    ) -> Result<BeforeOpen> {
         let run = self.run(id)?;
         let rules = actions.iter().map(|action| self.live_allow_rules(agent, action, now)).collect::<Result<_>>()?;
-        Ok((run, rules))
+        let existing = match (&run, idempotency_key) {
+            (Some(_), Some(key)) => self.gate_by_idempotency_key(id, key)?,
+            _ => None,
+        };
+        Ok(BeforeOpen { run, rules, existing })
     }
+}
+
+/// What [`ReadTx::reads_before_open`] read.
+#[derive(Debug)]
+pub struct BeforeOpen {
+    /// The run, if it exists.
+    pub run: Option<Run>,
+    /// Each action's live rules, in the order the actions were asked for.
+    pub rules: Vec<Vec<AllowRule>>,
+    /// The gate an earlier call with the same idempotency key opened.
+    pub existing: Option<Gate>,
 }
 
 /// Writes, inside one atomic transaction.

@@ -378,9 +378,13 @@ fn rule_ids(lists: &[Vec<gatehouse_engine::AllowRule>]) -> Vec<Vec<String>> {
 }
 
 #[test]
-fn a_gate_about_to_open_reads_its_run_and_the_openers_live_rules_together_in_one_round_trip() {
+fn a_gate_about_to_open_reads_its_run_the_openers_live_rules_and_its_retrys_gate_together_in_one_round_trip() {
     let f = Fixture::new();
     let run = f.run("deployer");
+    let mut retried = NewGate::approval("note", "Noted?", json!({}));
+    retried.idempotency_key = Some("note-1".into());
+    let retried = f.engine.open_gate(&run.id, retried, "deployer").unwrap();
+    let key = retried.idempotency_key.clone().expect("kept as a digest");
     let make = |agent: &str, action: &str| f.engine.create_allow_rule(rule_for(agent, action, json!({})), "alice");
     let first = make("deployer", "deploy").unwrap();
     let second = make("deployer", "deploy").unwrap();
@@ -396,32 +400,35 @@ fn a_gate_about_to_open_reads_its_run_and_the_openers_live_rules_together_in_one
     let mut fewest = u64::MAX;
     let mut read = None;
     for _ in 0..5 {
-        let (engine, run_id) = (f.engine.clone(), run.id.clone());
+        let (engine, run_id, key) = (f.engine.clone(), run.id.clone(), key.clone());
         let (together, apart, trips) = f
             .engine
             .store()
             .write(move |tx| {
                 let trips = || engine.store_stats().map_or(0, |s| s.round_trips);
                 let before = trips();
-                let (read, rules) = tx.run_and_live_allow_rules(&run_id, "deployer", &actions, now)?;
+                let read = tx.reads_before_open(&run_id, "deployer", &actions, Some(&key), now)?;
                 let trips = trips() - before;
                 let apart =
                     actions.iter().map(|a| tx.live_allow_rules("deployer", a, now)).collect::<Result<Vec<_>, _>>()?;
-                Ok((read.map(|r| r.id).zip(Some(rules)), apart, trips))
+                let unused = tx.reads_before_open(&run_id, "deployer", &[], Some("unused"), now)?.existing;
+                assert!(unused.is_none(), "no gate was opened with that key");
+                Ok((read.run.map(|r| r.id).zip(Some((read.rules, read.existing))), apart, trips))
             })
             .unwrap();
         fewest = fewest.min(trips);
         read = Some((together, apart));
     }
     let (together, apart) = read.unwrap();
-    let (read, together) = together.expect("the run was read");
+    let (read, (together, existing)) = together.expect("the run was read");
     assert_eq!(read, run.id);
+    assert_eq!(existing.map(|g| g.id), Some(retried.id), "the gate opened with the key, for its retry");
     let (deploy, scale) = (vec![first.id.to_string(), second.id.to_string()], vec![scale.id.to_string()]);
     let expected = vec![deploy.clone(), scale, Vec::new(), deploy];
     assert_eq!(rule_ids(&together), expected, "each action's live rules of this agent, oldest first");
     assert_eq!(rule_ids(&apart), expected, "as each action's read alone gives them");
     match f.is_postgres() {
-        true => assert_eq!(fewest, 1, "the run and four actions' rules in one wait"),
+        true => assert_eq!(fewest, 1, "the run, four actions' rules and the key's gate in one wait"),
         false => assert_eq!(fewest, 0, "SQLite, in the process, has no round trips"),
     }
 }

@@ -9,7 +9,7 @@ use gatehouse_engine::gate::{GateSpec, Quorum};
 use gatehouse_engine::policy::{HitlConfig, ReviewThresholds, RunPolicy};
 use gatehouse_engine::{
     BlockingMode, DecisionInput, DecisionOrigin, EngineError, EventKind, GateFilter, GateKind, GateStatus, NewGate,
-    NewRun, Priority, RunStatus,
+    NewRun, Priority, RunStatus, Store,
 };
 use serde_json::json;
 
@@ -70,6 +70,72 @@ fn a_retried_request_with_the_same_idempotency_key_returns_the_first_gate() {
     let second = f.engine.open_gate(&run.id, new, "agent").unwrap();
     assert_eq!(first.id, second.id);
     assert_eq!(f.engine.count_gates(&GateFilter { run_id: Some(run.id.clone()), ..Default::default() }).unwrap(), 1);
+}
+
+#[test]
+fn on_a_database_server_an_open_with_a_retry_key_and_a_decision_each_wait_for_its_reply_only_where_they_must() {
+    let f = Fixture::new();
+    let run = f.run("agent");
+    let trips = || f.engine.store_stats().map_or(0, |s| s.round_trips);
+    // The fewest of several: a writer connection's first use of a statement
+    // prepares it (a round trip of its own), and either of two writers may serve.
+    let (mut open, mut decide) = (u64::MAX, u64::MAX);
+    for i in 0..6 {
+        let mut new = NewGate::approval("deploy", "Deploy?", json!({"build": i}));
+        new.idempotency_key = Some(format!("deploy-{i}"));
+        let before = trips();
+        let gate = f.engine.open_gate(&run.id, new.clone(), "agent").unwrap();
+        open = open.min(trips() - before);
+        let before = trips();
+        f.engine.resolve_gate(&gate.id, DecisionInput::approve(), "alice").unwrap();
+        decide = decide.min(trips() - before);
+        // Still idempotent, and still first resolver wins.
+        assert_eq!(f.engine.open_gate(&run.id, new, "agent").unwrap().id, gate.id);
+        let second = f.engine.resolve_gate(&gate.id, DecisionInput::approve(), "bob").unwrap_err();
+        assert!(matches!(second, EngineError::GateClosed { .. }), "{second:?}");
+    }
+    match f.is_postgres() {
+        // A writer busy a moment ago sends a group's begin without waiting.
+        // Open: the run with its rules and the key's gate, the chain's head,
+        // the commit. Decide: the gate with its run, the run's other blocking
+        // gates, the chain's head with the agent's rating, the commit.
+        true => assert_eq!((open, decide), (3, 4), "waits for the database's reply"),
+        false => assert_eq!((open, decide), (0, 0), "SQLite, in the process, has no round trips"),
+    }
+}
+
+#[test]
+fn within_one_write_a_second_conditional_update_or_a_second_gate_with_the_same_key_sees_the_first() {
+    // On PostgreSQL the first of each is sent without waiting, on what the
+    // write read with the run's row held; the second must still be refused.
+    let f = Fixture::new();
+    let run = f.run("agent");
+    let gate = f.engine.open_gate(&run.id, NewGate::question("Which key?"), "agent").unwrap();
+    let (id, run_id, now) = (gate.id.clone(), run.id.clone(), f.engine.now());
+    let (first, second, inserted, again) = f
+        .engine
+        .store()
+        .write(move |tx| {
+            let mut closed = tx.gate(&id)?.expect("the gate");
+            closed.status = GateStatus::Cancelled;
+            let first = tx.update_gate_if(&closed, GateStatus::Pending)?;
+            let second = tx.update_gate_if(&closed, GateStatus::Pending)?;
+            let key = "a-fresh-key";
+            assert!(tx.reads_before_open(&run_id, "agent", &[], Some(key), now)?.existing.is_none());
+            let mut fresh = closed.clone();
+            (fresh.id, fresh.status, fresh.idempotency_key) =
+                (gatehouse_engine::GateId::new(), GateStatus::Pending, Some(key.to_owned()));
+            let inserted = tx.insert_gate(&fresh)?;
+            fresh.id = gatehouse_engine::GateId::new();
+            let again = tx.insert_gate(&fresh)?;
+            Ok((first, second, inserted, again))
+        })
+        .unwrap();
+    assert!(first, "the gate was pending");
+    assert!(!second, "the first update closed it");
+    assert!(inserted, "the key was unused");
+    assert!(!again, "the first insert took the key");
+    assert_eq!(f.engine.gate(&gate.id).unwrap().status, GateStatus::Cancelled);
 }
 
 #[test]

@@ -59,19 +59,20 @@ impl<S: Store> Engine<S> {
         // Everything below comes from the redacted request.
         let (run_id, actor) = (run_id.clone(), actor.to_owned());
         let op = move |tx: &mut dyn WriteTx| -> Result<std::result::Result<Gate, E>> {
-            // The rules that could pass the gate are read with its run: one
-            // round trip on a database server. Only the opener's own rules
-            // can (`rules::matching`).
+            // The rules that could pass the gate, and the gate a retry with
+            // the same key opened, are read with its run: one round trip on
+            // a database server. Only the opener's own rules can pass it
+            // (`rules::matching`).
             let actions = rules::actions_asked(&new);
             let names: Vec<&str> = actions.iter().map(String::as_str).collect();
-            let (run, live) = tx.run_and_live_allow_rules(&run_id, &actor, &names, now)?;
-            let live = rules::LiveRules::read(&actor, &actions, live);
-            let seen = RunAccess::of(run.ok_or_else(|| not_found_run(&run_id))?, &*tx);
+            let read = tx.reads_before_open(&run_id, &actor, &names, new.idempotency_key.as_deref(), now)?;
+            let live = rules::LiveRules::read(&actor, &actions, read.rules);
+            let seen = RunAccess::of(read.run.ok_or_else(|| not_found_run(&run_id))?, &*tx);
             if let Err(refused) = access(&seen) {
                 return Ok(Err(refused));
             }
             let run = seen.into_run()?;
-            open_in(tx, run, new, &actor, now, live).map(Ok)
+            open_in(tx, run, new, &actor, now, live, read.existing).map(Ok)
         };
         self.store().write_then(op, move |result| done(result.map_err(E::from).and_then(|gate| gate)));
     }
@@ -136,7 +137,9 @@ impl<'a> RunAccess<'a> {
     }
 }
 
-/// Opens the checked request `new` on `run`, in `tx`.
+/// Opens the checked request `new` on `run`, in `tx`, unless `existing`
+/// (the gate opened with the request's idempotency key, read with the run)
+/// answers it.
 fn open_in(
     tx: &mut dyn WriteTx,
     mut run: Run,
@@ -144,12 +147,11 @@ fn open_in(
     actor: &str,
     now: DateTime<Utc>,
     live: rules::LiveRules,
+    existing: Option<Gate>,
 ) -> Result<Gate> {
     ensure_live(&run, "gates")?;
-    if let Some(key) = &new.idempotency_key {
-        if let Some(existing) = tx.gate_by_idempotency_key(&run.id, key)? {
-            return Ok(existing);
-        }
+    if let Some(existing) = existing {
+        return Ok(existing);
     }
     let new = apply_declared(&run, new)?;
     let gate = build_gate(tx, &run, new, now)?;

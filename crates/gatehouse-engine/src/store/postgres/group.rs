@@ -19,6 +19,7 @@ use super::queries::{chain_head_of_text, CHAIN_HEAD_TEXT};
 use super::Conn;
 use crate::error::{EngineError, Result};
 use crate::event::{self, AuditKey, Event, EventBody};
+use crate::gate::GateStatus;
 use crate::scoring::{CapabilityRating, RatingChange};
 use crate::store::chain::ChainHead;
 
@@ -41,6 +42,23 @@ pub(crate) struct PgWrite {
     /// (its savepoint's rollback undoes its updates and may let its row
     /// locks go).
     runs: RefCell<HashMap<String, String>>,
+    /// What the group read of held runs' gates, true until it commits for
+    /// the same reason, and so emptied with `runs`: [`Held`].
+    held: RefCell<Held>,
+}
+
+/// Facts a write group read about the gates of runs whose rows it holds.
+/// Every write to a run's gates happens while its writer holds the run's
+/// row, so no other transaction can make these untrue before the group
+/// commits; a write that relies on one need not wait to learn whether it
+/// applied (`queries.rs`), and any write that does not rely on one waits
+/// as before.
+#[derive(Default)]
+struct Held {
+    /// Each gate read, with its status as read or as the group last set it.
+    gate_status: HashMap<String, GateStatus>,
+    /// Idempotency keys (run, key) read as unused on their run.
+    unused_keys: std::collections::HashSet<(String, String)>,
 }
 
 #[derive(Default)]
@@ -75,7 +93,13 @@ pub(crate) struct JobMark {
 
 impl PgWrite {
     pub fn new(key: Option<AuditKey>, lock: (i32, i32)) -> Self {
-        Self { key, lock, log: RefCell::new(GroupLog::default()), runs: RefCell::new(HashMap::new()) }
+        Self {
+            key,
+            lock,
+            log: RefCell::new(GroupLog::default()),
+            runs: RefCell::new(HashMap::new()),
+            held: RefCell::new(Held::default()),
+        }
     }
 
     /// Keeps an appended event, linked at once if the group holds the chain lock.
@@ -104,6 +128,7 @@ impl PgWrite {
     /// afresh from the head it then reads.
     pub fn undo(&mut self, mark: JobMark) {
         self.runs.get_mut().clear();
+        *self.held.get_mut() = Held::default();
         let log = self.log.get_mut();
         log.events.truncate(mark.appended);
         log.ratings.truncate(mark.rated);
@@ -277,8 +302,19 @@ pub(crate) trait TxSide {
     fn locks_rows(&self) -> bool;
     /// A run whose row the group holds, as stored (JSON).
     fn held_run(&self, id: &str) -> Option<String>;
-    /// Keeps a run whose row the group holds (`None`: forgets it).
+    /// Keeps a run whose row the group holds (`None`: forgets it, and
+    /// what the group read of any run's gates).
     fn hold_run(&self, id: &str, data: Option<String>);
+    /// The status of gate `id` as the group read or last set it, read
+    /// while it held the gate's run.
+    fn held_gate_status(&self, id: &str) -> Option<GateStatus>;
+    /// Keeps gate `id`'s status (read while holding its run; `None`: forgets it).
+    fn hold_gate_status(&self, id: &str, status: Option<GateStatus>);
+    /// Whether `key` was read as unused on `run` while the group held the
+    /// run; forgets it (a gate is about to take it).
+    fn take_unused_key(&self, run: &str, key: &str) -> bool;
+    /// Keeps that `key` is unused on `run`, read while holding the run.
+    fn hold_unused_key(&self, run: &str, key: &str);
 }
 
 impl TxSide for () {
@@ -295,6 +331,18 @@ impl TxSide for () {
     }
 
     fn hold_run(&self, _: &str, _: Option<String>) {}
+
+    fn held_gate_status(&self, _: &str) -> Option<GateStatus> {
+        None
+    }
+
+    fn hold_gate_status(&self, _: &str, _: Option<GateStatus>) {}
+
+    fn take_unused_key(&self, _: &str, _: &str) -> bool {
+        false
+    }
+
+    fn hold_unused_key(&self, _: &str, _: &str) {}
 }
 
 impl TxSide for &mut PgWrite {
@@ -314,8 +362,32 @@ impl TxSide for &mut PgWrite {
         let mut runs = self.runs.borrow_mut();
         match data {
             Some(data) => runs.insert(id.to_owned(), data),
-            None => runs.remove(id),
+            None => {
+                // Its gates go (a purge): forget what was read of any.
+                *self.held.borrow_mut() = Held::default();
+                runs.remove(id)
+            }
         };
+    }
+
+    fn held_gate_status(&self, id: &str) -> Option<GateStatus> {
+        self.held.borrow().gate_status.get(id).copied()
+    }
+
+    fn hold_gate_status(&self, id: &str, status: Option<GateStatus>) {
+        let mut held = self.held.borrow_mut();
+        match status {
+            Some(status) => held.gate_status.insert(id.to_owned(), status),
+            None => held.gate_status.remove(id),
+        };
+    }
+
+    fn take_unused_key(&self, run: &str, key: &str) -> bool {
+        self.held.borrow_mut().unused_keys.remove(&(run.to_owned(), key.to_owned()))
+    }
+
+    fn hold_unused_key(&self, run: &str, key: &str) {
+        self.held.borrow_mut().unused_keys.insert((run.to_owned(), key.to_owned()));
     }
 }
 

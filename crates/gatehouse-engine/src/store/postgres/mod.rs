@@ -15,7 +15,9 @@
 //!   `NOTIFY`s the schema's channel in its transaction; each instance
 //!   `LISTEN`s on its own connection and publishes what it has not yet
 //!   published from the log, in order. An instance publishes its own
-//!   commits at once, after what others committed before them.
+//!   commits at once, after what others committed before them; the
+//!   notification names the instance that sent it, so its own listener
+//!   does not read them back.
 //! - **Reads** run on pooled connections in a repeatable-read, read-only
 //!   transaction: one consistent snapshot per closure, as on SQLite.
 //!
@@ -272,19 +274,21 @@ impl Conn {
             .collect())
     }
 
-    /// The rows of `first`, then of `second`, sent one right behind the
-    /// other in the same wait (the second runs once the first is done).
-    fn query_both(
-        &self,
-        first: (&str, &[&(dyn ToSql + Sync)]),
-        second: (&str, &[&(dyn ToSql + Sync)]),
-    ) -> Result<(Vec<Row>, Vec<Row>)> {
-        let a = self.statement(first.0).map_err(|e| self.cause(e))?;
-        let b = self.statement(second.0).map_err(|e| self.cause(e))?;
-        // Polled in order: the first request leaves first.
-        let (a, b) =
-            self.wait(async { futures_util::join!(self.client.query(&a, first.1), self.client.query(&b, second.1)) });
-        Ok((a.map_err(|e| self.cause(e))?, b.map_err(|e| self.cause(e))?))
+    /// The rows of each request, sent one right behind the other in one
+    /// wait (each runs once the one before it is done); no wait for none.
+    fn query_all(&self, requests: &[(&str, &[&(dyn ToSql + Sync)])]) -> Result<Vec<Vec<Row>>> {
+        if requests.is_empty() {
+            return Ok(Vec::new());
+        }
+        let statements = requests
+            .iter()
+            .map(|(sql, _)| self.statement(sql).map_err(|e| self.cause(e)))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        // Polled in order: the requests leave in order.
+        let replies = self.wait(futures_util::future::join_all(
+            statements.iter().zip(requests).map(|(statement, (_, params))| self.client.query(statement, params)),
+        ));
+        replies.into_iter().map(|rows| rows.map_err(|e| self.cause(e).into())).collect()
     }
 
     /// As [`Conn::simple`], then `sql` with `params` sent right behind it
@@ -319,9 +323,9 @@ impl Conn {
 
 /// What the listener thread is told.
 enum Signal {
-    /// A notification arrived on the channel, naming the last event its
-    /// commit appended (`None` if the payload is not a number).
-    Notified(Option<u64>),
+    /// A notification arrived on the channel: its payload, the last event
+    /// its commit appended and the instance that committed it ([`Notice`]).
+    Notified(String),
     /// The listening connection ended.
     Closed,
     /// The store is closing.
@@ -353,7 +357,7 @@ impl Target {
                     match message {
                         Ok(AsyncMessage::Notification(note)) => {
                             if let Some(signals) = &signals {
-                                let _ = signals.send(Signal::Notified(note.payload().parse().ok()));
+                                let _ = signals.send(Signal::Notified(note.payload().to_owned()));
                             }
                         }
                         Ok(_) => {}
@@ -479,18 +483,51 @@ impl Publisher {
         Ok(())
     }
 
-    /// Whether events up to `seq` may not all be published yet (`None`: unknown).
-    fn is_behind(&self, seq: Option<u64>) -> bool {
-        match (seq, self.lock()) {
-            (Some(seq), Ok(published)) => *published < seq,
-            _ => true,
-        }
+    /// The last event published (`None` if the lock was poisoned).
+    fn published(&self) -> Option<u64> {
+        self.lock().ok().map(|published| *published)
     }
 
     /// Publishes whatever the log holds that is not published yet.
     fn catch_up(&self, conn: &Conn) -> Result<()> {
         let mut published = self.lock()?;
         self.send_from_log(conn, &mut published, None)
+    }
+}
+
+/// A commit's notification, as its payload says: `SEQ INSTANCE`, the last
+/// event the commit appended and the instance whose writer committed it
+/// (an instance of an older Gatehouse sends `SEQ` alone).
+#[derive(Debug, PartialEq)]
+struct Notice<'a> {
+    seq: Option<u64>,
+    from: Option<&'a str>,
+}
+
+impl<'a> Notice<'a> {
+    fn parse(payload: &'a str) -> Self {
+        let mut parts = payload.split(' ');
+        Self { seq: parts.next().and_then(|seq| seq.parse().ok()), from: parts.next() }
+    }
+
+    /// The payload of a commit by `instance` ending at `seq`.
+    fn payload(seq: u64, instance: &str) -> String {
+        format!("{seq} {instance}")
+    }
+
+    /// Whether the listener of `instance`, having published up to
+    /// `published`, must read the log for this commit. Not for its own: its
+    /// writer publishes those as it commits, after reading from the log
+    /// anything other instances committed before them (`Publisher::committed`);
+    /// reading them back would cost a round trip per commit and hold the
+    /// publisher's lock against that writer. Not for another's it has
+    /// published already. A payload it cannot read, it reads for.
+    fn calls_for_a_read(&self, instance: &str, published: u64) -> bool {
+        match (self.seq, self.from) {
+            (_, Some(from)) if from == instance => false,
+            (Some(seq), _) => seq > published,
+            (None, _) => true,
+        }
     }
 }
 
@@ -561,14 +598,17 @@ impl PgStore {
         let (bus, _) = broadcast::channel(options.event_buffer.max(16));
         let publisher = Arc::new(Publisher { published: Mutex::new(head), bus: bus.clone() });
         let channel = channel_name(&schema);
+        // Names this instance's commits in their notifications.
+        let instance = uuid::Uuid::new_v4().simple().to_string()[..16].to_owned();
 
         let (signals, listened) = mpsc::channel();
         let listener = {
             let (target, publisher, channel, signals) =
                 (target.clone(), Arc::clone(&publisher), channel.clone(), signals.clone());
+            let instance = instance.clone();
             std::thread::Builder::new()
                 .name("gatehouse-listen".into())
-                .spawn(move || listen(target, channel, publisher, signals, listened))
+                .spawn(move || listen(target, channel, &instance, publisher, signals, listened))
                 .map_err(|e| EngineError::Storage(format!("cannot start the event listener: {e}")))?
         };
         let (jobs, queue) = mpsc::channel::<Box<dyn Job>>();
@@ -576,7 +616,7 @@ impl PgStore {
         let mut writers = Vec::new();
         for n in 0..options.writers.max(1) {
             let (target, stats, queue) = (target.clone(), Arc::clone(&stats), Arc::clone(&queue));
-            let (channel, publisher) = (channel.clone(), Arc::clone(&publisher));
+            let (channel, instance, publisher) = (channel.clone(), instance.clone(), Arc::clone(&publisher));
             let max_batch = options.max_batch.max(1);
             let key = options.audit_key.clone();
             // The writer's connection is made on its thread, which drives it
@@ -588,7 +628,7 @@ impl PgStore {
                     Ok(conn) => {
                         let _ = started.send(Ok(()));
                         let lock = (LOCK_CHAIN, schema_key);
-                        Writer { target, conn, lock, channel, idle_since: None, publisher, key, stats }
+                        Writer { target, conn, lock, channel, instance, idle_since: None, publisher, key, stats }
                             .run(&queue, max_batch)
                     }
                     Err(e) => {
@@ -671,6 +711,7 @@ fn channel_name(schema: &str) -> String {
 fn listen(
     target: Target,
     channel: String,
+    instance: &str,
     publisher: Arc<Publisher>,
     signals: Sender<Signal>,
     listened: Receiver<Signal>,
@@ -700,18 +741,19 @@ fn listen(
                 }
             }
             match listened.recv_timeout(LISTEN_POLL) {
-                Ok(Signal::Notified(seq)) => {
+                Ok(Signal::Notified(payload)) => {
                     // One read covers every notification already queued.
-                    let mut newest = seq;
+                    let mut payloads = vec![payload];
                     while let Ok(signal) = listened.try_recv() {
                         match signal {
-                            Signal::Notified(seq) => newest = newest.zip(seq).map(|(a, b)| a.max(b)),
+                            Signal::Notified(payload) => payloads.push(payload),
                             Signal::Closed => {} // seen below
                             Signal::Stop => return,
                         }
                     }
-                    // This instance's own commits are published already: no read.
-                    due = publisher.is_behind(newest);
+                    due = publisher.published().is_none_or(|published| {
+                        payloads.iter().any(|p| Notice::parse(p).calls_for_a_read(instance, published))
+                    });
                 }
                 Err(RecvTimeoutError::Timeout) => due = true,
                 Ok(Signal::Closed) => break,
@@ -810,5 +852,27 @@ impl Drop for PgStore {
             // Never blocks, so dropping the store inside an async runtime is fine.
             runtime.shutdown_background();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Notice;
+
+    #[test]
+    fn a_listener_reads_the_log_for_other_instances_commits_it_has_not_published_never_for_its_own() {
+        let payload = Notice::payload(26, "a1b2");
+        assert_eq!(Notice::parse(&payload), Notice { seq: Some(26), from: Some("a1b2") });
+        // Its own commit: its writer publishes it, even before the listener hears of it.
+        assert!(!Notice::parse(&payload).calls_for_a_read("a1b2", 24));
+        // Another instance's commit, not yet published here; then already published.
+        assert!(Notice::parse(&payload).calls_for_a_read("c3d4", 24));
+        assert!(!Notice::parse(&payload).calls_for_a_read("c3d4", 26));
+        // An older instance names only the sequence number.
+        assert!(Notice::parse("26").calls_for_a_read("a1b2", 25));
+        assert!(!Notice::parse("26").calls_for_a_read("a1b2", 26));
+        // A payload that says nothing readable: read, to be safe.
+        assert!(Notice::parse("").calls_for_a_read("a1b2", 26));
+        assert!(Notice::parse("x a1b2 y").calls_for_a_read("c3d4", 26));
     }
 }

@@ -27,7 +27,9 @@ use crate::run::{Run, Turn};
 use crate::scoring::{CapabilityRating, RatingChange};
 use crate::search::{GateSearch, SearchResults};
 use crate::store::chain::ChainHead;
-use crate::store::{AuditTable, EventFilter, GateFilter, ReadTx, RunFilter, SchemaProbe, StoredRow, WriteTx};
+use crate::store::{
+    AuditTable, BeforeOpen, EventFilter, GateFilter, ReadTx, RunFilter, SchemaProbe, StoredRow, WriteTx,
+};
 use crate::token::Token;
 
 use super::group::{PgWrite, TxSide};
@@ -226,19 +228,18 @@ impl<W: TxSide> PgDb<'_, W> {
         }
     }
 
-    /// In a write group, locks the row of the run `run_sql` names (one
-    /// parameter) before what follows reads anything of that run: every
-    /// write to a run's rows (its gates, turns, context, plan) happens
-    /// while its group holds the run's row, so writes on one run take
-    /// turns and writes on different runs do not wait for each other. Sent
-    /// without waiting: the read after it waits for both, and runs after
-    /// the lock is granted, so it sees what the last holder committed.
-    fn lock_run(&self, run_sql: &str, param: &str) -> Result<()> {
-        if !self.state.locks_rows() {
+    /// In a write group, locks the row of run `id` before what follows
+    /// reads anything of that run, unless the group holds it already:
+    /// every write to a run's rows (its gates, turns, context, plan)
+    /// happens while its group holds the run's row, so writes on one run
+    /// take turns and writes on different runs do not wait for each other.
+    /// Sent without waiting: the read after it waits for both, and runs
+    /// after the lock is granted, so it sees what the last holder committed.
+    fn lock_run(&self, id: &str) -> Result<()> {
+        if !self.state.locks_rows() || self.state.held_run(id).is_some() {
             return Ok(());
         }
-        let sql = format!("SELECT 1 FROM runs WHERE id = ({run_sql}) FOR NO KEY UPDATE");
-        self.conn.defer(&sql, vec![own(param.to_owned())])
+        self.conn.defer("SELECT 1 FROM runs WHERE id = $1 FOR NO KEY UPDATE", vec![own(id.to_owned())])
     }
 }
 
@@ -286,22 +287,33 @@ impl<W: TxSide> ReadTx for PgDb<'_, W> {
         }
         // The run's row first (kept, see `TxSide::hold_run`), then the
         // gate, read once the lock is granted: one wait for both.
-        let (run, gate) = self.conn.query_both(
+        let params: [&(dyn ToSql + Sync); 1] = [&id.as_str()];
+        let mut replies = self.conn.query_all(&[
             (
                 "SELECT id, data FROM runs WHERE id = (SELECT run_id FROM gates WHERE id = $1) FOR NO KEY UPDATE",
-                &[&id.as_str()],
+                &params,
             ),
-            (GATE, &[&id.as_str()]),
-        )?;
+            (GATE, &params),
+        ])?;
+        let (gate, run) = (replies.pop().unwrap_or_default(), replies.pop().unwrap_or_default());
         if let Some(row) = run.first() {
             self.state.hold_run(&get::<String>(row, 0)?, Some(get(row, 1)?));
         }
-        gate.first().map(|row| Ok(serde_json::from_str(&get::<String>(row, 0)?)?)).transpose()
+        let gate: Option<Gate> =
+            gate.first().map(|row| Ok::<_, EngineError>(serde_json::from_str(&get::<String>(row, 0)?)?)).transpose()?;
+        if let (Some(gate), false) = (&gate, run.is_empty()) {
+            self.state.hold_gate_status(id.as_str(), Some(gate.status));
+        }
+        Ok(gate)
     }
 
     fn gate_by_idempotency_key(&self, run: &RunId, key: &str) -> Result<Option<Gate>> {
-        self.lock_run("SELECT $1::text", run.as_str())?;
-        self.one("SELECT data FROM gates WHERE run_id = ? AND idempotency_key = ?", &[text(run.as_str()), text(key)])
+        self.lock_run(run.as_str())?;
+        let gate: Option<Gate> = self.one(IDEMPOTENT_GATE, &[text(run.as_str()), text(key)])?;
+        if gate.is_none() {
+            self.state.hold_unused_key(run.as_str(), key);
+        }
+        Ok(gate)
     }
 
     fn gates(&self, filter: &GateFilter) -> Result<Vec<Gate>> {
@@ -645,47 +657,78 @@ impl<W: TxSide> ReadTx for PgDb<'_, W> {
     }
 
     /// The run (locked in a write, as [`ReadTx::run`] reads it, or the one
-    /// the group holds) and the live rules of every action, in one wait:
-    /// the rules' read is sent right behind the run's, and runs once its
-    /// lock is granted, so it sees what the run's last writer committed.
-    fn run_and_live_allow_rules(
+    /// the group holds), the live rules of every action and the gate of the
+    /// idempotency key, in one wait: the reads are sent one right behind
+    /// the other, and run once the run's lock is granted, so they see what
+    /// the run's last writer committed.
+    fn reads_before_open(
         &self,
         id: &RunId,
         agent: &str,
         actions: &[&str],
+        idempotency_key: Option<&str>,
         now: DateTime<Utc>,
-    ) -> Result<(Option<Run>, Vec<Vec<AllowRule>>)> {
-        if actions.is_empty() {
-            return Ok((self.run(id)?, Vec::new()));
-        }
-        let rules_sql = self.locking(
-            "SELECT action, data FROM allow_rules
-             WHERE agent = $1 AND action = ANY($2) AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $3)
-             ORDER BY created_at, id",
+    ) -> Result<BeforeOpen> {
+        let (run_sql, rules_sql) = (
+            self.locking(RUN),
+            self.locking(
+                "SELECT action, data FROM allow_rules
+                 WHERE agent = $1 AND action = ANY($2) AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $3)
+                 ORDER BY created_at, id",
+            ),
         );
         let at = micros(now);
+        let run_params: [&(dyn ToSql + Sync); 1] = [&id.as_str()];
         let rules_params: [&(dyn ToSql + Sync); 3] = [&agent, &actions, &at];
-        let (run, rows) = match self.state.held_run(id.as_str()) {
-            // The group holds the run: no round trip for it.
-            Some(_) => (self.run(id)?, self.conn.query(&rules_sql, &rules_params)?),
-            None => {
-                let (run, rows) =
-                    self.conn.query_both((&self.locking(RUN), &[&id.as_str()]), (&rules_sql, &rules_params))?;
-                (self.kept_run(id, &run)?, rows)
-            }
+        let (key_sql, key_params): (_, [&(dyn ToSql + Sync); 2]) =
+            (numbered(IDEMPOTENT_GATE), [&id.as_str(), &idempotency_key]);
+        // The group holds the run: no request for it.
+        let held = self.state.held_run(id.as_str()).is_some();
+        let mut requests: Vec<(&str, &[&(dyn ToSql + Sync)])> = Vec::new();
+        if !held {
+            requests.push((&run_sql, &run_params));
+        }
+        if !actions.is_empty() {
+            requests.push((&rules_sql, &rules_params));
+        }
+        if idempotency_key.is_some() {
+            requests.push((&key_sql, &key_params));
+        }
+        let mut replies = self.conn.query_all(&requests)?.into_iter();
+        let run = match held {
+            true => self.run(id)?,
+            false => self.kept_run(id, &replies.next().unwrap_or_default())?,
         };
         let mut rules = vec![Vec::new(); actions.len()];
-        for row in &rows {
-            let action: String = get(row, 0)?;
-            let rule: AllowRule = serde_json::from_str(&get::<String>(row, 1)?)?;
-            let rule = rule.as_of(now);
-            for (i, _) in actions.iter().enumerate().filter(|(_, a)| **a == action) {
-                rules[i].push(rule.clone());
+        if !actions.is_empty() {
+            for row in &replies.next().unwrap_or_default() {
+                let action: String = get(row, 0)?;
+                let rule: AllowRule = serde_json::from_str(&get::<String>(row, 1)?)?;
+                let rule = rule.as_of(now);
+                for (i, _) in actions.iter().enumerate().filter(|(_, a)| **a == action) {
+                    rules[i].push(rule.clone());
+                }
             }
         }
-        Ok((run, rules))
+        let existing = match (&run, replies.next(), idempotency_key) {
+            (Some(_), Some(rows), Some(key)) => {
+                let gate: Option<Gate> = rows
+                    .first()
+                    .map(|row| Ok::<_, EngineError>(serde_json::from_str(&get::<String>(row, 0)?)?))
+                    .transpose()?;
+                if gate.is_none() {
+                    self.state.hold_unused_key(id.as_str(), key);
+                }
+                gate
+            }
+            _ => None,
+        };
+        Ok(BeforeOpen { run, rules, existing })
     }
 }
+
+/// The run's gate opened with an idempotency key (the run, the key).
+const IDEMPOTENT_GATE: &str = "SELECT data FROM gates WHERE run_id = ? AND idempotency_key = ?";
 
 /// A run's row, by id (one parameter).
 const RUN: &str = "SELECT data FROM runs WHERE id = $1";
@@ -796,31 +839,55 @@ impl WriteTx for PgDb<'_, &mut PgWrite> {
             own(to_json(gate)?),
             own(gate.escalate_at().map(micros)),
         ];
-        if gate.idempotency_key.is_none() {
+        let Some(key) = &gate.idempotency_key else {
             // Nothing to conflict with: inserted, whenever the reply comes.
             self.conn.defer(SQL, params)?;
+            return Ok(true);
+        };
+        if self.state.take_unused_key(gate.run_id.as_str(), key) {
+            // Read as unused with the run held: nothing can take the key
+            // before this insert, which is sent without waiting. Should it
+            // conflict all the same, it fails its job rather than be dropped.
+            let (insert, _) = SQL.split_once(" ON CONFLICT").unwrap_or((SQL, ""));
+            self.conn.defer(insert, params)?;
             return Ok(true);
         }
         Ok(exec(self.conn, SQL, &refs(&params))? == 1)
     }
 
     fn update_gate_if(&mut self, gate: &Gate, expected: GateStatus) -> Result<bool> {
-        let n = exec(
-            self.conn,
-            "UPDATE gates SET status = $1, priority = $2, expires_at = $3, data = $4, escalate_at = $5, mode_rank = $8
-             WHERE id = $6 AND status = $7",
-            &[
-                &gate.status.as_str(),
-                &gate.priority.rank(),
-                &gate.expires_at.map(micros),
-                &to_json(gate)?,
-                &gate.escalate_at().map(micros),
-                &gate.id.as_str(),
-                &expected.as_str(),
-                &gate.mode.rank(),
-            ],
-        )?;
-        Ok(n == 1)
+        const UPDATE: &str =
+            "UPDATE gates SET status = $1, priority = $2, expires_at = $3, data = $4, escalate_at = $5,
+             mode_rank = $8 WHERE id = $6 AND status = $7";
+        let params: Vec<Param> = vec![
+            own(gate.status.as_str()),
+            own(gate.priority.rank()),
+            own(gate.expires_at.map(micros)),
+            own(to_json(gate)?),
+            own(gate.escalate_at().map(micros)),
+            own(gate.id.to_string()),
+            own(expected.as_str()),
+            own(gate.mode.rank()),
+        ];
+        let id = gate.id.as_str();
+        if self.state.held_gate_status(id) == Some(expected) {
+            // Read in this status with its run held, so nothing else can
+            // have changed it: the update applies, and is sent without
+            // waiting. Should it not apply all the same, the statement
+            // fails its job (nothing of the job is kept) instead of
+            // reporting a change that was not made.
+            self.state.hold_gate_status(id, Some(gate.status));
+            let guarded = format!(
+                "WITH changed AS ({UPDATE} RETURNING id)
+                 SELECT CASE count(*) WHEN 1 THEN 1
+                     ELSE ('gate ' || $6 || ' was not ' || $7 || ' under its run''s lock: ' || count(*) || ' rows')::int
+                 END FROM changed"
+            );
+            self.conn.defer(&guarded, params)?;
+            return Ok(true);
+        }
+        self.state.hold_gate_status(id, None);
+        Ok(exec(self.conn, UPDATE, &refs(&params))? == 1)
     }
 
     fn insert_decision(&mut self, d: &Decision) -> Result<()> {

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use super::failure::Refusal;
 use super::group::PgWrite;
 use super::queries::PgDb;
-use super::{quote_literal, Conn, Publisher, Target};
+use super::{quote_literal, Conn, Notice, Publisher, Target};
 use crate::error::{EngineError, Result};
 use crate::event::AuditKey;
 use crate::store::{next_group, StoreStats, WriteTx};
@@ -83,6 +83,8 @@ pub(super) struct Writer {
     pub lock: (i32, i32),
     /// Where a group's commit notifies the other instances.
     pub channel: String,
+    /// This instance, as its notifications name it (`Notice`).
+    pub instance: String,
     /// When the last group ended: a writer busy a moment ago knows its
     /// connection is up, and sends a group's `BEGIN` without waiting.
     pub idle_since: Option<std::time::Instant>,
@@ -185,7 +187,11 @@ impl Writer {
         // commit.
         let events = state.finish(&self.conn);
         let end = match events.as_ref().ok().and_then(|events| events.last()) {
-            Some(last) => format!("SELECT pg_notify({}, '{}'); COMMIT", quote_literal(&self.channel), last.seq),
+            Some(last) => format!(
+                "SELECT pg_notify({}, {}); COMMIT",
+                quote_literal(&self.channel),
+                quote_literal(&Notice::payload(last.seq, &self.instance))
+            ),
             None => "SELECT 1; COMMIT".to_owned(),
         };
         let ended = events.and_then(|events| self.conn.batch(&end).map(|()| events));
