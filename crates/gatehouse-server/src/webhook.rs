@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use gatehouse_engine::{BlockingMode, Engine, EventKind, Gate};
+use gatehouse_engine::{BlockingMode, Engine, EventKind, Gate, RunId};
 use serde::Serialize;
 use tokio::sync::broadcast::error::RecvError;
 use utoipa::ToSchema;
@@ -78,9 +78,36 @@ pub struct WebhookStats {
     pub alerts_failed: u64,
 }
 
+/// The webhook URL each recently announced run named when it started
+/// (`None`: none, the server's applies), so announcing its next sync gate
+/// reads nothing: a run's `hitl_config` never changes once it starts.
+/// Forgotten all at once past [`RunUrls::MOST`] runs.
+#[derive(Default)]
+struct RunUrls(std::sync::Mutex<std::collections::HashMap<RunId, Option<String>>>);
+
+impl RunUrls {
+    /// Runs remembered at most.
+    const MOST: usize = 4096;
+
+    /// The run's own URL, if the run is remembered (`Some(None)`: it has none).
+    fn get(&self, run: &RunId) -> Option<Option<String>> {
+        self.0.lock().ok()?.get(run).cloned()
+    }
+
+    fn put(&self, run: &RunId, url: Option<String>) {
+        let Ok(mut urls) = self.0.lock() else { return };
+        if urls.len() >= Self::MOST {
+            urls.clear();
+        }
+        urls.insert(run.clone(), url);
+    }
+}
+
 /// The webhook sender.
 pub struct Webhooks {
     default_url: Option<String>,
+    /// Each recently announced run's own webhook URL.
+    run_urls: RunUrls,
     client: reqwest::Client,
     delivered: AtomicU64,
     failed: AtomicU64,
@@ -99,6 +126,7 @@ impl Webhooks {
             .unwrap_or_default();
         Self {
             default_url,
+            run_urls: RunUrls::default(),
             client,
             delivered: AtomicU64::new(0),
             failed: AtomicU64::new(0),
@@ -137,18 +165,32 @@ impl Webhooks {
             };
             let (engine, me, public_url) = (engine.clone(), Arc::clone(&self), public_url.clone());
             tokio::spawn(async move {
-                let found = tokio::task::spawn_blocking(move || {
-                    let gate = match (opened, &escalation) {
-                        (Some(gate), _) => *gate,
-                        (None, Some((id, _, _))) => engine.gate(id).ok()?,
-                        (None, None) => return None,
-                    };
-                    let run_url = engine.run(&gate.run_id).ok().and_then(|run| run.hitl_config.webhook_url);
-                    Some((gate, run_url, escalation.map(|(_, reason, notify)| (reason, notify))))
-                })
-                .await
-                .ok()
-                .flatten();
+                // A run announced before: its URL is known, nothing to read.
+                let known = opened.as_ref().and_then(|gate| me.run_urls.get(&gate.run_id));
+                let found = match (opened, known) {
+                    (Some(gate), Some(run_url)) => Some((*gate, run_url, None)),
+                    (opened, _) => {
+                        let me = Arc::clone(&me);
+                        tokio::task::spawn_blocking(move || {
+                            let gate = match (opened, &escalation) {
+                                (Some(gate), _) => *gate,
+                                (None, Some((id, _, _))) => engine.gate(id).ok()?,
+                                (None, None) => return None,
+                            };
+                            let run_url = match me.run_urls.get(&gate.run_id) {
+                                Some(url) => url,
+                                None => engine.run(&gate.run_id).ok().and_then(|run| {
+                                    me.run_urls.put(&gate.run_id, run.hitl_config.webhook_url.clone());
+                                    run.hitl_config.webhook_url
+                                }),
+                            };
+                            Some((gate, run_url, escalation.map(|(_, reason, notify)| (reason, notify))))
+                        })
+                        .await
+                        .ok()
+                        .flatten()
+                    }
+                };
                 let Some((gate, run_url, escalation)) = found else { return };
                 if let Some(url) = run_url.or_else(|| me.default_url.clone()) {
                     let mut body = payload(&gate, &public_url);
@@ -216,5 +258,26 @@ fn payload(gate: &Gate, public_url: &str) -> WebhookPayload {
         escalation: None,
         notify: Vec::new(),
         deciders: gate.deciders.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_runs_url_is_remembered_with_its_absence_and_all_are_forgotten_past_the_bound() {
+        let urls = RunUrls::default();
+        let (with, without) = (RunId::from_string("run_a"), RunId::from_string("run_b"));
+        assert_eq!(urls.get(&with), None, "not read yet");
+        urls.put(&with, Some("https://hooks.example/a".into()));
+        urls.put(&without, None);
+        assert_eq!(urls.get(&with), Some(Some("https://hooks.example/a".into())));
+        assert_eq!(urls.get(&without), Some(None), "known to have none: the server's URL applies");
+        for i in 0..RunUrls::MOST {
+            urls.put(&RunId::from_string(format!("run_{i}")), None);
+        }
+        assert_eq!(urls.get(&with), None, "forgotten, read again when next needed");
+        assert!(urls.0.lock().unwrap().len() <= RunUrls::MOST);
     }
 }

@@ -130,6 +130,13 @@ async fn a_runs_own_webhook_url_overrides_the_servers() {
     s.gate(&ordinary, question("to the default receiver", "sync")).await;
     let hook = server_default.next(Duration::from_secs(1)).await.expect("default receiver");
     assert_eq!(hook["run_id"], ordinary.as_str(), "the default receiver saw only the ordinary run");
+    // Each run's next gate goes where its first went (the runs' URLs are remembered, not read again).
+    s.gate(&special, question("again to the run's receiver", "sync")).await;
+    s.gate(&ordinary, question("again to the default receiver", "sync")).await;
+    let hook = per_run.next(Duration::from_secs(1)).await.expect("per-run receiver, again");
+    assert_eq!(hook["question"], "again to the run's receiver");
+    let hook = server_default.next(Duration::from_secs(1)).await.expect("default receiver, again");
+    assert_eq!(hook["question"], "again to the default receiver");
     assert!(per_run.next(Duration::from_millis(200)).await.is_none());
     assert!(server_default.next(Duration::from_millis(200)).await.is_none());
 }
