@@ -16,6 +16,7 @@ test("a gate with a 1 MB payload opens, edits and submits without stalling the p
   const waiting = agent.wait(gate.id);
 
   await signIn(page, gatehouse, await gatehouse.token("reviewer", "alice"));
+  await expect(page.getByTestId("blocker-row")).toHaveCount(1);
   await page.keyboard.press("Enter");
   const editor = page.getByTestId("payload-input");
   await expect(editor).toContainText('"email": "c0@example.com"');
@@ -53,6 +54,7 @@ test("an edit to a 1 MB payload submitted at once, before the check catches up, 
   const waiting = agent.wait(gate.id);
 
   await signIn(page, gatehouse, await gatehouse.token("reviewer", "alice"));
+  await expect(page.getByTestId("blocker-row")).toHaveCount(1);
   await page.keyboard.press("Enter");
   const editor = page.getByTestId("payload-input");
   await expect(editor).toContainText('"email": "c0@example.com"');

@@ -81,6 +81,18 @@ describe("checking the reviewer's text", () => {
     expect(checkPayload(pretty(proposed), proposed, ["prompt"])).toEqual({ value: proposed, errors: [], edits: [] });
   });
 
+  it("takes the proposal's own text as the proposal itself, without reading it again", () => {
+    const text = pretty(proposed);
+    const check = checkPayload(text, proposed, ["prompt", "seed"], text);
+    // The very object proposed: nothing was parsed.
+    expect(check.value).toBe(proposed);
+    expect(check).toEqual({ value: proposed, errors: ["Required field seed is missing or empty"], edits: [] });
+    // Any other text is read and compared as ever.
+    const edited = checkPayload('{"prompt": "a dog", "steps": 20}', proposed, [], text);
+    expect(edited.edits).toEqual([{ path: "/prompt", op: "changed", old: "a cat", new: "a dog" }]);
+    expect(checkPayload('{"prompt": }', proposed, [], text).errors[0]).toMatch(/^Invalid JSON/);
+  });
+
   it("lists the edits before they are submitted", () => {
     const check = checkPayload('{"prompt": "a dog", "steps": 20}', proposed, []);
     expect(check.errors).toEqual([]);
@@ -138,6 +150,12 @@ describe("field positions", () => {
       ['"prompt": "a cat"', "cm-field-changed"],
       ['"seed": 1', "cm-field-added"],
     ]);
+  });
+
+  it("marks nothing without changes, or for a change of the whole document", () => {
+    const text = pretty({ prompt: "a cat" });
+    expect(highlightsFor([], text, text)).toEqual({ example: [], payload: [] });
+    expect(highlightsFor([{ path: "", op: "changed" }], text, text)).toEqual({ example: [], payload: [] });
   });
 });
 

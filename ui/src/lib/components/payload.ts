@@ -117,15 +117,23 @@ export const LARGE_TEXT = 50_000;
 /** How long typing must pause before a large payload is checked, ms. */
 export const CHECK_DELAY_MS = 200;
 
-/** Everything the editor shows about the reviewer's text. */
-export function checkPayload(text: string, proposed: Json, required: readonly string[]): PayloadCheck {
-  const parsed = parseJson(text);
-  if (!parsed.ok) {
-    return { errors: [`Invalid JSON at line ${parsed.line}, column ${parsed.column}: ${parsed.message}`], edits: [] };
+/**
+ * Everything the editor shows about the reviewer's text. Given the
+ * proposal's own text (`pretty(proposed)`), the text left as proposed is
+ * neither parsed nor diffed: a large payload opens without either.
+ */
+export function checkPayload(text: string, proposed: Json, required: readonly string[], proposedText?: string): PayloadCheck {
+  const asProposed = text === proposedText;
+  let value = proposed;
+  if (!asProposed) {
+    const parsed = parseJson(text);
+    if (!parsed.ok) {
+      return { errors: [`Invalid JSON at line ${parsed.line}, column ${parsed.column}: ${parsed.message}`], edits: [] };
+    }
+    value = parsed.value;
   }
-  const missing = missingRequired(parsed.value, required);
-  const errors = missing.map((f) => `Required field ${f} is missing or empty`);
-  return { value: parsed.value, errors, edits: diffJson(proposed, parsed.value) };
+  const errors = missingRequired(value, required).map((f) => `Required field ${f} is missing or empty`);
+  return { value, errors, edits: asProposed ? [] : diffJson(proposed, value) };
 }
 
 /** A change as one line for people: `/args/branch: "main" → "release"`. */
@@ -235,12 +243,14 @@ export function highlightsFor(
   exampleText: string,
   payloadText: string,
 ): { example: FieldHighlight[]; payload: FieldHighlight[] } {
-  const left = fieldRanges(exampleText);
-  const right = fieldRanges(payloadText);
+  const marked = changes.filter((c) => c.path !== "");
+  // Nothing to mark: neither text is scanned (a large one takes a while).
+  if (marked.length === 0) return { example: [], payload: [] };
+  const left = marked.some((c) => c.op !== "added") ? fieldRanges(exampleText) : new Map<string, { from: number; to: number }>();
+  const right = marked.some((c) => c.op !== "removed") ? fieldRanges(payloadText) : new Map<string, { from: number; to: number }>();
   const example: FieldHighlight[] = [];
   const payload: FieldHighlight[] = [];
-  for (const c of changes) {
-    if (c.path === "") continue;
+  for (const c of marked) {
     const className = CHANGE_CLASS[c.op];
     const l = left.get(c.path);
     const r = right.get(c.path);

@@ -120,6 +120,13 @@ describe("building the rule sent with the approval", () => {
     });
   });
 
+  it("sends the approved arguments' own pattern until one is typed, their stars escaped", () => {
+    const args = { path: "/tmp/*.log", nested: [{ glob: "a\\*" }] };
+    expect(buildAllowRule(draft({ patternText: null }), args)).toEqual({
+      rule: { for_secs: 3600, args: { path: "/tmp/\\*.log", nested: [{ glob: "a\\\\\\*" }] } },
+    });
+  });
+
   it("refuses bad JSON, null, and a pattern that would not allow what is approved", () => {
     expect(buildAllowRule(draft({ patternText: '{"env": ' }), approved)).toHaveProperty("problem", expect.stringMatching(/not valid JSON/));
     expect(buildAllowRule(draft({ patternText: "null" }), approved)).toHaveProperty("problem", expect.stringMatching(/Any arguments/));

@@ -30,8 +30,8 @@ export interface AllowDraft {
   duration: DurationId;
   /** Any arguments at all, instead of the pattern. */
   anyArgs: boolean;
-  /** The argument pattern as typed (JSON). */
-  patternText: string;
+  /** The argument pattern as typed (JSON); null until typed: exactly the arguments approved. */
+  patternText: string | null;
 }
 
 /** A rule ready to send with the decision, or why it cannot be. */
@@ -136,6 +136,8 @@ export function buildAllowRule(draft: AllowDraft, approved: Json): AllowChoice |
   if (!draft.on) return null;
   const for_secs = secondsOf(draft.duration);
   if (draft.anyArgs) return { rule: { for_secs, any_args: true } };
+  // Not typed: the approved arguments' own pattern, which matches them by construction.
+  if (draft.patternText === null) return { rule: { for_secs, args: literalPattern(approved) } };
   const parsed = parseJson(draft.patternText);
   if (!parsed.ok) return { problem: `The argument pattern is not valid JSON (line ${parsed.line}): ${parsed.message}.` };
   if (parsed.value === null) return { problem: "The argument pattern cannot be null: tick “Any arguments” instead." };

@@ -8,8 +8,8 @@ import { errorMessage, type Api } from "../../api/client";
 import type { Gate, GateDetail, LogEvent } from "../../api/types";
 
 export class OpenGate {
-  /** The gate and what the modal shows with it; null until loaded. */
-  detail = $state<GateDetail | null>(null);
+  /** The gate and what the modal shows with it; null until loaded. Raw: a payload may be a megabyte, and each read replaces it whole. */
+  detail = $state.raw<GateDetail | null>(null);
   /** Why it could not be loaded. */
   loadError = $state<string | null>(null);
   /** The gate as it closed under this reviewer (someone else decided it, or it expired). */
