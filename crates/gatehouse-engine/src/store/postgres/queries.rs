@@ -856,9 +856,23 @@ impl WriteTx for PgDb<'_, &mut PgWrite> {
     }
 
     fn update_gate_if(&mut self, gate: &Gate, expected: GateStatus) -> Result<bool> {
-        const UPDATE: &str =
-            "UPDATE gates SET status = $1, priority = $2, expires_at = $3, data = $4, escalate_at = $5,
-             mode_rank = $8 WHERE id = $6 AND status = $7";
+        // The update, applied only to the gate (`$6`) in the status expected (`$7`).
+        macro_rules! update {
+            () => {
+                "UPDATE gates SET status = $1, priority = $2, expires_at = $3, data = $4, escalate_at = $5,
+                 mode_rank = $8 WHERE id = $6 AND status = $7"
+            };
+        }
+        const UPDATE: &str = update!();
+        // The same, failing (its cast) unless exactly one row changed: for an update sent without waiting.
+        const GUARDED: &str = concat!(
+            "WITH changed AS (",
+            update!(),
+            " RETURNING id)
+             SELECT CASE count(*) WHEN 1 THEN 1
+                 ELSE ('gate ' || $6 || ' was not ' || $7 || ' under its run''s lock: ' || count(*) || ' rows')::int
+             END FROM changed"
+        );
         let params: Vec<Param> = vec![
             own(gate.status.as_str()),
             own(gate.priority.rank()),
@@ -877,13 +891,7 @@ impl WriteTx for PgDb<'_, &mut PgWrite> {
             // fails its job (nothing of the job is kept) instead of
             // reporting a change that was not made.
             self.state.hold_gate_status(id, Some(gate.status));
-            let guarded = format!(
-                "WITH changed AS ({UPDATE} RETURNING id)
-                 SELECT CASE count(*) WHEN 1 THEN 1
-                     ELSE ('gate ' || $6 || ' was not ' || $7 || ' under its run''s lock: ' || count(*) || ' rows')::int
-                 END FROM changed"
-            );
-            self.conn.defer(&guarded, params)?;
+            self.conn.defer(GUARDED, params)?;
             return Ok(true);
         }
         self.state.hold_gate_status(id, None);
