@@ -197,9 +197,10 @@ class Connection:
         self, method: str, target: str, payload: bytes | None, headers: dict[str, str], read_timeout: float
     ) -> tuple[int, list[tuple[str, str]], bytes]:
         """Sends one request and reads its answer: the status, the headers and the body."""
+        request = request_bytes(method, target, self._host_header, headers, payload)
         sock = self._connected()
         try:
-            sock.sendall(request_bytes(method, target, self._host_header, headers, payload))
+            sock.sendall(request)
         except socket.timeout as e:
             raise httpx.WriteTimeout(f"{method} {target}: sending timed out") from e
         except OSError as e:
