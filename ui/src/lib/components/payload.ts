@@ -246,8 +246,8 @@ export function highlightsFor(
   const marked = changes.filter((c) => c.path !== "");
   // Nothing to mark: neither text is scanned (a large one takes a while).
   if (marked.length === 0) return { example: [], payload: [] };
-  const left = marked.some((c) => c.op !== "added") ? fieldRanges(exampleText) : new Map<string, { from: number; to: number }>();
-  const right = marked.some((c) => c.op !== "removed") ? fieldRanges(payloadText) : new Map<string, { from: number; to: number }>();
+  const left = fieldRanges(exampleText);
+  const right = fieldRanges(payloadText);
   const example: FieldHighlight[] = [];
   const payload: FieldHighlight[] = [];
   for (const c of marked) {
