@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
-use gatehouse_engine::{Database, Engine, EngineConfig, NewGate, NewRun, PgOptions, SystemClock};
+use gatehouse_engine::{Database, Engine, EngineConfig, EngineError, NewGate, NewRun, PgOptions, SystemClock};
 
 /// The cluster's URL and its authority, when these tests can run.
 fn cluster() -> Option<(String, PathBuf)> {
@@ -108,6 +108,35 @@ fn another_authority_stops_the_start_naming_sslrootcert() {
     let error = refusal(&url);
     assert!(error.contains("not signed by a certificate authority in sslrootcert"), "{error}");
     assert!(error.contains("sslmode=verify-full"), "{error}");
+}
+
+#[test]
+fn a_connection_cut_during_the_tls_handshake_is_an_outage_and_a_refused_certificate_is_not() {
+    // A server that accepts TLS and hangs up, as one shutting down may: the
+    // caller hears "unavailable" (503, retry), never a failure to fix.
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("listener");
+    let port = listener.local_addr().expect("address").port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut ssl_request = [0u8; 8];
+            if stream.read_exact(&mut ssl_request).is_ok() {
+                let _ = stream.write_all(b"S");
+            }
+        }
+    });
+    let cut = open(&format!("postgres://gatehouse@127.0.0.1:{port}/gatehouse?sslmode=require&connect_timeout=5"));
+    let error = cut.err().expect("no database answered");
+    assert!(matches!(error, EngineError::Unavailable(_)), "{error:?}");
+
+    let Some((base, _)) = cluster() else { return };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let stray = stray_authority(dir.path());
+    let url =
+        url_by(&base, "localhost", "tls-refused", &format!("sslmode=verify-full&sslrootcert={}", stray.display()));
+    let refused = open(&url).err().expect("the certificate was refused");
+    assert!(!matches!(refused, EngineError::Unavailable(_)), "{refused:?}");
 }
 
 #[test]

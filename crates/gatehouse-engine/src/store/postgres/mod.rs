@@ -570,12 +570,14 @@ impl PgStore {
         let stats = Arc::new(StoreStats::default());
         let mut target =
             Target { config, tls, search_path: None, runtime: runtime.handle().clone(), stats: Arc::clone(&stats) };
-        let first = target.connect(None).map_err(|e| {
-            let why = match e {
-                EngineError::Storage(why) | EngineError::Unavailable(why) => why,
-                other => other.to_string(),
-            };
-            EngineError::Storage(format!("cannot connect to {description}: {why}"))
+        // An outage (nothing answers, the connection breaks) stays one: the
+        // caller may try again; anything else is a setting to fix.
+        let first = target.connect(None).map_err(|e| match e {
+            EngineError::Unavailable(why) => {
+                EngineError::Unavailable(format!("cannot connect to {description}: {why}"))
+            }
+            EngineError::Storage(why) => EngineError::Storage(format!("cannot connect to {description}: {why}")),
+            other => EngineError::Storage(format!("cannot connect to {description}: {other}")),
         })?;
         if let Some(schema) = &options.schema {
             first.batch(&format!("CREATE SCHEMA IF NOT EXISTS {}", quote_ident(schema)))?;

@@ -400,7 +400,14 @@ where
             let connector = tokio_rustls::TlsConnector::from(config);
             match connector.connect(name, stream).await {
                 Ok(stream) => Ok(PgTlsStream(Box::new(stream))),
-                Err(e) => Err(io::Error::other(explain(&e, &self.host, self.mode))),
+                // A refusal (the certificate, the protocol) is `Other`, a
+                // setting to fix; a connection that broke mid-handshake (the
+                // server going down) keeps its kind, an outage to wait out.
+                Err(e) => {
+                    let refused = e.get_ref().is_some_and(|cause| cause.is::<rustls::Error>());
+                    let kind = if refused { io::ErrorKind::Other } else { e.kind() };
+                    Err(io::Error::new(kind, explain(&e, &self.host, self.mode)))
+                }
             }
         })
     }
