@@ -24,6 +24,7 @@ use crate::token::Token;
 mod chain;
 pub mod health;
 pub mod postgres;
+mod search_document;
 mod snippets;
 pub mod sqlite;
 

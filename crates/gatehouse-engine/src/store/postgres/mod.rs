@@ -53,6 +53,7 @@ use crate::store::{EventFilter, ReadTx, StatsSnapshot, Store, StoreStats, WriteT
 
 mod alerts;
 mod failure;
+mod gate_rows;
 mod group;
 mod pipeline;
 mod queries;

@@ -32,6 +32,7 @@ use crate::store::{
 };
 use crate::token::Token;
 
+use super::gate_rows;
 use super::group::{PgWrite, TxSide};
 use super::Conn;
 
@@ -839,9 +840,13 @@ impl WriteTx for PgDb<'_, &mut PgWrite> {
             own(to_json(gate)?),
             own(gate.escalate_at().map(micros)),
         ];
+        // The gate's search document, sent right behind it once it is stored.
+        let (document, document_params) =
+            gate_rows::insert(gate, self.state.held_run(gate.run_id.as_str()).as_deref())?;
         let Some(key) = &gate.idempotency_key else {
             // Nothing to conflict with: inserted, whenever the reply comes.
             self.conn.defer(SQL, params)?;
+            self.conn.defer(document, document_params)?;
             return Ok(true);
         };
         if self.state.take_unused_key(gate.run_id.as_str(), key) {
@@ -850,9 +855,14 @@ impl WriteTx for PgDb<'_, &mut PgWrite> {
             // conflict all the same, it fails its job rather than be dropped.
             let (insert, _) = SQL.split_once(" ON CONFLICT").unwrap_or((SQL, ""));
             self.conn.defer(insert, params)?;
+            self.conn.defer(document, document_params)?;
             return Ok(true);
         }
-        Ok(exec(self.conn, SQL, &refs(&params))? == 1)
+        let inserted = exec(self.conn, SQL, &refs(&params))? == 1;
+        if inserted {
+            self.conn.defer(document, document_params)?;
+        }
+        Ok(inserted)
     }
 
     fn update_gate_if(&mut self, gate: &Gate, expected: GateStatus) -> Result<bool> {
@@ -892,10 +902,16 @@ impl WriteTx for PgDb<'_, &mut PgWrite> {
             // reporting a change that was not made.
             self.state.hold_gate_status(id, Some(gate.status));
             self.conn.defer(GUARDED, params)?;
+            self.conn.defer(gate_rows::UPDATE, gate_rows::update(gate)?)?;
             return Ok(true);
         }
         self.state.hold_gate_status(id, None);
-        Ok(exec(self.conn, UPDATE, &refs(&params))? == 1)
+        let updated = exec(self.conn, UPDATE, &refs(&params))? == 1;
+        if updated {
+            // The gate's search document, sent right behind it.
+            self.conn.defer(gate_rows::UPDATE, gate_rows::update(gate)?)?;
+        }
+        Ok(updated)
     }
 
     fn insert_decision(&mut self, d: &Decision) -> Result<()> {

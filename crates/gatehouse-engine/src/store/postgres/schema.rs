@@ -377,6 +377,25 @@ const MIGRATIONS: &[&str] = &[
     END
     $fn$;
     "#,
+    // 5: a gate's search document written by a statement sent right behind
+    // the one that stores the gate (`gate_rows.rs`), from fields read in
+    // Rust from the gate: the insert and update triggers parsed the gate's
+    // JSON again and ran PL/pgSQL for every gate stored, a quarter of the
+    // database's CPU under load. Removing a gate still removes its
+    // document here. The documents stored so far stay: the same words
+    // (the JSON in a payload field is now written as SQLite writes it,
+    // keys in their order and no spaces).
+    r#"
+    DROP TRIGGER gate_search_insert ON gates;
+    DROP TRIGGER gate_search_update ON gates;
+    CREATE OR REPLACE FUNCTION gate_search_follow() RETURNS trigger LANGUAGE plpgsql AS $fn$
+    BEGIN
+        DELETE FROM gate_search WHERE gate_id = OLD.id;
+        RETURN NULL;
+    END
+    $fn$;
+    DROP FUNCTION gate_search_put(gates);
+    "#,
 ];
 
 /// The schema version this binary writes.

@@ -1,5 +1,6 @@
 //! Gate search on PostgreSQL: the `gate_search` table (migration 2), one
-//! document per gate kept by triggers on `gates`, searched with the
+//! document per gate, written by the statement that stores the gate
+//! (`gate_rows.rs`) and removed with it by a trigger, searched with the
 //! meaning SQLite's FTS5 index gives a search (`store/sqlite/search.rs`): every
 //! word must match, the last one as a prefix while it is typed; the filters
 //! are exact; snippets come back as parts.
