@@ -34,7 +34,9 @@
 //!
 //! On PostgreSQL, (a) and (b) also give the database round trips the
 //! instances waited for (`gatehouse_store_round_trips_total`, from their
-//! `/metrics`), per round trip and per lifecycle.
+//! `/metrics`), per round trip and per lifecycle; (b) gives the write
+//! transactions they committed per lifecycle (`gatehouse_store_write_transactions_total`),
+//! on either backend: how many lifecycles a group commit carried.
 //!
 //! With `GATEHOUSE_AUDIT_KEY` set (32 characters or more), every instance's
 //! audit chain is keyed (HMAC-SHA256), as `gatehouse serve` keys it.
@@ -211,16 +213,39 @@ async fn resolve(http: &reqwest::Client, base: &str, who: &Who, gate: &str) -> R
     Ok(())
 }
 
-/// The database round trips every instance has waited for so far
-/// (`gatehouse_store_round_trips_total` from each one's `/metrics`).
-async fn round_trips(http: &reqwest::Client, bases: &[String], who: &Who) -> Result<f64> {
-    let mut total = 0.0;
+/// The store's counts summed over every instance so far, from each one's
+/// `/metrics`: database round trips waited for
+/// (`gatehouse_store_round_trips_total`) and write transactions committed
+/// (`gatehouse_store_write_transactions_total`).
+#[derive(Clone, Copy, Default)]
+struct StoreCounts {
+    round_trips: f64,
+    transactions: f64,
+}
+
+impl std::ops::Sub for StoreCounts {
+    type Output = Self;
+    fn sub(self, earlier: Self) -> Self {
+        Self {
+            round_trips: self.round_trips - earlier.round_trips,
+            transactions: self.transactions - earlier.transactions,
+        }
+    }
+}
+
+async fn store_counts(http: &reqwest::Client, bases: &[String], who: &Who) -> Result<StoreCounts> {
+    let mut total = StoreCounts::default();
     for base in bases {
         let url = format!("{}/metrics", base.trim_end_matches("/api/hitl"));
         let text = http.get(url).bearer_auth(&who.reviewer).send().await?.error_for_status()?.text().await?;
-        let line = text.lines().find(|l| l.starts_with("gatehouse_store_round_trips_total "));
-        let value = line.and_then(|l| l.split_whitespace().nth(1)).context("no round-trip count in /metrics")?;
-        total += value.parse::<f64>()?;
+        let value = |name: &str| -> Result<f64> {
+            let line = text.lines().find(|l| l.split_whitespace().next() == Some(name));
+            let value =
+                line.and_then(|l| l.split_whitespace().nth(1)).with_context(|| format!("no {name} in /metrics"))?;
+            Ok(value.parse::<f64>()?)
+        };
+        total.round_trips += value("gatehouse_store_round_trips_total")?;
+        total.transactions += value("gatehouse_store_write_transactions_total")?;
     }
     Ok(total)
 }
@@ -259,10 +284,10 @@ async fn drive(opts: Opts) -> Result<()> {
     let (first, last) = (&bases[0], &bases[bases.len() - 1]);
     let run = &who.runs[0];
     let mut samples = Vec::with_capacity(opts.roundtrips);
-    let mut trips_from = 0.0;
+    let mut counts_from = StoreCounts::default();
     for i in 0..opts.roundtrips + 100 {
         if i == 100 {
-            trips_from = round_trips(&http, &bases, &who).await?;
+            counts_from = store_counts(&http, &bases, &who).await?;
         }
         let started = Instant::now();
         let gate = open(&http, first, &who, run, "sync").await?;
@@ -286,9 +311,9 @@ async fn drive(opts: Opts) -> Result<()> {
             pct(0.5).as_secs_f64() * 1e3,
             pct(0.99).as_secs_f64() * 1e3
         );
-        let trips = round_trips(&http, &bases, &who).await? - trips_from;
-        if trips > 0.0 {
-            println!("    database round trips: {:.1} per round trip", trips / samples.len() as f64);
+        let counts = store_counts(&http, &bases, &who).await? - counts_from;
+        if counts.round_trips > 0.0 {
+            println!("    database round trips: {:.1} per round trip", counts.round_trips / samples.len() as f64);
         }
     }
 
@@ -343,10 +368,10 @@ async fn drive(opts: Opts) -> Result<()> {
     }
     tokio::time::sleep(Duration::from_secs(1)).await;
     let (start_count, started) = (done.load(Ordering::Relaxed), Instant::now());
-    let trips_from = round_trips(&http, &bases, &who).await?;
+    let counts_from = store_counts(&http, &bases, &who).await?;
     tokio::time::sleep(Duration::from_secs(opts.seconds)).await;
     let (end_count, elapsed) = (done.load(Ordering::Relaxed), started.elapsed());
-    let trips = round_trips(&http, &bases, &who).await? - trips_from;
+    let counts = store_counts(&http, &bases, &who).await? - counts_from;
     stop.store(true, Ordering::Relaxed);
     for task in tasks {
         task.await??;
@@ -357,9 +382,17 @@ async fn drive(opts: Opts) -> Result<()> {
         opts.agents,
         elapsed.as_secs_f64()
     );
-    if trips > 0.0 && end_count > start_count {
+    if end_count > start_count {
         // Counted from the first scrape to the last; the lifecycles in about the same span.
-        println!("    database round trips: {:.1} per lifecycle", trips / (end_count - start_count) as f64);
+        let lifecycles = (end_count - start_count) as f64;
+        if counts.round_trips > 0.0 {
+            println!("    database round trips: {:.1} per lifecycle", counts.round_trips / lifecycles);
+        }
+        println!(
+            "    write transactions: {:.2} per lifecycle ({:.1} lifecycles each)",
+            counts.transactions / lifecycles,
+            lifecycles / counts.transactions.max(1.0)
+        );
     }
     Ok(())
 }
