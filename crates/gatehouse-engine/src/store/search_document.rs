@@ -4,10 +4,10 @@
 //!
 //! SQLite selects them in SQL (`gate_search_source`, `sqlite/schema.rs`)
 //! from the stored JSON as its triggers store a gate. PostgreSQL is given
-//! them by the statement that stores the gate (`postgres/queries.rs`), so
-//! the database does not parse the snapshot again to index it; this is that
-//! view's definition field for field, checked against it on SQLite
-//! (`tests` below). A field missing from the snapshot, or of another JSON
+//! them by a statement sent right behind the one that stores the gate
+//! (`postgres/gate_rows.rs`), so the database does not parse the snapshot
+//! again to index it; this is that view's definition field for field,
+//! checked against it on SQLite (`tests` below). A field missing from the snapshot, or of another JSON
 //! type than a gate gives it, adds nothing.
 
 use serde_json::{Map, Value};
