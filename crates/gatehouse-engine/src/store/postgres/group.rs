@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use tokio_postgres::types::ToSql;
 
-use super::queries::{chain_head_of_text, CHAIN_HEAD_TEXT};
+use super::queries::{chain_head_of, CHAIN_HEAD};
 use super::Conn;
 use crate::error::{EngineError, Result};
 use crate::event::{self, AuditKey, Event, EventBody};
@@ -180,21 +180,22 @@ impl PgWrite {
         if self.log.borrow().head.is_some() {
             return Ok(());
         }
-        let sql = format!("SELECT pg_advisory_xact_lock({}, {}); {CHAIN_HEAD_TEXT}", self.lock.0, self.lock.1);
-        let (rows, ratings) = match agents.is_empty() {
-            true => (conn.simple(&sql)?, Vec::new()),
-            // The ratings' read goes right behind the lock, in the same wait.
-            false => {
-                let (rows, ratings) = conn.simple_then_query(&sql, RATINGS_OF, &[&agents])?;
-                (rows, ratings_of(&ratings)?)
-            }
-        };
-        let head = chain_head_of_text(rows.iter().rfind(|row| row.len() == 2))?;
+        // Prepared statements, each planned once per connection; the
+        // ratings' read goes right behind the lock, in the same wait.
+        let (key, schema) = self.lock;
+        let lock: [&(dyn ToSql + Sync); 2] = [&key, &schema];
+        let ratings: [&(dyn ToSql + Sync); 1] = [&agents];
+        let mut requests = vec![(CHAIN_LOCK, &lock[..]), (CHAIN_HEAD, &[][..])];
+        if !agents.is_empty() {
+            requests.push((RATINGS_OF, &ratings[..]));
+        }
+        let replies = conn.query_all(&requests)?;
+        let head = chain_head_of(replies.get(1).and_then(|rows| rows.first()))?;
         let mut log = self.log.borrow_mut();
         log.head = Some(head);
         log.link(self.key.as_ref());
-        if !agents.is_empty() {
-            log.read = Some(ratings);
+        if let Some(rows) = replies.get(2) {
+            log.read = Some(ratings_of(rows)?);
         }
         Ok(())
     }
@@ -287,6 +288,10 @@ impl GroupLog {
 
 /// The stored ratings of the agents in `$1`.
 const RATINGS_OF: &str = "SELECT data FROM agent_ratings WHERE agent = ANY($1)";
+
+/// The chain's advisory lock, held to the end of the transaction: `$1`
+/// Gatehouse's key, `$2` the schema's.
+const CHAIN_LOCK: &str = "SELECT pg_advisory_xact_lock($1, $2)";
 
 fn ratings_of(rows: &[tokio_postgres::Row]) -> Result<Vec<CapabilityRating>> {
     rows.iter().map(|row| Ok(serde_json::from_str(row.try_get::<_, &str>(0)?)?)).collect()

@@ -263,18 +263,6 @@ impl Conn {
         let _ = self.client.batch_execute(sql).now_or_never();
     }
 
-    /// The rows, as text, of statements without parameters sent as one request.
-    fn simple(&self, sql: &str) -> Result<Vec<tokio_postgres::SimpleQueryRow>> {
-        let messages = self.wait(self.client.simple_query(sql)).map_err(|e| self.cause(e))?;
-        Ok(messages
-            .into_iter()
-            .filter_map(|m| match m {
-                tokio_postgres::SimpleQueryMessage::Row(row) => Some(row),
-                _ => None,
-            })
-            .collect())
-    }
-
     /// The rows of each request, sent one right behind the other in one
     /// wait (each runs once the one before it is done); no wait for none.
     fn query_all(&self, requests: &[(&str, &[&(dyn ToSql + Sync)])]) -> Result<Vec<Vec<Row>>> {
@@ -290,31 +278,6 @@ impl Conn {
             statements.iter().zip(requests).map(|(statement, (_, params))| self.client.query(statement, params)),
         ));
         replies.into_iter().map(|rows| rows.map_err(|e| self.cause(e).into())).collect()
-    }
-
-    /// As [`Conn::simple`], then `sql` with `params` sent right behind it
-    /// in the same wait: the rows of both.
-    fn simple_then_query(
-        &self,
-        simple: &str,
-        sql: &str,
-        params: &[&(dyn ToSql + Sync)],
-    ) -> Result<(Vec<tokio_postgres::SimpleQueryRow>, Vec<Row>)> {
-        let statement = self.statement(sql).map_err(|e| self.cause(e))?;
-        // Polled in order: the simple request leaves first.
-        let (texts, rows) = self.wait(async {
-            futures_util::join!(self.client.simple_query(simple), self.client.query(&statement, params))
-        });
-        let texts = texts.map_err(|e| self.cause(e))?;
-        let rows = rows.map_err(|e| self.cause(e))?;
-        let texts = texts
-            .into_iter()
-            .filter_map(|m| match m {
-                tokio_postgres::SimpleQueryMessage::Row(row) => Some(row),
-                _ => None,
-            })
-            .collect();
-        Ok((texts, rows))
     }
 
     fn is_closed(&self) -> bool {

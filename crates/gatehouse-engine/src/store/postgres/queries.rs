@@ -750,20 +750,12 @@ impl<W: TxSide> PgDb<'_, W> {
 
 /// The chain's end as committed (read under the chain lock).
 /// The chain's head as text, for a request of several statements.
-pub(super) const CHAIN_HEAD_TEXT: &str = "SELECT seq, encode(hash, 'hex') FROM events ORDER BY seq DESC LIMIT 1";
+/// The log's last event: its `seq` and `hash` (no row: an empty log).
+pub(super) const CHAIN_HEAD: &str = "SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1";
 
-/// The chain head from [`CHAIN_HEAD_TEXT`]'s row, its only two-column one (none: an empty log).
-pub(super) fn chain_head_of_text(row: Option<&tokio_postgres::SimpleQueryRow>) -> Result<ChainHead> {
-    let Some(row) = row else { return Ok(ChainHead { seq: 0, hash: event::GENESIS }) };
-    let bad = || EngineError::Storage("the chain head is unreadable".into());
-    let seq = row.get(0).and_then(|s| s.parse::<u64>().ok()).ok_or_else(bad)?;
-    let hash = row.get(1).and_then(|h| hex::decode(h).ok()).and_then(|h| h.try_into().ok()).ok_or_else(bad)?;
-    Ok(ChainHead { seq, hash })
-}
-
-pub(super) fn chain_head(conn: &Conn) -> Result<ChainHead> {
-    let rows = conn.query("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1", &[])?;
-    Ok(match rows.first() {
+/// The chain head from [`CHAIN_HEAD`]'s row (none: an empty log).
+pub(super) fn chain_head_of(row: Option<&Row>) -> Result<ChainHead> {
+    Ok(match row {
         None => ChainHead { seq: 0, hash: event::GENESIS },
         Some(row) => ChainHead {
             seq: get::<i64>(row, 0)? as u64,
@@ -772,6 +764,10 @@ pub(super) fn chain_head(conn: &Conn) -> Result<ChainHead> {
                 .map_err(|_| EngineError::Storage("event hash is not 32 bytes".into()))?,
         },
     })
+}
+
+pub(super) fn chain_head(conn: &Conn) -> Result<ChainHead> {
+    chain_head_of(conn.query(CHAIN_HEAD, &[])?.first())
 }
 
 fn exec(conn: &Conn, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<u64> {
