@@ -748,9 +748,8 @@ impl<W: TxSide> PgDb<'_, W> {
     }
 }
 
-/// The chain's end as committed (read under the chain lock).
-/// The chain's head as text, for a request of several statements.
-/// The log's last event: its `seq` and `hash` (no row: an empty log).
+/// The chain's end as committed, read under the chain lock: the log's
+/// last event, its `seq` and `hash` (no row: an empty log).
 pub(super) const CHAIN_HEAD: &str = "SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1";
 
 /// The chain head from [`CHAIN_HEAD`]'s row (none: an empty log).
