@@ -62,14 +62,49 @@ pub fn from_value<T: DeserializeOwned>(value: &serde_json::Value) -> Result<T, A
     T::deserialize(value).or_else(|_| serde_path_to_error::deserialize(value).map_err(path_error))
 }
 
-/// Parses JSON, naming the path of the first bad field.
+/// Parses JSON, naming the path of the first bad field, and refuses a
+/// string or key holding U+0000 ([`refuse_nul`]).
 pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    // JSON can only spell U+0000 as the escape `\u0000`: a body without it
+    // holds none, and is not read twice.
+    if memchr::memmem::find(bytes, br"\u0000").is_some() {
+        if let Ok(value) = serde_json::from_slice::<serde_json::Value>(bytes) {
+            if let Some(path) = nul_in(&value, String::new()) {
+                return Err(refuse_nul(if path.is_empty() { "body".into() } else { path }));
+            }
+        }
+    }
     // A good body is read once without tracking its path; a bad one is read
     // again with it, which fails at the same place and names it.
     serde_json::from_slice(bytes).or_else(|_| {
         let de = &mut serde_json::Deserializer::from_slice(bytes);
         serde_path_to_error::deserialize(de).map_err(path_error)
     })
+}
+
+/// A 422 naming `field`, whose value holds U+0000: PostgreSQL's text cannot
+/// store it, and SQLite's would be cut at it by many tools, so Gatehouse
+/// refuses it on every backend, before anything is stored.
+pub fn refuse_nul(field: impl Into<String>) -> ApiError {
+    ApiError::invalid_field(field, "holds a NUL character (U+0000), which Gatehouse does not store")
+}
+
+/// The path (as serde_path_to_error writes it) of the first string or key
+/// in `value` holding U+0000, if any.
+fn nul_in(value: &serde_json::Value, path: String) -> Option<String> {
+    use serde_json::Value;
+    match value {
+        Value::String(s) if s.contains('\0') => Some(path),
+        Value::Array(items) => items.iter().enumerate().find_map(|(i, item)| nul_in(item, format!("{path}[{i}]"))),
+        Value::Object(fields) => fields.iter().find_map(|(key, item)| {
+            let at = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
+            if key.contains('\0') {
+                return Some(at);
+            }
+            nul_in(item, at)
+        }),
+        _ => None,
+    }
 }
 
 /// A 422 whose message starts with the bad field's path (or `body`).

@@ -28,6 +28,11 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
 
 /// Reads a query string as a `T`, naming the first bad parameter.
 pub fn parse_query<T: DeserializeOwned>(query: &str) -> Result<T, ApiError> {
+    if let Some((name, _)) =
+        form_urlencoded::parse(query.as_bytes()).find(|(n, v)| n.contains('\0') || v.contains('\0'))
+    {
+        return Err(crate::json::refuse_nul(name.replace('\0', "")));
+    }
     let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(query.as_bytes()));
     serde_path_to_error::deserialize(de).map_err(|e| query_error(query, &e))
 }
@@ -52,6 +57,11 @@ impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for ApiPath
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        if let Ok(raw) = axum::extract::RawPathParams::from_request_parts(parts, state).await {
+            if let Some((key, _)) = raw.iter().find(|(_, value)| value.contains('\0')) {
+                return Err(crate::json::refuse_nul(key));
+            }
+        }
         match axum::extract::Path::<T>::from_request_parts(parts, state).await {
             Ok(axum::extract::Path(value)) => Ok(ApiPath(value)),
             Err(rejection) => Err(path_error(rejection)),

@@ -24,6 +24,9 @@ impl<S: Store> Engine<S> {
         new.hitl_config.validate()?;
         check_breakpoints(&new.breakpoints)?;
         check_declared(&new.declared_gates)?;
+        check_label("agent", Some(&new.agent))?;
+        check_label("session_id", new.session_id.as_deref())?;
+        check_label("user_id", new.user_id.as_deref())?;
         if let Some(t) = new.protocol.auto_approve_threshold {
             if !(1.0..=5.0).contains(&t) {
                 return Err(EngineError::invalid(
@@ -370,4 +373,19 @@ pub(crate) fn run_chain_in(r: &(impl ReadTx + ?Sized), id: &RunId) -> Result<Vec
     }
     chain.reverse();
     Ok(chain)
+}
+
+/// The longest agent name, session or user a run may carry: each is kept
+/// in an index on every backend (PostgreSQL's entries must fit a third of
+/// a page, and one refused at a group's end would fail its neighbours).
+const MAX_LABEL: usize = 255;
+
+/// Checks an agent name, session or user given to a new run (blank is none).
+fn check_label(field: &str, value: Option<&str>) -> Result<()> {
+    match value {
+        Some(v) if v.chars().count() > MAX_LABEL => {
+            Err(EngineError::invalid(field, format!("must be at most {MAX_LABEL} characters")))
+        }
+        _ => Ok(()),
+    }
 }

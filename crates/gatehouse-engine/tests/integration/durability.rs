@@ -420,3 +420,29 @@ fn assert_only_kept(engine: &Engine, run: &gatehouse_engine::RunId, total: u32, 
     let report = engine.verify_audit().unwrap();
     assert!(report.is_intact(), "{report:?}");
 }
+
+#[test]
+fn a_value_the_database_cannot_store_fails_its_own_write_as_the_callers_mistake() {
+    // The server refuses U+0000 in every request; a write that brings one
+    // all the same (a library caller) is refused by PostgreSQL, whose text
+    // cannot hold it, from among the job's writes sent without waiting. It
+    // is the caller's mistake, named as input (422), not a storage failure
+    // (500), and leaves nothing. SQLite stores it.
+    let f = Fixture::new();
+    let run = f.run("agent");
+    let head = f.engine.head_seq().unwrap();
+    let opened = f.engine.open_gate(&run.id, NewGate::question("Ship\0it?"), "agent");
+    if f.is_postgres() {
+        match opened {
+            Err(EngineError::Invalid { field, reason }) => {
+                assert_eq!(field, "input");
+                assert!(reason.contains("cannot store"), "{reason}");
+            }
+            other => panic!("PostgreSQL refuses U+0000 as input: {other:?}"),
+        }
+        assert_eq!(f.engine.head_seq().unwrap(), head, "nothing of the refused write is logged");
+    } else {
+        assert_eq!(opened.expect("SQLite stores U+0000").text, "Ship\0it?");
+    }
+    f.engine.open_gate(&run.id, NewGate::question("Ship it?"), "agent").expect("the next write commits");
+}

@@ -185,3 +185,56 @@ async fn a_retention_of_more_than_a_hundred_years_is_refused_naming_the_field() 
     let (status, reply) = s.post("/retention/purge", &s.admin, json!({"older_than_days": u32::MAX})).await;
     assert_eq!(status, 422, "a date before the calendar is refused, not a panic: {reply}");
 }
+
+#[tokio::test]
+async fn a_nul_character_in_a_body_path_or_query_is_refused_naming_where_and_stores_nothing() {
+    // PostgreSQL's text cannot hold U+0000: let through, it failed the write
+    // with a 500 (and, inside a write group's shared statements, could fail
+    // the writes queued beside it). Every backend refuses it first.
+    let s = TestServer::start().await;
+    let run = s.run().await;
+    let engine = s.server.state.engine_handle().clone();
+    let head = move || engine.head_seq().unwrap();
+    let before = tokio::task::spawn_blocking(head.clone()).await.unwrap();
+    let bodies = [
+        (json!({"kind": "question", "text": "Ship\u{0}?"}), "text"),
+        (json!({"kind": "approval", "action": "deploy", "payload": {"build": ["ok", "x\u{0}y"]}}), "payload.build[1]"),
+        (json!({"kind": "approval", "action": "deploy", "payload": {"a\u{0}b": 1}}), "payload.a\u{0}b"),
+    ];
+    for (body, field) in bodies {
+        let (status, reply) = s.post(&format!("/runs/{run}/gates"), &s.agent, body.clone()).await;
+        assert_eq!((status, reply["code"].as_str()), (422, Some("invalid")), "{body}: {reply}");
+        assert_eq!(reply["field"], field, "{body}: {reply}");
+        assert!(reply["message"].as_str().is_some_and(|m| m.contains("NUL")), "{reply}");
+    }
+    let (status, reply) = s.get("/gates/gate%00x", &s.reviewer).await;
+    assert_eq!((status, reply["field"].as_str()), (422, Some("gate_id")), "{reply}");
+    let (status, reply) = s.get("/runs?session_id=a%00b", &s.reviewer).await;
+    assert_eq!((status, reply["field"].as_str()), (422, Some("session_id")), "{reply}");
+    let (status, reply) =
+        s.call(Method::PUT, &format!("/runs/{run}/context/k%00"), &s.agent, Some(json!({"value": 1}))).await;
+    assert_eq!((status, reply["field"].as_str()), (422, Some("key")), "{reply}");
+    assert_eq!(tokio::task::spawn_blocking(head).await.unwrap(), before, "nothing refused was logged");
+    // An escaped backslash before `u0000` is text, not U+0000.
+    let (status, reply) =
+        s.post(&format!("/runs/{run}/gates"), &s.agent, json!({"kind": "question", "text": "C:\\u0000"})).await;
+    assert_eq!(status, 201, "{reply}");
+    assert_eq!(reply["gate"]["text"], "C:\\u0000", "{reply}");
+}
+
+#[tokio::test]
+async fn a_run_whose_session_user_or_agent_is_longer_than_an_index_keeps_is_refused_naming_it() {
+    // PostgreSQL indexes each (an entry must fit a third of a page): a
+    // random 9,000-character session was a 500 there, and, refused at a
+    // write group's end, would have failed the writes beside it.
+    let s = TestServer::start().await;
+    let long: String = (0..9000).map(|i| char::from(b'a' + ((i * 7919) % 26) as u8)).collect();
+    for field in ["session_id", "user_id"] {
+        let (status, reply) = s.post("/run", &s.agent, json!({"run_input": {}, field: long})).await;
+        assert_eq!((status, reply["field"].as_str()), (422, Some(field)), "{reply}");
+    }
+    let (status, reply) = s.post("/run", &s.admin, json!({"run_input": {}, "agent": long})).await;
+    assert_eq!((status, reply["field"].as_str()), (422, Some("agent")), "{reply}");
+    let (status, reply) = s.post("/run", &s.agent, json!({"run_input": {}, "session_id": "s".repeat(255)})).await;
+    assert_eq!(status, 201, "255 characters are kept: {reply}");
+}

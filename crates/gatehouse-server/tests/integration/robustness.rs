@@ -19,6 +19,11 @@ fn bad_bodies() -> Vec<Option<(&'static str, String)>> {
         Some(("application/json", "{\"kind\": 7, \"action\": [], \"text\": null, \"role\": {}}".into())),
         Some(("application/json", "{not json".into())),
         Some(("application/json", "{\"text\": \"\\ud800\"}".into())),
+        // U+0000, which PostgreSQL's text cannot hold, in the fields most operations read.
+        Some((
+            "application/json",
+            "{\"text\": \"a\\u0000b\", \"action\": \"x\\u0000\", \"name\": \"n\\u0000\", \"role\": \"agent\", \"kind\": \"question\", \"run_input\": {}, \"value\": \"\\u0000\"}".into(),
+        )),
         Some(("text/plain", "approve".into())),
     ]
 }

@@ -3848,15 +3848,15 @@ export interface components {
              */
             run_input: unknown;
             hitl_config?: null | components["schemas"]["HitlConfig"];
-            /** @description The user on whose behalf it runs. */
+            /** @description The user on whose behalf it runs (at most 255 characters). */
             user_id?: string | null;
-            /** @description The session it belongs to. */
+            /** @description The session it belongs to (at most 255 characters). */
             session_id?: string | null;
             /** @description Human-readable title (orchestrated runs default to the tool and prompt). */
             title?: string | null;
             /**
-             * @description The driving agent; defaults to the caller's token name. An agent
-             *     token may only name itself. Orchestrated runs are driven by `gatehouse`.
+             * @description The driving agent (at most 255 characters); defaults to the caller's
+             *     token name. An agent token may only name itself. Orchestrated runs are driven by `gatehouse`.
              */
             agent?: string | null;
             protocol?: null | components["schemas"]["HandoffProtocol"];

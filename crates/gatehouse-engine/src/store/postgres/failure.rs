@@ -26,6 +26,8 @@ impl From<tokio_postgres::Error> for EngineError {
     fn from(e: tokio_postgres::Error) -> Self {
         if is_unavailable(&e) {
             Self::Unavailable(describe(&e))
+        } else if is_unstorable(&e) {
+            Self::invalid("input", format!("holds a value PostgreSQL cannot store: {}", describe(&e)))
         } else {
             Self::Storage(describe(&e))
         }
@@ -61,6 +63,17 @@ fn is_unavailable(e: &tokio_postgres::Error) -> bool {
         source = cause.source();
     }
     false
+}
+
+/// Whether `e` says a value sent cannot be stored at all: a character the
+/// database's encoding has no place for (U+0000 in text), or a value past
+/// one of its limits (an index entry over a page's third). The server
+/// refuses U+0000 in every request before it reaches a write; this keeps
+/// whatever else gets through a client's mistake (422), not Gatehouse's.
+fn is_unstorable(e: &tokio_postgres::Error) -> bool {
+    let unstorable =
+        [SqlState::CHARACTER_NOT_IN_REPERTOIRE, SqlState::UNTRANSLATABLE_CHARACTER, SqlState::PROGRAM_LIMIT_EXCEEDED];
+    e.code().is_some_and(|code| unstorable.contains(code))
 }
 
 /// Why a group's writes were not committed, for each of its callers.

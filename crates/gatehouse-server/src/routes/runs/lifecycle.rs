@@ -48,17 +48,17 @@ pub struct StartRunRequest {
     /// Review policy; `null` or absent means the default (`require_human`).
     #[serde(default)]
     pub hitl_config: Option<HitlConfig>,
-    /// The user on whose behalf it runs.
+    /// The user on whose behalf it runs (at most 255 characters).
     #[serde(default)]
     pub user_id: Option<String>,
-    /// The session it belongs to.
+    /// The session it belongs to (at most 255 characters).
     #[serde(default)]
     pub session_id: Option<String>,
     /// Human-readable title (orchestrated runs default to the tool and prompt).
     #[serde(default)]
     pub title: Option<String>,
-    /// The driving agent; defaults to the caller's token name. An agent
-    /// token may only name itself. Orchestrated runs are driven by `gatehouse`.
+    /// The driving agent (at most 255 characters); defaults to the caller's
+    /// token name. An agent token may only name itself. Orchestrated runs are driven by `gatehouse`.
     #[serde(default)]
     pub agent: Option<String>,
     /// Turn-taking rules.
