@@ -83,8 +83,8 @@ pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
 }
 
 /// A 422 naming `field`, whose value holds U+0000: PostgreSQL's text cannot
-/// store it, and SQLite's would be cut at it by many tools, so Gatehouse
-/// refuses it on every backend, before anything is stored.
+/// store it, so Gatehouse refuses it on every backend alike, before
+/// anything is stored.
 pub fn refuse_nul(field: impl Into<String>) -> ApiError {
     ApiError::invalid_field(field, "holds a NUL character (U+0000), which Gatehouse does not store")
 }

@@ -31,7 +31,7 @@ pub fn parse_query<T: DeserializeOwned>(query: &str) -> Result<T, ApiError> {
     if let Some((name, _)) =
         form_urlencoded::parse(query.as_bytes()).find(|(n, v)| n.contains('\0') || v.contains('\0'))
     {
-        return Err(crate::json::refuse_nul(name.replace('\0', "")));
+        return Err(crate::json::refuse_nul(name));
     }
     let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(query.as_bytes()));
     serde_path_to_error::deserialize(de).map_err(|e| query_error(query, &e))
