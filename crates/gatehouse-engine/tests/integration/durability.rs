@@ -317,6 +317,105 @@ fn a_write_reading_the_log_sees_its_own_events_and_a_failure_after_that_read_kee
 }
 
 #[test]
+fn a_write_refused_after_it_ended_is_never_seen_by_the_write_after_it_that_holds_the_same_run() {
+    // On PostgreSQL a job that ends well leaves its writes' replies to the
+    // next job's first read; a refusal found there rolls back to the
+    // refused job's savepoint and sends the next job's requests again. The
+    // next job must not have used what the group kept of the run as the
+    // refused job left it (its title, here), and only the refused job fails.
+    let f = Fixture::new();
+    let run = f.run("agent");
+    let results = write_together(std::slice::from_ref(&f.engine), &run.id, 36, |tx, run_id, i| {
+        let mut run = tx.run(run_id)?.expect("the run");
+        let seen = run.title.clone();
+        run.title = format!("writer {i}");
+        tx.update_run(&run)?;
+        store_key_logged(tx, run_id, i)?;
+        if i % 3 == 0 {
+            insert_revision_twice(tx, run_id)?;
+        }
+        Ok(seen)
+    });
+    let refused =
+        |title: &str| title.strip_prefix("writer ").and_then(|n| n.parse::<u32>().ok()).is_some_and(|n| n % 3 == 0);
+    for (i, result) in results.into_iter().enumerate() {
+        match result {
+            Ok(seen) => assert!(i % 3 != 0 && !refused(&seen), "writer {i} saw a refused write's title: {seen}"),
+            Err(EngineError::Storage(why)) => assert!(i % 3 == 0 && is_duplicate(&why), "writer {i}: {why}"),
+            Err(e) => panic!("writer {i}: {e}"),
+        }
+    }
+    let title = f.engine.run(&run.id).unwrap().title;
+    assert!(title.starts_with("writer ") && !refused(&title), "the stored title is a kept writer's: {title}");
+    // The titles are changed without an event, so the audit is not asked.
+    let kept: Vec<u32> = (0..36).filter(|i| i % 3 != 0).collect();
+    assert_rows_kept(&f.engine, &run.id, 36, &kept);
+}
+
+#[test]
+fn a_write_refused_after_it_ended_is_not_linked_by_the_write_after_it_that_reads_the_log() {
+    // The job after a refused one takes the chain lock to read the log: the
+    // refused job's events must be forgotten before it links anything.
+    use gatehouse_engine::store::EventFilter;
+    let f = Fixture::new();
+    let run = f.run("agent");
+    let results = write_together(std::slice::from_ref(&f.engine), &run.id, 36, |tx, run_id, i| {
+        store_key_logged(tx, run_id, i)?;
+        if i % 3 == 0 {
+            insert_revision_twice(tx, run_id)?;
+        }
+        let mut seen = None;
+        if i % 3 == 1 {
+            let filter = EventFilter { run_id: Some(run_id.clone()), ..EventFilter::default() };
+            let events = tx.events_after(0, &filter, 1000)?;
+            seen = Some(events.iter().map(|e| e.body.actor.clone()).collect::<Vec<_>>());
+        }
+        Ok(seen)
+    });
+    for (i, result) in results.into_iter().enumerate() {
+        match result {
+            Ok(Some(actors)) => {
+                assert_eq!(actors.last(), Some(&format!("writer-{i}")), "writer {i} read its own event last");
+                let refused =
+                    actors.iter().filter_map(|a| a.strip_prefix("writer-")?.parse::<u32>().ok()).find(|n| n % 3 == 0);
+                assert_eq!(refused, None, "writer {i} read a refused write's event: {actors:?}");
+            }
+            Ok(None) => assert_ne!(i % 3, 0, "writer {i} was refused"),
+            Err(EngineError::Storage(why)) => assert!(i % 3 == 0 && is_duplicate(&why), "writer {i}: {why}"),
+            Err(e) => panic!("writer {i}: {e}"),
+        }
+    }
+    let kept: Vec<u32> = (0..36).filter(|i| i % 3 != 0).collect();
+    assert_only_kept(&f.engine, &run.id, 36, &kept);
+}
+
+#[test]
+fn opens_with_one_idempotency_key_at_once_return_one_gate_whichever_group_they_share() {
+    // Opens queued together share a group on PostgreSQL, each job reading
+    // the key's gate with the replies of the one before still due: every
+    // open returns the first gate, and only one is stored.
+    use gatehouse_engine::GateFilter;
+    let f = Fixture::new();
+    let run = f.run("agent");
+    let barrier = Arc::new(Barrier::new(24));
+    let handles: Vec<_> = (0..24)
+        .map(|_| {
+            let (engine, run, barrier) = (f.engine.clone(), run.id.clone(), Arc::clone(&barrier));
+            std::thread::spawn(move || {
+                let mut new = NewGate::question("Ship it?");
+                new.idempotency_key = Some("ship-1".into());
+                barrier.wait();
+                engine.open_gate(&run, new, "agent").map(|gate| gate.id)
+            })
+        })
+        .collect();
+    let ids: Vec<GateId> = handles.into_iter().map(|h| h.join().expect("thread").expect("open")).collect();
+    assert!(ids.iter().all(|id| *id == ids[0]), "one gate for one key: {ids:?}");
+    let filter = GateFilter { run_id: Some(run.id.clone()), status: None, ..GateFilter::default() };
+    assert_eq!(f.engine.count_gates(&filter).unwrap(), 1);
+}
+
+#[test]
 fn purging_a_run_blanks_the_events_the_same_write_appended() {
     use gatehouse_engine::store::EventFilter;
     use gatehouse_engine::Store;
@@ -405,8 +504,8 @@ fn log_key(
 }
 
 /// Of writers `0..total`, exactly `kept` left their context key and their
-/// event; the log is gap-free and verifies.
-fn assert_only_kept(engine: &Engine, run: &gatehouse_engine::RunId, total: u32, kept: &[u32]) {
+/// event; the log is gap-free.
+fn assert_rows_kept(engine: &Engine, run: &gatehouse_engine::RunId, total: u32, kept: &[u32]) {
     let context = engine.context(run).unwrap();
     let keys: Vec<u32> = (0..total).filter(|i| context.contains_key(&format!("key-{i}"))).collect();
     assert_eq!(keys, kept, "only the successful writers' context keys are stored");
@@ -417,6 +516,11 @@ fn assert_only_kept(engine: &Engine, run: &gatehouse_engine::RunId, total: u32, 
     assert_eq!(writers, kept, "only the successful writers' events are logged");
     let seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
     assert_eq!(seqs, (1..=events.len() as u64).collect::<Vec<_>>(), "gap-free");
+}
+
+/// As [`assert_rows_kept`], and the audit verifies.
+fn assert_only_kept(engine: &Engine, run: &gatehouse_engine::RunId, total: u32, kept: &[u32]) {
+    assert_rows_kept(engine, run, total, kept);
     let report = engine.verify_audit().unwrap();
     assert!(report.is_intact(), "{report:?}");
 }
@@ -445,4 +549,9 @@ fn a_value_the_database_cannot_store_fails_its_own_write_as_the_callers_mistake(
         assert_eq!(opened.expect("SQLite stores U+0000").text, "Ship\0it?");
     }
     f.engine.open_gate(&run.id, NewGate::question("Ship it?"), "agent").expect("the next write commits");
+}
+
+/// Whether `why` is the database's refusal of a duplicate key (either backend's words).
+fn is_duplicate(why: &str) -> bool {
+    why.to_lowercase().contains("unique") || why.contains("duplicate")
 }

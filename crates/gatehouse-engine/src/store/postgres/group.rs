@@ -9,7 +9,7 @@
 //! rating until then. A failed job's savepoint rollback is undone here too
 //! ([`JobMark`]).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -45,6 +45,13 @@ pub(crate) struct PgWrite {
     /// What the group read of held runs' gates, true until it commits for
     /// the same reason, and so emptied with `runs`: [`Held`].
     held: RefCell<Held>,
+    /// Where the running job began.
+    job_start: Cell<Option<JobMark>>,
+    /// Where the job before began, while its writes' replies are carried
+    /// into the running job's first wait (`Conn::carry`).
+    carried_from: Cell<Option<JobMark>>,
+    /// The job before's refusal, found after it ended, for the writer.
+    late: RefCell<Option<EngineError>>,
 }
 
 /// Facts a write group read about the gates of runs whose rows it holds.
@@ -99,7 +106,65 @@ impl PgWrite {
             log: RefCell::new(GroupLog::default()),
             runs: RefCell::new(HashMap::new()),
             held: RefCell::new(Held::default()),
+            job_start: Cell::new(None),
+            carried_from: Cell::new(None),
+            late: RefCell::new(None),
         }
+    }
+
+    /// Notes where a job begins.
+    pub fn begin_job(&self) {
+        self.job_start.set(Some(self.mark()));
+    }
+
+    /// Where the running job began (moved back when the job before it
+    /// proved refused and what it appended was forgotten).
+    pub fn job_start(&self) -> JobMark {
+        self.job_start.get().unwrap_or_else(|| self.mark())
+    }
+
+    /// Whether the running job, ending well, may leave its writes' replies
+    /// to the next job's first wait: not once the group holds the chain (a
+    /// refusal found later would have to unlink what came after it).
+    pub fn may_carry(&self) -> bool {
+        self.log.borrow().head.is_none()
+    }
+
+    /// The running job's writes are carried into the next job's first wait.
+    pub fn carry_from_here(&self) {
+        self.carried_from.set(self.job_start.get());
+    }
+
+    /// If the job before proved refused (`Conn::wait` rolled its savepoint
+    /// back), forgets what it appended and rated and everything kept of the
+    /// rows the group holds, keeps its refusal for the writer, and moves
+    /// the running job's start back to where the job before began.
+    pub fn absorb_carried(&self, conn: &Conn) {
+        let Some(refusal) = conn.take_carried_failure() else { return };
+        if let (Some(from), Some(to)) = (self.carried_from.take(), self.job_start.get()) {
+            let mut log = self.log.borrow_mut();
+            log.events.drain(from.appended..to.appended);
+            log.ratings.drain(from.rated..to.rated);
+            log.read = None;
+            self.job_start.set(Some(JobMark { appended: from.appended, rated: from.rated, ..to }));
+        }
+        self.runs.borrow_mut().clear();
+        *self.held.borrow_mut() = Held::default();
+        self.late.borrow_mut().get_or_insert(refusal);
+    }
+
+    /// Reads the replies the job before carried, if they are still due,
+    /// and absorbs its refusal: before the group takes the chain, so that
+    /// nothing of a refused job is linked.
+    fn settle_carried(&self, conn: &Conn) -> Result<()> {
+        let settled = if conn.carrying() { conn.flush() } else { Ok(()) };
+        self.absorb_carried(conn);
+        settled
+    }
+
+    /// The job before's refusal, found after it ended.
+    pub fn take_late(&self) -> Option<EngineError> {
+        self.late.borrow_mut().take()
     }
 
     /// Keeps an appended event, linked at once if the group holds the chain lock.
@@ -180,6 +245,7 @@ impl PgWrite {
         if self.log.borrow().head.is_some() {
             return Ok(());
         }
+        self.settle_carried(conn)?;
         // Prepared statements, each planned once per connection; the
         // ratings' read goes right behind the lock, in the same wait.
         let (key, schema) = self.lock;

@@ -157,19 +157,67 @@ impl Conn {
     /// and reads the replies of the deferred writes sent before it (which
     /// the connection answers first). Each call is one round trip to the
     /// database, counted in the store's stats.
-    fn wait<F: std::future::Future>(&self, future: F) -> F::Output {
+    ///
+    /// `request` makes the future, and may be called again: when a request
+    /// the job before the running one deferred proves refused here
+    /// ([`Pipeline::carry`]), the transaction is rolled back to that job's
+    /// savepoint, what the running job deferred since is sent again, and so
+    /// is this request (one more round trip, only then).
+    fn wait<F: std::future::Future>(&self, request: impl Fn() -> F) -> F::Output {
         self.stats.round_trip();
         match &self.driver {
-            Driver::Shared => futures_executor::block_on(future),
-            Driver::Own(runtime) if self.pipeline.is_empty() => runtime.block_on(future),
+            Driver::Shared => futures_executor::block_on(request()),
+            Driver::Own(runtime) if self.pipeline.is_empty() => runtime.block_on(request()),
             Driver::Own(runtime) => {
-                let sent = self.pipeline.take();
-                // `future` is polled first, so its request leaves at once, after the deferred ones.
-                let (out, failed) = runtime.block_on(async { futures_util::join!(future, pipeline::settle(sent)) });
-                self.pipeline.note(failed);
-                out
+                let (sent, carried, again) = self.pipeline.take();
+                // The request is polled first, so it leaves at once, after the deferred ones.
+                let (out, failed) = runtime.block_on(async { futures_util::join!(request(), pipeline::settle(sent)) });
+                match failed {
+                    Some((at, e)) if at < carried => {
+                        // The job before was refused, and everything after
+                        // its refused request with it (the savepoint's
+                        // `RELEASE` among them): its savepoint is the one to
+                        // roll back to, and becomes the running job's.
+                        self.pipeline.note_carried(e);
+                        if let Err(e) = runtime.block_on(self.client.batch_execute("ROLLBACK TO job")) {
+                            self.pipeline.note(Some(e));
+                            return out;
+                        }
+                        for send in again {
+                            self.pipeline.send(send);
+                        }
+                        self.wait(request)
+                    }
+                    failed => {
+                        self.pipeline.note(failed.map(|(_, e)| e));
+                        out
+                    }
+                }
             }
         }
+    }
+
+    /// Counts the deferred requests not answered yet as the job before's:
+    /// the running job's first wait reads their replies ([`Pipeline::carry`]).
+    pub(crate) fn carry(&self) {
+        self.pipeline.carry();
+    }
+
+    /// Whether the job before's deferred requests await their replies.
+    pub(crate) fn carrying(&self) -> bool {
+        self.pipeline.carrying()
+    }
+
+    /// Whether what a write group keeps of the rows it holds may be out of
+    /// date: the job before's writes are not answered yet, or proved refused
+    /// and the writer has not forgotten what that job changed.
+    pub(crate) fn holds_unsure(&self) -> bool {
+        self.pipeline.carrying() || self.pipeline.carried_failed()
+    }
+
+    /// The refusal of the job before's deferred request, once read.
+    pub(crate) fn take_carried_failure(&self) -> Option<EngineError> {
+        self.pipeline.take_carried_failure().map(EngineError::from)
     }
 
     /// `e`, or the deferred write that failed before it: the cause, where
@@ -185,11 +233,16 @@ impl Conn {
         let statement = self.statement(sql).map_err(|e| self.cause(e))?;
         match &self.driver {
             Driver::Shared => {
-                self.wait(self.client.execute_raw(&statement, params))?;
+                self.wait(|| self.client.execute_raw(&statement, params.iter().map(|p| p.as_ref() as &dyn ToSql)))?;
             }
             Driver::Own(_) => {
-                let client = Arc::clone(&self.client);
-                self.pipeline.send(Box::pin(async move { client.execute_raw(&statement, params).await }));
+                let (client, params) = (Arc::clone(&self.client), Arc::new(params));
+                self.pipeline.send(Box::new(move || {
+                    let (client, statement, params) = (Arc::clone(&client), statement.clone(), Arc::clone(&params));
+                    Box::pin(async move {
+                        client.execute_raw(&statement, params.iter().map(|p| p.as_ref() as &dyn ToSql)).await
+                    })
+                }));
             }
         }
         Ok(())
@@ -198,13 +251,16 @@ impl Conn {
     /// As [`Conn::defer`], for statements without parameters.
     pub(crate) fn defer_batch(&self, sql: &'static str) {
         let client = Arc::clone(&self.client);
-        self.pipeline.send(Box::pin(async move { client.batch_execute(sql).await.map(|()| 0) }));
+        self.pipeline.send(Box::new(move || {
+            let client = Arc::clone(&client);
+            Box::pin(async move { client.batch_execute(sql).await.map(|()| 0) })
+        }));
     }
 
     /// Reads the replies of every deferred write; the first that failed, if any.
     pub(crate) fn flush(&self) -> Result<()> {
         if !self.pipeline.is_empty() {
-            self.wait(std::future::ready(()));
+            self.wait(|| std::future::ready(()));
         }
         match self.pipeline.failure() {
             Some(e) => Err(e.into()),
@@ -216,7 +272,7 @@ impl Conn {
         if let Some(statement) = self.statements.borrow().get(sql) {
             return Ok(statement.clone());
         }
-        let statement = self.wait(self.client.prepare(sql))?;
+        let statement = self.wait(|| self.client.prepare(sql))?;
         let mut cache = self.statements.borrow_mut();
         if cache.len() >= STATEMENT_CACHE {
             cache.clear();
@@ -228,7 +284,7 @@ impl Conn {
     /// The rows `sql` returns.
     pub(crate) fn query(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>> {
         let statement = self.statement(sql).map_err(|e| self.cause(e))?;
-        self.wait(self.client.query(&statement, params)).map_err(|e| self.cause(e).into())
+        self.wait(|| self.client.query(&statement, params)).map_err(|e| self.cause(e).into())
     }
 
     /// How many rows `sql` changed.
@@ -243,12 +299,12 @@ impl Conn {
         params: &[&(dyn ToSql + Sync)],
     ) -> std::result::Result<u64, tokio_postgres::Error> {
         let statement = self.statement(sql).map_err(|e| self.cause(e))?;
-        self.wait(self.client.execute(&statement, params)).map_err(|e| self.cause(e))
+        self.wait(|| self.client.execute(&statement, params)).map_err(|e| self.cause(e))
     }
 
     /// Runs statements without parameters (transaction control, DDL).
     pub(crate) fn batch(&self, sql: &str) -> Result<()> {
-        self.wait(self.client.batch_execute(sql)).map_err(|e| self.cause(e).into())
+        self.wait(|| self.client.batch_execute(sql)).map_err(|e| self.cause(e).into())
     }
 
     /// Sends statements without parameters and does not wait for them: the
@@ -274,9 +330,11 @@ impl Conn {
             .map(|(sql, _)| self.statement(sql).map_err(|e| self.cause(e)))
             .collect::<std::result::Result<Vec<_>, _>>()?;
         // Polled in order: the requests leave in order.
-        let replies = self.wait(futures_util::future::join_all(
-            statements.iter().zip(requests).map(|(statement, (_, params))| self.client.query(statement, params)),
-        ));
+        let replies = self.wait(|| {
+            futures_util::future::join_all(
+                statements.iter().zip(requests).map(|(statement, (_, params))| self.client.query(statement, params)),
+            )
+        });
         replies.into_iter().map(|rows| rows.map_err(|e| self.cause(e).into())).collect()
     }
 

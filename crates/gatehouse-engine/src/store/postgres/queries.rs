@@ -219,6 +219,31 @@ fn run_page(filter: &RunFilter) -> String {
 }
 
 impl<W: TxSide> PgDb<'_, W> {
+    /// A run whose row the group holds, as it stands ([`TxSide::held_run`]);
+    /// none while the job before's writes may yet prove refused
+    /// (`Conn::holds_unsure`), so the run is read from the database.
+    fn held_run(&self, id: &str) -> Option<String> {
+        if self.conn.holds_unsure() {
+            return None;
+        }
+        self.state.held_run(id)
+    }
+
+    /// As [`TxSide::held_gate_status`], none while unsure as above.
+    fn held_gate_status(&self, id: &str) -> Option<GateStatus> {
+        if self.conn.holds_unsure() {
+            return None;
+        }
+        self.state.held_gate_status(id)
+    }
+
+    /// As [`TxSide::take_unused_key`] (the key is forgotten either way: a
+    /// gate is about to take it), false while unsure as above.
+    fn take_unused_key(&self, run: &str, key: &str) -> bool {
+        let unused = self.state.take_unused_key(run, key);
+        unused && !self.conn.holds_unsure()
+    }
+
     /// `sql` locking the rows it returns, in a write group: a row a write
     /// reads, it may go on to change, and without a global lock another
     /// instance's group could change it meanwhile.
@@ -237,7 +262,7 @@ impl<W: TxSide> PgDb<'_, W> {
     /// Sent without waiting: the read after it waits for both, and runs
     /// after the lock is granted, so it sees what the last holder committed.
     fn lock_run(&self, id: &str) -> Result<()> {
-        if !self.state.locks_rows() || self.state.held_run(id).is_some() {
+        if !self.state.locks_rows() || self.held_run(id).is_some() {
             return Ok(());
         }
         self.conn.defer("SELECT 1 FROM runs WHERE id = $1 FOR NO KEY UPDATE", vec![own(id.to_owned())])
@@ -246,7 +271,7 @@ impl<W: TxSide> PgDb<'_, W> {
 
 impl<W: TxSide> ReadTx for PgDb<'_, W> {
     fn run(&self, id: &RunId) -> Result<Option<Run>> {
-        if let Some(data) = self.state.held_run(id.as_str()) {
+        if let Some(data) = self.held_run(id.as_str()) {
             return Ok(Some(serde_json::from_str(&data)?));
         }
         let rows = self.conn.query(&self.locking(RUN), &[&id.as_str()])?;
@@ -684,7 +709,7 @@ impl<W: TxSide> ReadTx for PgDb<'_, W> {
         let (key_sql, key_params): (_, [&(dyn ToSql + Sync); 2]) =
             (numbered(IDEMPOTENT_GATE), [&id.as_str(), &idempotency_key]);
         // The group holds the run: no request for it.
-        let held = self.state.held_run(id.as_str()).is_some();
+        let held = self.held_run(id.as_str()).is_some();
         let mut requests: Vec<(&str, &[&(dyn ToSql + Sync)])> = Vec::new();
         if !held {
             requests.push((&run_sql, &run_params));
@@ -836,15 +861,14 @@ impl WriteTx for PgDb<'_, &mut PgWrite> {
             own(gate.escalate_at().map(micros)),
         ];
         // The gate's search document, sent right behind it once it is stored.
-        let (document, document_params) =
-            gate_rows::insert(gate, self.state.held_run(gate.run_id.as_str()).as_deref())?;
+        let (document, document_params) = gate_rows::insert(gate, self.held_run(gate.run_id.as_str()).as_deref())?;
         let Some(key) = &gate.idempotency_key else {
             // Nothing to conflict with: inserted, whenever the reply comes.
             self.conn.defer(SQL, params)?;
             self.conn.defer(document, document_params)?;
             return Ok(true);
         };
-        if self.state.take_unused_key(gate.run_id.as_str(), key) {
+        if self.take_unused_key(gate.run_id.as_str(), key) {
             // Read as unused with the run held: nothing can take the key
             // before this insert, which is sent without waiting. Should it
             // conflict all the same, it fails its job rather than be dropped.
@@ -889,7 +913,7 @@ impl WriteTx for PgDb<'_, &mut PgWrite> {
             own(gate.mode.rank()),
         ];
         let id = gate.id.as_str();
-        if self.state.held_gate_status(id) == Some(expected) {
+        if self.held_gate_status(id) == Some(expected) {
             // Read in this status with its run held, so nothing else can
             // have changed it: the update applies, and is sent without
             // waiting. Should it not apply all the same, the statement

@@ -3,10 +3,11 @@
 //! groups, one transaction each, every job under its own savepoint, each
 //! on a connection it drives itself. A group is a request to begin (and the
 //! first savepoint, sent without waiting when the writer was just busy),
-//! each job's reads (locking the rows of the runs it reads, `queries.rs`)
-//! and one request for its writes (`pipeline.rs`), the last job's with the
-//! chain's lock and head if the group appended events, and a request to
-//! end (the group's events in one `INSERT`, `PgWrite` in `group.rs`; the
+//! each job's reads (locking the rows of the runs it reads, `queries.rs`),
+//! whose first also reads the replies of the writes the job before sent
+//! without waiting (`pipeline.rs`), the last job's writes with the chain's
+//! lock and head if the group appended events, and a request to end (the
+//! group's events in one `INSERT`, `PgWrite` in `group.rs`; the
 //! notification; `COMMIT`). Only that tail is serialised across writers
 //! and instances.
 
@@ -21,7 +22,9 @@ use crate::error::{EngineError, Result};
 use crate::event::AuditKey;
 use crate::store::{next_group, StoreStats, WriteTx};
 
-type Finish = Box<dyn FnOnce(std::result::Result<(), Refusal>) + Send>;
+/// Answers a job's caller once its group ended: `Err` when the group did
+/// not commit, or the job proved refused after it ended.
+type Finish = Box<dyn FnOnce(Result<()>) + Send>;
 
 /// A writer that committed a group this recently sends the next one's
 /// `BEGIN` without waiting for it (saving a round trip under load); after
@@ -62,12 +65,7 @@ where
     fn run(self: Box<Self>, db: &mut PgDb<'_, &mut PgWrite>, last: bool) -> Finish {
         let TypedJob { op, done, .. } = *self;
         let result = in_savepoint(db, op, last);
-        Box::new(move |commit| {
-            done(match commit {
-                Ok(()) => result,
-                Err(refusal) => Err(refusal.error()),
-            })
-        })
+        Box::new(move |ended| done(ended.and(result)))
     }
 
     fn abort(self: Box<Self>, refusal: Refusal) {
@@ -165,7 +163,8 @@ impl Writer {
             }
         };
         let mut state = PgWrite::new(self.key.clone(), self.lock);
-        let mut finishes = Vec::with_capacity(batch.len());
+        // Each job's answer, and its refusal when found only after it ended.
+        let mut finishes: Vec<(Finish, Option<EngineError>)> = Vec::with_capacity(batch.len());
         {
             let mut db = PgDb { conn: &self.conn, state: &mut state };
             let n = batch.len();
@@ -173,10 +172,18 @@ impl Writer {
                 if i > 0 {
                     // A failed job rolled back to its savepoint, which stays; either way start afresh.
                     // If this fails, so do the next statements and the commit, and every job hears it.
-                    // Sent without waiting: the job's first statement waits for it.
+                    // Sent without waiting: the job's first statement waits for it. Carried with the
+                    // job before's writes, if they are: refused with them, it is not sent again.
                     db.conn.defer_batch("RELEASE job; SAVEPOINT job");
+                    if db.conn.carrying() {
+                        db.conn.carry();
+                    }
                 }
-                finishes.push(job.run(&mut db, i + 1 == n));
+                let finish = job.run(&mut db, i + 1 == n);
+                if let (Some(refusal), Some(before)) = (db.state.take_late(), finishes.last_mut()) {
+                    before.1 = Some(refusal);
+                }
+                finishes.push((finish, None));
             }
         }
         // The group's events, linked under the chain's lock and stored in
@@ -208,8 +215,8 @@ impl Writer {
                     // Subscribers catch up from the log; the commit stands.
                     tracing::warn!(error = %e, "cannot publish committed events");
                 }
-                for finish in finishes {
-                    finish(Ok(()));
+                for (finish, refusal) in finishes {
+                    finish(refusal.map_or(Ok(()), Err));
                 }
             }
             Err(e) => {
@@ -218,8 +225,8 @@ impl Writer {
                 // listener publishes whatever the log then holds.
                 let _ = self.conn.batch("ROLLBACK");
                 let refusal = Refusal::of("the commit failed", &e);
-                for finish in finishes {
-                    finish(Err(refusal.clone()));
+                for (finish, _) in finishes {
+                    finish(Err(refusal.clone().error()));
                 }
             }
         }
@@ -230,25 +237,41 @@ impl Writer {
 /// Runs one job under the savepoint `job` (the group set it) so its
 /// failure undoes only its own work, including the events it appended.
 /// The last job of a group asks for the chain's lock with its replies.
+///
+/// A job that ends well, with a job after it, leaves its deferred writes'
+/// replies to that job's first wait (one round trip fewer per job), unless
+/// the group holds the chain or the replies of the job before are still
+/// due (this job never waited): then they are read now. A refusal among
+/// the carried replies is found in the next job's wait, which rolls back
+/// to this job's savepoint and sends the next job's requests again
+/// (`Conn::wait`); the next job then forgets what this one appended
+/// ([`PgWrite::absorb_carried`]) and the writer fails this one with it.
 fn in_savepoint<T>(
     db: &mut PgDb<'_, &mut PgWrite>,
     op: impl FnOnce(&mut dyn WriteTx) -> Result<T>,
     last: bool,
 ) -> Result<T> {
-    let mark = db.state.mark();
+    db.state.begin_job();
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| op(db)))
         .unwrap_or_else(|_| Err(EngineError::Storage("an engine operation panicked".into())));
-    // The job's deferred writes are answered before it ends: one that
-    // failed fails the job (its cause is reported, not the abort after it,
-    // nor the chain lock's request, which an aborted savepoint refuses).
+    let carry = !last && result.is_ok() && db.state.may_carry() && !db.conn.carrying();
+    // Otherwise the job's deferred writes are answered before it ends: one
+    // that failed fails the job (its cause is reported, not the abort
+    // after it, nor the chain lock's request, which an aborted savepoint
+    // refuses).
     let settled = match (last, &result) {
         (true, Ok(_)) => db.state.hold_chain_now(db.conn),
+        _ if carry => Ok(()),
         _ => db.conn.flush(),
     };
+    db.state.absorb_carried(db.conn);
     let result = settled.and(result);
     if result.is_err() {
         db.conn.batch("ROLLBACK TO job")?;
-        db.state.undo(mark);
+        db.state.undo(db.state.job_start());
+    } else if carry {
+        db.conn.carry();
+        db.state.carry_from_here();
     }
     result
 }
