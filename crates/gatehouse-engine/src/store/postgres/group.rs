@@ -7,7 +7,9 @@
 //! changes are counted under the same lock as the group ends, read in the
 //! lock's request, so no two groups wait for each other at an agent's
 //! rating until then. A failed job's savepoint rollback is undone here too
-//! ([`JobMark`]).
+//! ([`JobMark`]), and so is a job refused only after the next one began
+//! (its writes' replies carried into that job's first wait, `pipeline.rs`):
+//! what it appended and rated is forgotten ([`PgWrite::absorb_carried`]).
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
