@@ -258,10 +258,7 @@ fn a_change_to_a_run_by_a_write_that_failed_is_never_seen_by_the_writes_after_it
     let f = Fixture::new();
     let run = f.run("agent");
     let results = write_together(std::slice::from_ref(&f.engine), &run.id, 24, |tx, run_id, i| {
-        let mut run = tx.run(run_id)?.expect("the run");
-        let seen = run.title.clone();
-        run.title = format!("writer {i}");
-        tx.update_run(&run)?;
+        let seen = retitle(tx, run_id, i)?;
         if i % 2 == 0 {
             return Err(EngineError::invalid("write", format!("writer {i} gives up")));
         }
@@ -326,10 +323,7 @@ fn a_write_refused_after_it_ended_is_never_seen_by_the_write_after_it_that_holds
     let f = Fixture::new();
     let run = f.run("agent");
     let results = write_together(std::slice::from_ref(&f.engine), &run.id, 36, |tx, run_id, i| {
-        let mut run = tx.run(run_id)?.expect("the run");
-        let seen = run.title.clone();
-        run.title = format!("writer {i}");
-        tx.update_run(&run)?;
+        let seen = retitle(tx, run_id, i)?;
         store_key_logged(tx, run_id, i)?;
         if i % 3 == 0 {
             insert_revision_twice(tx, run_id)?;
@@ -554,4 +548,16 @@ fn a_value_the_database_cannot_store_fails_its_own_write_as_the_callers_mistake(
 /// Whether `why` is the database's refusal of a duplicate key (either backend's words).
 fn is_duplicate(why: &str) -> bool {
     why.to_lowercase().contains("unique") || why.contains("duplicate")
+}
+
+/// Renames the run `writer {i}` (an update without an event); the title it had.
+fn retitle(
+    tx: &mut dyn gatehouse_engine::store::WriteTx,
+    run_id: &gatehouse_engine::RunId,
+    i: u32,
+) -> Result<String, EngineError> {
+    let mut run = tx.run(run_id)?.expect("the run");
+    let seen = std::mem::replace(&mut run.title, format!("writer {i}"));
+    tx.update_run(&run)?;
+    Ok(seen)
 }
