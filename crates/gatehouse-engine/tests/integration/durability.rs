@@ -565,10 +565,9 @@ fn retitle(
 
 #[test]
 fn text_with_quotes_backslashes_and_sql_in_it_is_stored_and_read_back_exactly_as_sent() {
-    // On PostgreSQL the writer sends a job's writes with their values
-    // written out in the statements' text (`store/postgres/batch.rs`): a
-    // value must come back byte for byte, whatever it holds, and must never
-    // be read as SQL.
+    // A value must come back byte for byte, whatever it holds, in the gate,
+    // its decision, its run and its search document, and never be read as
+    // SQL or as an escape, on either backend.
     let hostile = [
         "it's",
         r"C:\temp\'quoted'\\",

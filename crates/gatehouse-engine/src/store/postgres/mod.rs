@@ -33,8 +33,7 @@
 //!
 //! Over 600 lines: the listener, the publisher, the read pool and the
 //! writers' start share one connection setup (`Target`, `Conn`); the
-//! writers' loop is in `writer.rs`, its pipelined writes in `pipeline.rs`,
-//! sent together as one request in `batch.rs`.
+//! writers' loop is in `writer.rs`, its pipelined writes in `pipeline.rs`.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -53,7 +52,6 @@ use crate::event::{AuditKey, Event};
 use crate::store::{EventFilter, ReadTx, StatsSnapshot, Store, StoreStats, WriteTx};
 
 mod alerts;
-mod batch;
 mod failure;
 mod gate_rows;
 mod group;
@@ -64,7 +62,6 @@ mod search;
 mod tls;
 mod writer;
 
-use batch::Batch;
 use failure::{describe, Refusal};
 use pipeline::Pipeline;
 use queries::PgDb;
@@ -129,9 +126,6 @@ pub(crate) struct Conn {
     pipeline: Pipeline,
     /// Where each wait for the database's reply is counted.
     stats: Arc<StoreStats>,
-    /// Deferred writes kept to leave as one request (the writer's; see
-    /// `batch.rs`), sent before any other request.
-    batch: Batch,
 }
 
 /// What moves a connection's bytes while its thread waits for a reply.
@@ -156,7 +150,6 @@ impl Conn {
             driver,
             pipeline: Pipeline::default(),
             stats,
-            batch: Batch::default(),
         }
     }
 
@@ -171,7 +164,6 @@ impl Conn {
     /// savepoint, what the running job deferred since is sent again, and so
     /// is this request (one more round trip, only then).
     fn wait<F: std::future::Future>(&self, request: impl Fn() -> F) -> F::Output {
-        self.send_batch();
         self.stats.round_trip();
         match &self.driver {
             Driver::Shared => futures_executor::block_on(request()),
@@ -208,7 +200,6 @@ impl Conn {
     /// Counts the deferred requests not answered yet as the job before's:
     /// the running job's first wait reads their replies ([`Pipeline::carry`]).
     pub(crate) fn carry(&self) {
-        self.send_batch();
         self.pipeline.carry();
     }
 
@@ -237,9 +228,7 @@ impl Conn {
 
     /// Runs `sql` without waiting for its reply when the connection is
     /// driven by its own thread (the writer's): the next statement waited
-    /// for, or [`Conn::flush`], reads it. Otherwise runs it now. The
-    /// writer's are kept in its [`Batch`] when their values can be written
-    /// as literals, and leave with the next request.
+    /// for, or [`Conn::flush`], reads it. Otherwise runs it now.
     pub(crate) fn defer(&self, sql: &str, params: Vec<Box<dyn ToSql + Sync + Send>>) -> Result<()> {
         let statement = self.statement(sql).map_err(|e| self.cause(e))?;
         match &self.driver {
@@ -247,13 +236,6 @@ impl Conn {
                 self.wait(|| self.client.execute_raw(&statement, params.iter().map(|p| p.as_ref() as &dyn ToSql)))?;
             }
             Driver::Own(_) => {
-                if let Some(values) = batch::literals(&params, statement.params()) {
-                    if let Some(name) = self.batch_name(sql, statement.params())? {
-                        self.batch.execute(&name, &values);
-                        return Ok(());
-                    }
-                }
-                self.send_batch();
                 let (client, params) = (Arc::clone(&self.client), Arc::new(params));
                 self.pipeline.send(Box::new(move || {
                     let (client, statement, params) = (Arc::clone(&client), statement.clone(), Arc::clone(&params));
@@ -268,10 +250,6 @@ impl Conn {
 
     /// As [`Conn::defer`], for statements without parameters.
     pub(crate) fn defer_batch(&self, sql: &'static str) {
-        if let Driver::Own(_) = self.driver {
-            self.batch.statements(sql);
-            return;
-        }
         let client = Arc::clone(&self.client);
         self.pipeline.send(Box::new(move || {
             let client = Arc::clone(&client);
@@ -279,35 +257,8 @@ impl Conn {
         }));
     }
 
-    /// The name `sql` is prepared under for the writer's [`Batch`],
-    /// preparing it the first time (one round trip per statement per
-    /// connection; a prepared statement outlives a rolled back
-    /// transaction); `None` if its parameters' types cannot be named.
-    fn batch_name(&self, sql: &str, params: &[tokio_postgres::types::Type]) -> Result<Option<String>> {
-        if let Some(name) = self.batch.name(sql) {
-            return Ok(Some(name));
-        }
-        let Some((name, prepare)) = self.batch.prepare(sql, params) else { return Ok(None) };
-        self.wait(|| self.client.batch_execute(&prepare)).map_err(|e| self.cause(e))?;
-        self.batch.prepared(sql, name.clone());
-        Ok(Some(name))
-    }
-
-    /// Sends the writer's [`Batch`], if it holds anything, as one deferred
-    /// request: before any other request, so everything runs in the order
-    /// it was asked for.
-    fn send_batch(&self) {
-        let Some(sql) = self.batch.take() else { return };
-        let (client, sql) = (Arc::clone(&self.client), Arc::new(sql));
-        self.pipeline.send(Box::new(move || {
-            let (client, sql) = (Arc::clone(&client), Arc::clone(&sql));
-            Box::pin(async move { client.batch_execute(&sql).await.map(|()| 0) })
-        }));
-    }
-
     /// Reads the replies of every deferred write; the first that failed, if any.
     pub(crate) fn flush(&self) -> Result<()> {
-        self.send_batch();
         if !self.pipeline.is_empty() {
             self.wait(|| std::future::ready(()));
         }

@@ -1,9 +1,7 @@
 //! Writes sent without waiting for their replies: the writer's statements
 //! whose answer a job does not read (inserting a decision, updating a run,
-//! the group's events as it ends) leave without waiting (those that can,
-//! together as one request just before the next one, `batch.rs`) and are
-//! answered together, so a job costs a round trip per read, not per
-//! statement.
+//! the group's events as it ends) leave at once and are answered together,
+//! so a job costs a round trip per read, not per statement.
 //!
 //! The connection runs requests in order, so a statement sent later (a
 //! read, the next write, `COMMIT`) sees every deferred write before it. A
