@@ -16,6 +16,7 @@ mod control;
 mod deciders;
 mod declared_gates;
 mod durability;
+mod exact_text;
 mod expiry_and_audit;
 mod gates;
 mod global_memory;
